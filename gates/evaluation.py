@@ -839,7 +839,7 @@ _protected_gate = protected_gate
 def _budget_gate(ws: Workspace, policy: Policy, record: Any) -> GateResult:
     """The version's own spend within the per-version budgets. The tree's spend is shown, not
     judged: a spent tree budget (or search clock) refuses new runs, it never blocks reading,
-    comparing or promoting what was already found — the historical best included (issue 20)."""
+    comparing or promoting what was already found — the historical best included."""
 
     b = policy.config.budget
     counted = trusted_usage(ws)

@@ -1,4 +1,4 @@
-"""Finalize (EvoPolicyGym's rule, issue 19 item 2): pick the best validation run, judge it once on held-out.
+"""Finalize (EvoPolicyGym's rule): pick the best validation run, judge it once on held-out.
 
 EvoPolicyGym keeps validation and held-out scores from the agent during the search; when the
 search ends it *finalizes*: among the submits whose status is ``ok`` it selects the one with the

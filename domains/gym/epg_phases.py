@@ -100,6 +100,60 @@ def train(cwd: Path, settings: Any, envs: list[str], run_seed: int, seeds: list[
     started = time.time()
     remaining = max(0, budget - len(tasks)) if budget is not None else 0
     meta = {"submit_index": run_seed, "n_episodes": len(tasks), "remaining_after": remaining}
+    outcome = _play_submit(cwd, settings, tasks, meta)
+    if isinstance(outcome, int):
+        return outcome
+    played, import_error = outcome
+    rec = get_recorder()
+    _record_rollouts(rec, played)
+    summary = _submit_summary(played, envs, run_seed, len(tasks), remaining, started)
+    submit_level = summary["status"] in ("import_error", "init_error")
+    if submit_level:
+        summary["error"] = played[0].message if played else import_error
+    errors = [i for i, e in enumerate(played) if e.failed]
+    evidence = os.environ.get(ENV_EVIDENCE_DIR)
+    if evidence:
+        _write_feedback(Path(evidence) / "feedback", summary, [] if submit_level else played)
+    ok = summary["status"] == "ok"
+    metrics: dict[str, float] = {
+        "episodes": len(played),
+        "seed/run": run_seed,
+        "submit_ok": float(ok),
+        "errors": len(errors) + (len(played) if submit_level else 0),
+    }
+    for env_id in envs:
+        mine = [e for e in played if e.env_id == env_id]
+        if mine and not submit_level:
+            metrics[f"{env_id}/mean_return"] = sum(e.ret for e in mine) / len(mine)
+        metrics[f"{env_id}/episodes"] = len(mine)
+        metrics[f"{env_id}/invalid_actions"] = sum(e.invalid_actions for e in mine)
+    rec.signal(0, **metrics)
+    rec.close()
+    print(
+        json.dumps(
+            {
+                k: summary[k]
+                for k in ("status", "n_episodes", "mean_return", "errors", "remaining_budget")
+            }
+        )
+    )
+    if not ok:
+        detail = summary.get("error") or "; ".join(played[i].message for i in errors[:3])
+        _say(
+            "train",
+            f"the submit is not ok ({summary['status']}): EvoPolicyGym voids it (charged, never "
+            f"selected); {detail}",
+        )
+        return 1
+    return 0
+
+
+def _play_submit(
+    cwd: Path, settings: Any, tasks: list[Task], meta: dict[str, Any]
+) -> tuple[list[Episode], str] | int:
+    """Play the submit's episodes in order (a timeout aborts the rest, charged); a policy that
+    cannot be imported makes every requested episode a failed row. The played episodes and the
+    import error, or the exit code when the worker broke."""
     played: list[Episode] = []
     import_error = ""
     try:
@@ -135,7 +189,11 @@ def train(cwd: Path, settings: Any, envs: list[str], run_seed: int, seeds: list[
             )
             for t in tasks
         ]
-    rec = get_recorder()
+    return played, import_error
+
+
+def _record_rollouts(rec: Any, played: list[Episode]) -> None:
+    """Every played episode as a rollout group (its return, or the error that voided it)."""
     for episode in played:
         text = (
             episode.message
@@ -159,21 +217,32 @@ def train(cwd: Path, settings: Any, envs: list[str], run_seed: int, seeds: list[
             finish_reasons=[episode.finish_reason if not episode.category else "error"],
             texts=[text[:1500]],
         )
+
+
+def _submit_summary(
+    played: list[Episode],
+    envs: list[str],
+    run_seed: int,
+    n_episodes: int,
+    remaining: int,
+    started: float,
+) -> dict[str, Any]:
+    """EvoPolicyGym's submit summary: its status (import or init error, rollout timeout, rollout
+    error, ok) and the returns, lengths and errors (none for a submit-level error)."""
     submit_level = next(
         (e.category for e in played if e.category in ("import_error", "init_error")), ""
     )
     errors = [i for i, e in enumerate(played) if e.failed]  # reset_error, act_error, a timeout
     timed_out = any(e.finish_reason == "timeout" for e in played)
     status = submit_level or ("rollout_timeout" if timed_out else "rollout" if errors else "ok")
-    ok = status == "ok"
     returns = [e.ret for e in played]
-    summary: dict[str, Any] = {
+    return {
         "schema_version": "0.1",
         "protocol": "evopolicygym (evotree compatibility mode)",
         "submit_index": run_seed,
         "env": envs[0] if len(envs) == 1 else envs,
         "status": status,
-        "n_episodes": len(tasks),
+        "n_episodes": n_episodes,
         "remaining_budget": remaining,
         "returns": returns if not submit_level else None,
         "mean_return": (sum(returns) / len(returns)) if returns and not submit_level else None,
@@ -184,41 +253,6 @@ def train(cwd: Path, settings: Any, envs: list[str], run_seed: int, seeds: list[
         "invalid_actions": [e.invalid_actions for e in played] if not submit_level else None,
         "wall_time_seconds": round(time.time() - started, 3),
     }
-    if submit_level:
-        summary["error"] = played[0].message if played else import_error
-    evidence = os.environ.get(ENV_EVIDENCE_DIR)
-    if evidence:
-        _write_feedback(Path(evidence) / "feedback", summary, [] if submit_level else played)
-    metrics: dict[str, float] = {
-        "episodes": len(played),
-        "seed/run": run_seed,
-        "submit_ok": float(ok),
-        "errors": len(errors) + (len(played) if submit_level else 0),
-    }
-    for env_id in envs:
-        mine = [e for e in played if e.env_id == env_id]
-        if mine and not submit_level:
-            metrics[f"{env_id}/mean_return"] = sum(e.ret for e in mine) / len(mine)
-        metrics[f"{env_id}/episodes"] = len(mine)
-        metrics[f"{env_id}/invalid_actions"] = sum(e.invalid_actions for e in mine)
-    rec.signal(0, **metrics)
-    rec.close()
-    print(
-        json.dumps(
-            {
-                k: summary[k]
-                for k in ("status", "n_episodes", "mean_return", "errors", "remaining_budget")
-            }
-        )
-    )
-    if not ok:
-        detail = summary.get("error") or "; ".join(played[i].message for i in errors[:3])
-        _say(
-            "train",
-            f"the submit is not ok ({status}): EvoPolicyGym voids it (charged, never selected); {detail}",
-        )
-        return 1
-    return 0
 
 
 def judge(
@@ -247,50 +281,10 @@ def judge(
                 seeds = settings.seeds(split, env_id)
                 if not seeds:
                     continue
-                tasks = [Task(env_id, i, s) for i, s in enumerate(seeds)]
-                meta = {"submit_index": 0, "n_episodes": visible, "remaining_after": 0}
-                episodes = list(
-                    run_episodes(
-                        candidate,
-                        tasks,
-                        timeout=settings.episode_timeout_seconds,
-                        workers=1,
-                        summarize=False,
-                        max_timeouts=settings.max_timeouts_per_env,
-                        extra={"protocol": "evopolicygym", "meta": meta},
-                    )
-                )
-                episodes.sort(key=lambda e: e.index)
-                void = next((e for e in episodes if e.category == "init_error"), None)
-                if void is not None:
-                    _say(
-                        "judge",
-                        f"{split} {env_id}: the policy cannot be built, the submit is void: {void.message}",
-                    )
+                row = _judge_env(candidate, settings, refs, split, env_id, seeds, visible, rec)
+                if row is None:
                     return 1
-                lost = next(
-                    (
-                        e
-                        for e in episodes
-                        if e.finish_reason == "timeout" or e.category == "rollout"
-                    ),
-                    None,
-                )
-                if (
-                    lost is not None
-                ):  # EvoPolicyGym's eval fails on a rollout timeout or a dead process
-                    _say(
-                        "judge",
-                        f"{split} {env_id}#{lost.index}: the episode was lost ({lost.finish_reason}), "
-                        f"the submit is void: {lost.message}",
-                    )
-                    return 1
-                for episode in episodes:
-                    rec.eval_result(split, f"{env_id}#{episode.index}", episode.ret)
-                    rec.signal(0, **{f"{split}/{env_id}#{episode.index}/return": episode.ret})
-                mean = sum(e.ret for e in episodes) / len(episodes)
-                low, high = refs.pair(env_id)
-                score = final_score(mean, low, high, settings.clip_max)
+                mean, score, episodes = row
                 metrics[f"{split}/{env_id}/mean_return"] = mean
                 metrics[f"{split}/{env_id}/final_score"] = score
                 metrics[f"{split}/{env_id}/errors"] = sum(1 for e in episodes if e.category)
@@ -313,3 +307,55 @@ def judge(
     for split, env_id, n, mean, score in table:
         print(f"{split:10s} {env_id:30s} {n:8d} {mean:12.3f} {score:11.2f}")
     return check_evidence(written)
+
+
+def _judge_env(
+    candidate: Path,
+    settings: Any,
+    refs: Any,
+    split: str,
+    env_id: str,
+    seeds: list[int],
+    visible: int,
+    rec: Any,
+) -> tuple[float, float, list[Episode]] | None:
+    """Play one split's episodes of ``env_id`` and record each return; (mean return, final
+    score, episodes), or None when the submit is void (the policy cannot be built, or an
+    episode was lost: EvoPolicyGym's eval fails on a rollout timeout or a dead process)."""
+    tasks = [Task(env_id, i, s) for i, s in enumerate(seeds)]
+    meta = {"submit_index": 0, "n_episodes": visible, "remaining_after": 0}
+    episodes = list(
+        run_episodes(
+            candidate,
+            tasks,
+            timeout=settings.episode_timeout_seconds,
+            workers=1,
+            summarize=False,
+            max_timeouts=settings.max_timeouts_per_env,
+            extra={"protocol": "evopolicygym", "meta": meta},
+        )
+    )
+    episodes.sort(key=lambda e: e.index)
+    void = next((e for e in episodes if e.category == "init_error"), None)
+    if void is not None:
+        _say(
+            "judge",
+            f"{split} {env_id}: the policy cannot be built, the submit is void: {void.message}",
+        )
+        return None
+    lost = next(
+        (e for e in episodes if e.finish_reason == "timeout" or e.category == "rollout"), None
+    )
+    if lost is not None:
+        _say(
+            "judge",
+            f"{split} {env_id}#{lost.index}: the episode was lost ({lost.finish_reason}), "
+            f"the submit is void: {lost.message}",
+        )
+        return None
+    for episode in episodes:
+        rec.eval_result(split, f"{env_id}#{episode.index}", episode.ret)
+        rec.signal(0, **{f"{split}/{env_id}#{episode.index}/return": episode.ret})
+    mean = sum(e.ret for e in episodes) / len(episodes)
+    low, high = refs.pair(env_id)
+    return mean, final_score(mean, low, high, settings.clip_max), episodes

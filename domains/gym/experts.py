@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 import evotree.domains.gym.core16 as core16
 
-__all__ = ["RandomPolicy", "EXPERTS", "make_expert", "make_random"]
+__all__ = ["RandomPolicy", "EXPERTS", "make_expert"]
 
 
 class RandomPolicy:
@@ -247,7 +247,3 @@ def make_expert(env_id: str, env: Any) -> Any:
     if env_id in core16.OBS_ONLY or env_id in core16.PRIVILEGED:
         return core16.make_reference(env_id, env)
     raise KeyError(f"no expert policy for {env_id}; experts exist for: {', '.join(EXPERTS)}")
-
-
-def make_random(env_id: str, env: Any) -> RandomPolicy:
-    return RandomPolicy(env_id, env.observation_space, env.action_space)

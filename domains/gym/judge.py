@@ -76,19 +76,9 @@ def main(cwd: Path | None = None) -> int:
             _say(
                 f"split {split!r} has no pool in the gym domain (it has {', '.join(SPLITS)}); not scored"
             )
-    envs = []
-    for env_id in settings.envs:
-        reason = unavailable_reason(env_id)
-        if reason:
-            _say(reason + " — it is not judged on this machine")
-            continue
-        try:
-            refs.pair(env_id)
-        except SettingsError as exc:
-            _say(str(exc))
-            return 1
-        envs.append(env_id)
-
+    envs = _judged_envs(settings, refs)
+    if envs is None:
+        return 1
     if (
         settings.protocol == "evopolicygym"
     ):  # raw returns, EvoPolicyGym's normalization, void on failure
@@ -102,7 +92,32 @@ def main(cwd: Path | None = None) -> int:
             [s for s in splits if s in SPLITS],
             _check_evidence,
         )
+    return _judge_tasks(Path(candidate), settings, refs, envs, splits)
 
+
+def _judged_envs(settings: Any, refs: Any) -> list[str] | None:
+    """The environments judged on this machine (an unavailable one is said and skipped); None
+    when one has no reference pair (the judge cannot score it)."""
+    envs = []
+    for env_id in settings.envs:
+        reason = unavailable_reason(env_id)
+        if reason:
+            _say(reason + " — it is not judged on this machine")
+            continue
+        try:
+            refs.pair(env_id)
+        except SettingsError as exc:
+            _say(str(exc))
+            return None
+        envs.append(env_id)
+    return envs
+
+
+def _judge_tasks(
+    candidate: Path, settings: Any, refs: Any, envs: list[str], splits: list[str]
+) -> int:
+    """Play every split's seeded episodes of ``envs``, record each normalized score, and print
+    the per-environment means (a policy that cannot be loaded scores 0 on what remains)."""
     split_of: dict[tuple[str, int], str] = {}
     tasks = []
     for split in (s for s in splits if s in SPLITS):
@@ -126,7 +141,7 @@ def main(cwd: Path | None = None) -> int:
 
     done: set[tuple[str, int]] = set()
     try:
-        for episode, score in judge_episodes(Path(candidate), tasks, settings, refs):
+        for episode, score in judge_episodes(candidate, tasks, settings, refs):
             split = split_of[(episode.env_id, episode.seed)]
             if episode.failed:
                 _say(
@@ -154,6 +169,12 @@ def main(cwd: Path | None = None) -> int:
     rec.signal(0, **metrics)
     written = rec.rows["evals"]
     rec.close()
+    _print_stats(stats)
+    return _check_evidence(written)
+
+
+def _print_stats(stats: dict[tuple[str, str], dict[str, float]]) -> None:
+    """The judge's summary on stdout: one row per split and environment."""
     print(
         f"{'split':10s} {'environment':28s} {'episodes':>8s} {'failed':>6s} {'mean return':>12s} {'score':>6s}"
     )
@@ -162,7 +183,6 @@ def main(cwd: Path | None = None) -> int:
             f"{split:10s} {env_id:28s} {int(entry['n']):8d} {int(entry['failed']):6d} "
             f"{entry['ret'] / entry['n']:12.3f} {entry['score'] / entry['n']:6.3f}"
         )
-    return _check_evidence(written)
 
 
 def judge_episodes(

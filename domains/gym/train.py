@@ -24,7 +24,9 @@ from __future__ import annotations
 
 import os
 import sys
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from evotree.harness.layout import INVALID_SUBMISSION_EXIT
 from evotree.domains.gym import POLICY_FILE
@@ -92,6 +94,22 @@ def main(cwd: Path | None = None) -> int:
         from evotree.domains.gym.epg_phases import train as train_evopolicygym
 
         return train_evopolicygym(cwd, settings, envs, run_seed, seeds)
+    return _train_tasks(cwd, settings, envs, run_seed, seeds)
+
+
+@dataclass
+class _Tally:
+    """What the train episodes gave, per environment, and how many were recorded or skipped."""
+
+    returns: dict[str, list[float]]
+    failed: dict[str, int]
+    skipped: int = 0
+    recorded: int = 0
+
+
+def _train_tasks(cwd: Path, settings: Any, envs: list[str], run_seed: int, seeds: list[int]) -> int:
+    """Play the train pool (capped by the run's episode limit), record every episode as a
+    rollout group, and print the per-environment summary; the phase's exit code."""
     tasks = [Task(env_id, index, seed) for env_id in envs for index, seed in enumerate(seeds)]
     limit = os.environ.get(ENV_MAX_EPISODES)
     if limit and limit.isdigit() and int(limit) < len(tasks):
@@ -102,10 +120,7 @@ def main(cwd: Path | None = None) -> int:
         )
         tasks = tasks[: int(limit)]
     rec = get_recorder()
-    returns: dict[str, list[float]] = {env_id: [] for env_id in envs}
-    failed: dict[str, int] = {env_id: 0 for env_id in envs}
-    skipped = 0
-    recorded = 0
+    tally = _Tally({env_id: [] for env_id in envs}, {env_id: 0 for env_id in envs})
     try:
         for episode in run_episodes(
             cwd,
@@ -114,49 +129,61 @@ def main(cwd: Path | None = None) -> int:
             workers=settings.workers,
             lanes=settings.lanes,
         ):
-            if episode.skipped:
-                skipped += 1
-                continue
-            rec.rollout_group(
-                0,
-                group_id=episode.env_id,
-                task_id=f"{episode.env_id}#{episode.index}",
-                rewards=[episode.ret],
-                lengths=[episode.length],
-                truncated=[episode.truncated],
-                finish_reasons=[episode.finish_reason],
-                texts=[episode.text()],
-            )
-            recorded += 1
-            returns[episode.env_id].append(episode.ret)
-            failed[episode.env_id] += episode.failed
-            if episode.failed:
-                print(f"{episode.env_id}#{episode.index}: {episode.text()}", file=sys.stderr)
+            _record(rec, tally, episode)
     except InvalidPolicy as exc:
-        if recorded == 0:
+        if tally.recorded == 0:
             return _fail(f"invalid submission: {exc}", INVALID_SUBMISSION_EXIT)
         # it loaded before: the episodes played stay recorded (and charged); the rest cannot run
         print(
-            f"evotree gym train: policy.py stopped loading after {recorded} episodes: {exc}",
+            f"evotree gym train: policy.py stopped loading after {tally.recorded} episodes: {exc}",
             file=sys.stderr,
         )
     except WorkerBroken as exc:
         return _fail(str(exc), 1)
+    _summarize(rec, tally, envs, run_seed, seeds)
+    return 0
+
+
+def _record(rec: Any, tally: _Tally, episode: Any) -> None:
+    """One played episode as a rollout group (a skipped one is only counted)."""
+    if episode.skipped:
+        tally.skipped += 1
+        return
+    rec.rollout_group(
+        0,
+        group_id=episode.env_id,
+        task_id=f"{episode.env_id}#{episode.index}",
+        rewards=[episode.ret],
+        lengths=[episode.length],
+        truncated=[episode.truncated],
+        finish_reasons=[episode.finish_reason],
+        texts=[episode.text()],
+    )
+    tally.recorded += 1
+    tally.returns[episode.env_id].append(episode.ret)
+    tally.failed[episode.env_id] += episode.failed
+    if episode.failed:
+        print(f"{episode.env_id}#{episode.index}: {episode.text()}", file=sys.stderr)
+
+
+def _summarize(rec: Any, tally: _Tally, envs: list[str], run_seed: int, seeds: list[int]) -> None:
+    """The run's metrics (per-environment means, failures, the seeds) and the summary table."""
+    returns, failed = tally.returns, tally.failed
     metrics: dict[str, float] = {}
     for env_id in envs:
         if returns[env_id]:
             metrics[f"{env_id}/mean_return"] = sum(returns[env_id]) / len(returns[env_id])
         metrics[f"{env_id}/episodes"] = len(returns[env_id])
         metrics[f"{env_id}/failed"] = failed[env_id]
-    metrics["episodes"] = recorded
+    metrics["episodes"] = tally.recorded
     metrics["seed/run"] = run_seed
     if seeds:
         metrics["seed/first_episode"] = seeds[0]
-    if skipped:
-        metrics["skipped_episodes"] = skipped
+    if tally.skipped:
+        metrics["skipped_episodes"] = tally.skipped
         print(
-            f"evotree gym train: {skipped} episodes were not played (repeated timeouts); they are not "
-            "charged",
+            f"evotree gym train: {tally.skipped} episodes were not played (repeated timeouts); they "
+            "are not charged",
             file=sys.stderr,
         )
     rec.signal(0, **metrics)
@@ -168,7 +195,6 @@ def main(cwd: Path | None = None) -> int:
             f"{env_id:28s} {len(returns[env_id]):8d} {failed[env_id]:6d} "
             f"{'-' if mean is None else f'{mean:.3f}':>12s}"
         )
-    return 0
 
 
 if __name__ == "__main__":

@@ -152,43 +152,61 @@ def main(cwd: Path | None = None) -> int:
         set_cpu_threads(model, settings.cpu_threads)
     rec = get_recorder()
     n = settings.samples
-    table = []
-    for split in wanted:
-        problems = splits[split]
-        completions = sample_completions(
-            model,
-            tokenizer,
-            [p.prompt for p in problems],
-            samples=n,
-            temperature=settings.temperature,
-            top_p=settings.top_p,
-            max_new_tokens=settings.max_new_tokens,
-            seed=settings.seed + HIDDEN_SPLITS.index(split),
-            batch_size=settings.batch_size,
+    table = [
+        (
+            split,
+            len(splits[split]),
+            _score_split(model, tokenizer, settings, split, splits[split], rec),
         )
-        correct_counts, well_formed = [], 0
-        for problem, texts in zip(problems, completions, strict=True):
-            correct = 0
-            for i, text in enumerate(texts):
-                score = 1.0 if is_correct(text, problem.answer) else 0.0
-                correct += int(score)
-                well_formed += is_well_formed(text)
-                rec.eval_result(split, problem.task_id, score, sample_index=i)
-            correct_counts.append(correct)
-        avg = sum(correct_counts) / (n * len(problems))
-        metrics = {
-            f"{split}/avg@{n}": avg,
-            f"{split}/problems": len(problems),
-            f"{split}/well_formed": well_formed / (n * len(problems)),
-        }
-        for k in settings.pass_at:
-            metrics[f"{split}/pass@{k}"] = sum(pass_at_k(n, c, k) for c in correct_counts) / len(
-                problems
-            )
-        rec.signal(0, **metrics)
-        table.append((split, len(problems), metrics))
+        for split in wanted
+    ]
     rec.close()
-    ks = settings.pass_at
+    _print_table(table, n, settings.pass_at)
+    return 0
+
+
+def _score_split(
+    model: Any, tokenizer: Any, settings: Any, split: str, problems: list[Any], rec: Any
+) -> dict[str, float]:
+    """Sample ``settings.samples`` completions per problem of ``split``, record each score and
+    return the split's metrics (avg@n, pass@k, the well-formed share)."""
+    n = settings.samples
+    completions = sample_completions(
+        model,
+        tokenizer,
+        [p.prompt for p in problems],
+        samples=n,
+        temperature=settings.temperature,
+        top_p=settings.top_p,
+        max_new_tokens=settings.max_new_tokens,
+        seed=settings.seed + HIDDEN_SPLITS.index(split),
+        batch_size=settings.batch_size,
+    )
+    correct_counts, well_formed = [], 0
+    for problem, texts in zip(problems, completions, strict=True):
+        correct = 0
+        for i, text in enumerate(texts):
+            score = 1.0 if is_correct(text, problem.answer) else 0.0
+            correct += int(score)
+            well_formed += is_well_formed(text)
+            rec.eval_result(split, problem.task_id, score, sample_index=i)
+        correct_counts.append(correct)
+    avg = sum(correct_counts) / (n * len(problems))
+    metrics = {
+        f"{split}/avg@{n}": avg,
+        f"{split}/problems": len(problems),
+        f"{split}/well_formed": well_formed / (n * len(problems)),
+    }
+    for k in settings.pass_at:
+        metrics[f"{split}/pass@{k}"] = sum(pass_at_k(n, c, k) for c in correct_counts) / len(
+            problems
+        )
+    rec.signal(0, **metrics)
+    return metrics
+
+
+def _print_table(table: list[tuple[str, int, dict[str, float]]], n: int, ks: Any) -> None:
+    """The judge's summary on stdout: one row per split."""
     print(
         f"{'split':10s} {'problems':>8s} {f'avg@{n}':>8s} "
         + " ".join(f"{f'pass@{k}':>8s}" for k in ks)
@@ -200,7 +218,6 @@ def main(cwd: Path | None = None) -> int:
             + " ".join(f"{metrics[f'{split}/pass@{k}']:8.3f}" for k in ks)
             + f" {metrics[f'{split}/well_formed']:11.3f}"
         )
-    return 0
 
 
 if __name__ == "__main__":

@@ -51,7 +51,7 @@ from __future__ import annotations
 import json
 import os
 import shlex
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -64,7 +64,6 @@ from evotree.harness.audit.steps import Step, Trajectory
 __all__ = [
     "FORMATS",
     "read_trajectories",
-    "detect_format",
     "rollout_trajectory",
     "trace_trajectory",
 ]
@@ -272,11 +271,6 @@ def _detect(text: str) -> tuple[str, Any]:
     return kind, None
 
 
-def detect_format(text: str) -> str:
-    """The format of a file's text (module doc); ``shell`` when it is no JSON at all."""
-    return _detect(text)[0]
-
-
 def _read_parquet(path: Path) -> list[Trajectory]:
     import pyarrow.parquet as pq
 
@@ -357,9 +351,3 @@ def read_trajectories(path: str | os.PathLike[str]) -> list[Trajectory]:
     if len(trajs) == 1 and trajs[0].format != "evotree":
         trajs[0].nbytes = len(raw)
     return trajs
-
-
-def iter_trajectories(paths: Iterable[str | os.PathLike[str]]) -> Iterator[Trajectory]:
-    """Trajectories of several files, in order."""
-    for path in paths:
-        yield from read_trajectories(path)
