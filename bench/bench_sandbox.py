@@ -43,16 +43,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import benchlib  # noqa: F401  - isolates git's configuration first
 
-from evotree.core.config import SandboxSection
-from evotree.harness.sandbox import (
-    SandboxPolicy,
-    SandboxSpec,
-    accounted,
-    check_sandbox,
-    copy_regular_files,
-    finish_trace,
-    wrap,
-)
+from evotree.core.config_execution import SandboxSection
+from evotree.harness.sandbox import check_sandbox, finish_trace, wrap
+from evotree.harness.sandbox_copy import copy_regular_files
+from evotree.harness.sandbox_launch import accounted
+from evotree.harness.sandbox_spec import SandboxPolicy, SandboxSpec
 
 
 def _spec(run: Path) -> SandboxSpec:

@@ -74,7 +74,7 @@ from dataclasses import asdict, dataclass, field, fields
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from evotree.core.config import BudgetSection
+from evotree.core.config_limits import BudgetSection
 from evotree.core.errors import EvotreeError, UsageError
 from evotree.core.events import ABSENT, MalformedEvent, SpendRecorded
 from evotree.core.ledger import EventKind, LedgerTxn

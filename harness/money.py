@@ -10,7 +10,7 @@ from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from evotree.core.config import BudgetSection
+from evotree.core.config_limits import BudgetSection
 from evotree.core.events import SpendRecorded
 from evotree.harness.budget import (
     MIN_RUN_SECONDS,

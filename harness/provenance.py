@@ -19,7 +19,7 @@ readers decide by (run, version, seed, status, headline, commit, judge commit, e
 
 :func:`check_run` is the one rule every reader applies (through
 :func:`evotree.harness.integrity.verify_run_evidence`, which ``compare``, the gates and the reports
-use, and :func:`evotree.diagnostics.compare.tree_spread`): a finished run whose attestation is
+use, and :func:`evotree.diagnostics.run_scores.tree_spread`): a finished run whose attestation is
 missing, made with another workspace's key, or signed by a key the policy does not list is
 ``foreign`` — shown (``evotree runs`` notes it), never counted. Pulled runs of a teammate are
 foreign here unless their machine signs as a listed runner.

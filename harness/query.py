@@ -130,7 +130,7 @@ class QueryLimitExceeded(QueryError):
     code = "query_limit"
 
 
-#: Defaults of ``[sql] timeout_seconds`` / ``memory_mb`` (evotree.core.config.SqlSection).
+#: Defaults of ``[sql] timeout_seconds`` / ``memory_mb`` (evotree.core.config_execution.SqlSection).
 DEFAULT_TIMEOUT_S = 30.0
 DEFAULT_MEMORY_MB = 2048
 

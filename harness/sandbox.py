@@ -133,7 +133,7 @@ from evotree.harness.sandbox_tracer_build import (
 )
 
 if TYPE_CHECKING:
-    from evotree.core.config import SandboxSection
+    from evotree.core.config_execution import SandboxSection
 
 __all__ = [
     "BWRAP",
@@ -599,7 +599,7 @@ def _check(binary: str | None) -> SandboxStatus:
             reason=f"{exe} cannot be executed: {exc}",
             fix=INSTALL_FIX + ", " + OFF_FIX,
         )
-    from evotree.core.config import SandboxSection
+    from evotree.core.config_execution import SandboxSection
 
     try:
         argv = wrap(
@@ -688,7 +688,7 @@ def _check_policy(binary: str | None) -> SandboxStatus:
     outer = _check(binary)
     if not outer.ok or outer.binary is None:
         return outer
-    from evotree.core.config import SandboxSection
+    from evotree.core.config_execution import SandboxSection
 
     exe = outer.binary
     nest_fix = (

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from evotree.core.errors import EvotreeError
 
 if TYPE_CHECKING:
-    from evotree.core.config import SandboxSection
+    from evotree.core.config_execution import SandboxSection
 
 __all__ = [
     "ENV_POLICY_SANDBOX",

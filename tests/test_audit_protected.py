@@ -245,7 +245,9 @@ def test_gate_reads_protect_keys_when_the_config_has_them() -> None:
 
 
 def test_protect_section_holds_the_gate_thresholds_with_sensible_defaults() -> None:
-    from evotree.core.config import ConfigError, ProtectSection, render_template
+    from evotree.core.config import ConfigError
+    from evotree.core.config_phases import ProtectSection
+    from evotree.core.config_template import render_template
 
     defaults = ProtectSection()
     assert PatchGate.from_protect(defaults) == PatchGate()  # one set of defaults, not two

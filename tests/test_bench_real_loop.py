@@ -46,7 +46,7 @@ def test_the_autopilot_sections_knobs_parse_and_move_the_recipe() -> None:
         math_recipe,
     )
 
-    from evotree.core.config import render_template
+    from evotree.core.config_template import render_template
     from evotree.verbs.autopilot import Knob, Proposal
 
     text = autopilot_section(

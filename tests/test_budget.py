@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from evotree.core.config import BudgetSection
+from evotree.core.config_limits import BudgetSection
 from evotree.harness.budget import BudgetExceeded, add_usage, plan_limits
 
 

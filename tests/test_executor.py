@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 from conftest import EVOTREE_BIN, ROOT, Cli
 
-from evotree.core.config import ExecutorSection, parse_config
+from evotree.core.config import parse_config
+from evotree.core.config_execution import ExecutorSection
 from evotree.core.errors import ConfigError
 from evotree.harness.executors import ExecutorError, make_executor
 from evotree.harness.executors.local import LocalExecutor
@@ -144,7 +145,7 @@ def test_cli_rejects_unknown_executor(ws: object, run: Cli) -> None:
 
 def test_choosing_the_local_executor_never_imports_ray(tmp_path: Path) -> None:
     code = (
-        "import sys; from evotree.harness.executors import make_executor; from evotree.core.config import ExecutorSection;"
+        "import sys; from evotree.harness.executors import make_executor; from evotree.core.config_execution import ExecutorSection;"
         "import evotree.harness.records; make_executor(ExecutorSection(kind='local'));"
         "print('ray' in sys.modules)"
     )

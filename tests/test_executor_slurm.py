@@ -241,7 +241,7 @@ def test_cancel_stops_the_job_and_its_phase(
 def test_bad_settings_fail_before_anything_is_submitted(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from evotree.core.config import ExecutorSection
+    from evotree.core.config_execution import ExecutorSection
 
     monkeypatch.setenv("EVOTREE_SLURM_CLUSTER", "pbs")
     with pytest.raises(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from evotree.core.config import GatesSection
+from evotree.core.config_limits import GatesSection
 from evotree.diagnostics.stats import difference, pooled_spread, spread_term
 from evotree.gates.score import ScoreRule
 

@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 from conftest import Cli, git, ledger_commits, make_repo, validate
 
-from evotree.core.config import BudgetSection, parse_config
+from evotree.core.config import parse_config
+from evotree.core.config_limits import BudgetSection
 from evotree.core.errors import ConfigError
 from evotree.core.workspace import Workspace, init_workspace
 from evotree.harness.budget import charge_run

@@ -20,7 +20,8 @@ from typing import Any
 import pytest
 
 from conftest import Cli, commit_file, git, ledger_commits, validate
-from evotree.core.config import BudgetSection, parse_config
+from evotree.core.config import parse_config
+from evotree.core.config_limits import BudgetSection
 from evotree.core.errors import ConfigError
 from evotree.core.workspace import Workspace
 from evotree.harness.budget import (

@@ -21,7 +21,8 @@ CARTPOLE = "CartPole-v1"
 
 def _policy_sandbox() -> dict | None:
     """The judge phase's nested sandbox where it can start here, else None (a plain process)."""
-    from evotree.harness.sandbox import PolicySandbox, check_policy_sandbox, policy_sandbox_spec
+    from evotree.harness.sandbox import check_policy_sandbox, policy_sandbox_spec
+    from evotree.harness.sandbox_spec import PolicySandbox
 
     return policy_sandbox_spec(PolicySandbox()) if check_policy_sandbox().ok else None
 

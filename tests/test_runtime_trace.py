@@ -17,15 +17,9 @@ import pytest
 from evotree.harness import sandbox
 from evotree.harness.audit.trace import TRACE_FILE, parse_strace, write_trace
 from evotree.harness.audit.trajectories import audit_trajectories
-from evotree.harness.sandbox import (
-    SandboxSpec,
-    accounted,
-    can_trace,
-    check_sandbox,
-    finish_trace,
-    sandbox_env,
-    wrap,
-)
+from evotree.harness.sandbox import can_trace, check_sandbox, finish_trace, wrap
+from evotree.harness.sandbox_launch import accounted, sandbox_env
+from evotree.harness.sandbox_spec import SandboxSpec
 
 _needs = pytest.mark.skipif(
     not (check_sandbox().ok and can_trace()),

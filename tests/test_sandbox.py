@@ -672,7 +672,7 @@ def test_read_paths_are_seen_live_and_read_only_and_travel_to_ray_workers(tmp_pa
     The policy reaches a Ray worker as a dict (spec["sandbox"]) unchanged."""
     import subprocess
 
-    from evotree.core.config import SandboxSection
+    from evotree.core.config_execution import SandboxSection
     from evotree.harness.sandbox_spec import SandboxPolicy
 
     gate = tmp_path / "gate"

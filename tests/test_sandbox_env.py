@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from evotree.core.config import SandboxSection
+from evotree.core.config_execution import SandboxSection
 from evotree.harness.sandbox import check_sandbox, wrap
 from evotree.harness.sandbox_launch import accounted, sandbox_env
 from evotree.harness.sandbox_spec import SandboxPolicy, SandboxSpec

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from conftest import Cli, ledger_commits
 
-from evotree.core.config import BudgetSection
+from evotree.core.config_limits import BudgetSection
 from evotree.core.workspace import Workspace
 from evotree.gates.runs import run_versions
 from evotree.harness.budget import (

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 from evotree.harness.executors.base import EXECUTOR_KINDS, Executor, ExecutorError
 
 if TYPE_CHECKING:
-    from evotree.core.config import ExecutorSection
+    from evotree.core.config_execution import ExecutorSection
 
 __all__ = ["EXECUTOR_KINDS", "Executor", "ExecutorError", "make_executor"]
 

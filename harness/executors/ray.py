@@ -72,7 +72,7 @@ from evotree.harness.judge_store import provide_judge_tree
 from evotree.harness.export import export_tree
 
 if TYPE_CHECKING:
-    from evotree.core.config import ExecutorSection
+    from evotree.core.config_execution import ExecutorSection
     from evotree.core.workspace import Workspace
     from evotree.harness.executors.store import EvidenceStore, FetchResult
     from evotree.harness.records import ProgressFn, RunPlan, RunRecord

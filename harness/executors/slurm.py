@@ -61,7 +61,7 @@ from evotree.harness.records import RunStatus
 from evotree.harness.finish import finish_run
 
 if TYPE_CHECKING:
-    from evotree.core.config import ExecutorSection
+    from evotree.core.config_execution import ExecutorSection
     from evotree.core.workspace import Workspace
     from evotree.harness.records import ProgressFn, RunPlan, RunRecord
 
