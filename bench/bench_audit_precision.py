@@ -41,6 +41,9 @@ extended history, evotree rollouts), written by ``build.py`` beside each set:
 * ``tests/data/audit/trajectories/heldout5`` — the fifth held-out set (84 files, 43 leaks, five
   task repositories), written blind and scored once at ``b23bbd6``; a development set since
   (``heldout5`` and ``heldout5_repo``).
+* ``tests/data/audit/trajectories/heldout6`` — the sixth held-out set (72 files, 36 leaks, six
+  task repositories), written blind and scored once at ``fd4d7eb``; a development set since
+  (``heldout6`` and ``heldout6_repo``).
 
 Run:
 
@@ -297,6 +300,8 @@ def main() -> None:
             "heldout4_repo": trajectory_set(TRAJECTORIES / "heldout4", with_repo=True),
             "heldout5": trajectory_set(TRAJECTORIES / "heldout5"),
             "heldout5_repo": trajectory_set(TRAJECTORIES / "heldout5", with_repo=True),
+            "heldout6": trajectory_set(TRAJECTORIES / "heldout6"),
+            "heldout6_repo": trajectory_set(TRAJECTORIES / "heldout6", with_repo=True),
         },
     }
     print(json.dumps(result, indent=2))
