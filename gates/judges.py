@@ -58,6 +58,7 @@ from evotree.core.workspace import under_paths
 from evotree.core.workspace import judge_ref_store, write_judge_commit
 from evotree.gates.policy import policy_at
 from evotree.gates.verify import verify_workspace
+from evotree.core.versions import create_version
 
 if TYPE_CHECKING:
     from evotree.gates.policy import Policy
@@ -567,8 +568,6 @@ def _branch_removal(
     ws: Workspace, champion: str, judge_paths: list[str], oid: pygit2.Oid
 ) -> tuple[str, Path, list[str]]:
     """A new version from the champion that commits the judge paths' removal, and what next."""
-    from evotree.core.versions import create_version
-
     specs = [p.rstrip("/") for p in judge_paths]
     record = create_version(
         ws,
