@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import re
 import secrets
 from collections.abc import Sequence
 
+from evotree.core.config_template import toml_value
 from evotree.domains.gym.settings import HIDDEN_SEED_MAX, HIDDEN_SEED_MIN
+
+#: a TOML bare key (written as it is; any other key is quoted)
+_BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
 
 __all__ = ["POLICY_PY", "render_gym_toml", "render_judge_toml", "draw_hidden_pools"]
 
@@ -118,7 +123,8 @@ clip_max = 1.2
 
 
 def _quoted(items: Sequence[str]) -> str:
-    return ", ".join(f'"{item}"' for item in items)
+    """The items as TOML strings, comma-separated (quoted and escaped by the TOML writer)."""
+    return ", ".join(toml_value(str(item)) for item in items)
 
 
 def render_gym_toml(
@@ -134,6 +140,7 @@ def render_gym_toml(
 
 
 def _number(value: float) -> str:
+    """A number as TOML: an integral value without a fraction (``30``), else its repr."""
     return str(int(value)) if float(value).is_integer() else repr(float(value))
 
 
@@ -166,7 +173,8 @@ def render_judge_toml(
         )
     ]
     for split, table in pools.items():
-        lines.append(f"\n[pools.{split}]")
+        key = split if _BARE_KEY.fullmatch(split) else toml_value(split)
+        lines.append(f"\n[pools.{key}]")
         for env_id, seeds in table.items():
-            lines.append(f'"{env_id}" = [{", ".join(str(s) for s in seeds)}]')
+            lines.append(f"{toml_value(env_id)} = {toml_value([int(s) for s in seeds])}")
     return "\n".join(lines) + "\n"
