@@ -297,10 +297,11 @@ def content_hits(traj: Trajectory, ancestry: Ancestry) -> list[Hit]:
         command = traj.steps[c.step].command if c.step >= 0 else "(observation text)"
         if c.kind == "object":
             kind = ancestry.index().objects.get(c.commit, "object")
-            if kind in ("commit", "tag"):
+            if kind in ("commit", "tag") and c.commit not in ancestry.index().foreign:
                 # hash ancestry reports these (audit.future_hash), with commands and text too
                 continue
-            rule = f"output shows future {kind} {c.commit[:12]}"
+            where = " of a submodule's store" if c.commit in ancestry.index().foreign else ""
+            rule = f"output shows future {kind}{where} {c.commit[:12]}"
         elif c.kind == "line":
             rule = f"output shows a line future commit {c.commit[:12]} adds: {c.what[:80]!r}"
         elif c.kind == "tag":

@@ -13,6 +13,13 @@ reachable from the base:
   :data:`MIN_LINE` characters and :data:`MIN_ALNUM` letters or digits), and not occurring
   as a line of the base's tree (tag names and subjects: anywhere in a line of it).
 
+The stores read: the task repository's own (with the alternates git follows for it, nested
+ones included: a store the repository borrows is the repository's) and every submodule's store
+under its git directory's ``modules/`` (nested, bounded by :data:`MAX_MODULE_DEPTH` and
+:data:`MAX_MODULE_STORES`), each beyond the commit the base pins for that submodule (its HEAD when
+the base pins none). A submodule's commits are not resolved by hash ancestry in the task
+repository, so the index reports their ids itself (:attr:`ProvenanceIndex.foreign`).
+
 Subjects and tag names that occur in the base's tree (an issue file quoting the fix's title, a
 changelog naming the next release) are left out for the same reason.
 
@@ -24,7 +31,7 @@ it typed in an earlier command (it wrote the same fix), and a blob or tree id on
 is a ``warn`` (an honest fix can coincide with the reference in one line); two or more, or any
 id, subject or tag name, is ``high``.
 
-Cost: one object listing, one walk of the base, one ``git log -p`` over the commits beyond the
+Cost, per store: one object listing, one walk of the base, one ``git log -p`` over the commits beyond the
 base and one read of the base's files (``bench/bench_audit_provenance.py``, BENCHMARKS.md).
 """
 
@@ -90,6 +97,9 @@ class ProvenanceIndex:
     subjects: dict[str, str] = field(default_factory=dict)  # subject -> commit id
     tags: dict[str, str] = field(default_factory=dict)  # tag name -> commit id
     lines: dict[str, str] = field(default_factory=dict)  # stripped line -> commit id
+    #: ids held only by a submodule's store: hash ancestry in the task repository cannot
+    #: resolve them, so the index reports them
+    foreign: set[str] = field(default_factory=set)
     seconds: float = 0.0
     _prefix7: dict[str, list[str]] = field(default_factory=dict, repr=False)
     #: the longest identifier of each indexed line and subject: an output holding none of them
@@ -116,6 +126,7 @@ class ProvenanceIndex:
             "subjects": len(self.subjects),
             "tags": len(self.tags),
             "lines": len(self.lines),
+            "foreign": len(self.foreign),
             "seconds": round(self.seconds, 4),
         }
 
@@ -137,32 +148,27 @@ def _distinctive(line: str) -> bool:
 
 
 def build_index(repo: str | os.PathLike[str], base: str | None = None) -> ProvenanceIndex:
-    """Index what ``repo`` holds beyond ``base`` (default HEAD); see the module doc."""
+    """Index what ``repo`` holds beyond ``base`` (default HEAD), in its own object store (with
+    the alternates git borrows for it) and in each submodule's store under its git directory's
+    ``modules/`` (beyond the commit the base pins); see the module doc."""
 
     started = time.perf_counter()
     r = open_repo(repo)
     base_id = str(resolve_commit(r, base).id)
-    objects = all_objects(r.gitdir)
-    reachable = rev_list_objects(r.gitdir, [base_id])
     index = ProvenanceIndex(base=base_id)
-    for oid, kind in objects.items():
-        if oid not in reachable:
-            index.objects[oid.decode()] = kind.decode()
-    for oid in reachable:
-        index._base_prefix7.add(oid[:7].decode())
+    candidates: dict[str, tuple[str, str]] = {}  # text -> (kind, commit)
+    trees: list[tuple[Any, str]] = [(r.repo, base_id)]
+    _index_store(index, r.gitdir, r.repo, base_id, candidates)
+    for sub in module_stores(r.commondir, r.repo, base_id):
+        _index_store(index, sub.gitdir, sub.repo, sub.base, candidates, foreign=True)
+        trees.append((sub.repo, sub.base))
     for oid in index.objects:
         index._prefix7.setdefault(oid[:7], []).append(oid)
-    commits = [oid for oid, kind in index.objects.items() if kind == "commit"]
-    candidates: dict[str, tuple[str, str]] = {}  # text -> (kind, commit)
-    if commits:
-        _commit_candidates(r.gitdir, commits, candidates)
-    _tag_candidates(r.repo, set(commits), candidates)
-    present = _in_tree(
-        r.repo,
-        base_id,
-        [t for t, (k, _) in candidates.items() if k != "line"],
-        [t for t, (k, _) in candidates.items() if k == "line"],
-    )
+    texts = [t for t, (k, _) in candidates.items() if k != "line"]
+    lines = [t for t, (k, _) in candidates.items() if k == "line"]
+    present: set[str] = set()
+    for tree_repo, tree_base in trees:
+        present |= _in_tree(tree_repo, tree_base, texts, lines)
     for text, (kind, commit) in candidates.items():
         if text in present:
             continue
@@ -178,6 +184,144 @@ def build_index(repo: str | os.PathLike[str], base: str | None = None) -> Proven
             index._keys.add(max(words, key=len))
     index.seconds = time.perf_counter() - started
     return index
+
+
+def _index_store(
+    index: ProvenanceIndex,
+    gitdir: Path,
+    repo: Any,
+    base_id: str,
+    candidates: dict[str, tuple[str, str]],
+    *,
+    foreign: bool = False,
+) -> None:
+    """Add one object store's objects beyond ``base_id`` (and its future commits' subjects,
+    lines and tag names) to ``index``; ``foreign``: a store other than the task repository's
+    own (its commits are not resolved by hash ancestry, so the index reports them)."""
+    objects = all_objects(gitdir)
+    reachable = rev_list_objects(gitdir, [base_id]) if base_id else set()
+    for oid in reachable:
+        index._base_prefix7.add(oid[:7].decode())
+    commits = []
+    for oid, kind in objects.items():
+        if oid not in reachable:
+            text = oid.decode()
+            if text not in index.objects:
+                index.objects[text] = kind.decode()
+                if foreign:
+                    index.foreign.add(text)
+            if kind == b"commit":
+                commits.append(text)
+    if commits:
+        _commit_candidates(gitdir, commits, candidates)
+    _tag_candidates(repo, set(commits), candidates)
+
+
+@dataclass(frozen=True)
+class ModuleStore:
+    """A submodule's own repository under the superproject's ``modules/``, and its base: the
+    commit the superproject's base pins at the submodule's path (the module's HEAD when the base
+    pins none)."""
+
+    gitdir: Path
+    repo: Any
+    base: str
+    path: str  # the submodule's path in the superproject ("" when the base pins none)
+
+
+#: how deep ``modules/`` nests (a submodule's submodules) and how many stores are read at most
+MAX_MODULE_DEPTH = 4
+MAX_MODULE_STORES = 64
+
+
+def module_stores(commondir: Path, repo: Any, base_id: str, depth: int = 0) -> list[ModuleStore]:
+    """Every submodule store under ``commondir/modules`` (nested ones too, up to
+    :data:`MAX_MODULE_DEPTH` levels and :data:`MAX_MODULE_STORES` stores), each with the commit
+    ``base_id`` pins for it."""
+    import pygit2
+
+    root = commondir / "modules"
+    if depth >= MAX_MODULE_DEPTH or not root.is_dir():
+        return []
+    pins = _gitlinks(repo, base_id)
+    names = _module_paths(repo, base_id)
+    found: list[ModuleStore] = []
+    todo = [root]
+    while todo and len(found) < MAX_MODULE_STORES:
+        folder = todo.pop()
+        for child in sorted(folder.iterdir()):
+            if not child.is_dir() or child.is_symlink():
+                continue
+            if not ((child / "HEAD").is_file() and (child / "objects").is_dir()):
+                todo.append(child)  # a name with slashes: vendor/isodur
+                continue
+            name = child.relative_to(root).as_posix()
+            try:
+                sub = pygit2.Repository(str(child), pygit2.enums.RepositoryOpenFlag.NO_SEARCH)
+            except (pygit2.GitError, KeyError):
+                continue
+            path = names.get(name, name)
+            pin = pins.get(path)
+            if pin is None or pin not in sub:
+                path, pin = "", _head_of(sub)
+            if pin is None:
+                continue
+            found.append(ModuleStore(child, sub, pin, path))
+            found += module_stores(child, sub, pin, depth + 1)
+            if len(found) >= MAX_MODULE_STORES:
+                break
+    return found[:MAX_MODULE_STORES]
+
+
+def _head_of(repo: Any) -> str | None:
+    import pygit2
+
+    try:
+        return str(repo.revparse_single("HEAD").peel(pygit2.Commit).id)
+    except (KeyError, ValueError, pygit2.GitError):
+        return None
+
+
+def _gitlinks(repo: Any, base_id: str) -> dict[str, str]:
+    """The submodule commits ``base_id``'s tree pins: path -> commit id."""
+    import pygit2
+
+    pins: dict[str, str] = {}
+    stack = [("", repo.revparse_single(base_id).peel(pygit2.Commit).tree)]
+    while stack:
+        prefix, tree = stack.pop()
+        for entry in tree:
+            if entry.filemode == pygit2.GIT_FILEMODE_COMMIT:
+                pins[prefix + entry.name] = str(entry.id)
+            elif entry.type_str == "tree":
+                stack.append((prefix + entry.name + "/", repo[entry.id]))
+    return pins
+
+
+_MODULE_LINE = re.compile(
+    r'^\s*\[submodule\s+"(?P<name>[^"]+)"\]|^\s*path\s*=\s*(?P<path>.+?)\s*$'
+)
+
+
+def _module_paths(repo: Any, base_id: str) -> dict[str, str]:
+    """Submodule name -> path, from the base's ``.gitmodules`` (a name without an entry is its
+    own path, git's default)."""
+    import pygit2
+
+    try:
+        tree = repo.revparse_single(base_id).peel(pygit2.Commit).tree
+        text = repo[tree[".gitmodules"].id].data.decode("utf-8", "replace")
+    except (KeyError, ValueError, pygit2.GitError):
+        return {}
+    out: dict[str, str] = {}
+    name = ""
+    for line in text.splitlines():
+        m = _MODULE_LINE.match(line)
+        if m and m.group("name"):
+            name = m.group("name")
+        elif m and name:
+            out[name] = m.group("path")
+    return out
 
 
 def _commit_candidates(
