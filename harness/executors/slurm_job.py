@@ -26,7 +26,6 @@ the run is reported ``cancelled`` with the reason, never requeued.
 from __future__ import annotations
 
 import os
-import shutil
 import signal
 import socket
 import tempfile
@@ -34,19 +33,16 @@ import threading
 import time
 from pathlib import Path
 from typing import Any
-from evotree.harness.budget import RunLimits
-from evotree.harness.budget import run_deadline
-from evotree.harness.executors.phases import train_then_judge
-from evotree.harness.executors.node import Syncer
-from evotree.harness.executors.node import extract_archive
+
+from evotree.harness.executors.node import (
+    NodeRun,
+    extract_archive,
+    plan_from_spec,
+    record_failure,
+    record_from_spec,
+)
 from evotree.harness.executors.store import WORKER
-from evotree.harness.executors.store import EvidenceStore
-from evotree.harness.layout import RunPaths
-from evotree.harness.records import RunPlan
-from evotree.harness.records import RunRecord
-from evotree.harness.records import RunStatus
-from evotree.harness.records import outcome_status
-from evotree.harness.sandbox import SandboxPolicy
+from evotree.harness.records import RunStatus, outcome_status
 
 __all__ = ["judge_archive", "run_job", "scratch_dirs"]
 
@@ -70,9 +66,49 @@ def judge_archive(folder: Path, run_id: str) -> Path:
 
 def run_job(spec: dict[str, Any]) -> dict[str, Any]:
     """Execute one run in this Slurm job; return its manifest (also written to the store)."""
-
     started = time.monotonic()
     run_id = spec["run_id"]
+    cancel, why = _catch_stop_signals()
+    judge_bytes = _take_judge_archive(Path(spec["judge_archive"]))
+    node = NodeRun.open(spec, scratch_dirs(run_id), started)
+    worker = _worker_info(run_id)
+    node.store.put_json(run_id, WORKER, worker)
+    plan = plan_from_spec(spec)
+    record = record_from_spec(spec, plan)
+    syncer = node.syncer()
+    try:
+        node.take_candidate(Path(spec["candidate_archive"]), "archive")
+        syncer.start()
+        outcome = node.run_phases(
+            plan,
+            record,
+            provide_judge=lambda target: extract_archive(judge_bytes, target),
+            cancel=cancel,
+            notify=lambda *_: None,
+            drop_env=("SLURM_", "SUBMITIT_"),
+            cache_name="evotree-slurm-cache",  # node-local, shared by its runs
+        )
+        record.status = outcome_status(outcome)
+        if record.status == RunStatus.CANCELLED.value or cancel.is_set():
+            record.status = RunStatus.CANCELLED.value
+            record.error = record.error or f"stopped on the node: {'; '.join(why) or 'cancelled'}"
+    except Exception as exc:  # noqa: BLE001 - reported to the driver in the manifest
+        record_failure(record, exc)
+    finally:
+        syncer.stop.set()
+        judge_bytes = b""
+    try:
+        return node.finish(record, syncer, {k: worker[k] for k in _SUMMARY_KEYS})
+    finally:
+        node.remove()
+
+
+#: The worker record's fields the manifest's summary repeats.
+_SUMMARY_KEYS = ("node_id", "worker_pid", "host", "started_at", "job_id")
+
+
+def _catch_stop_signals() -> tuple[threading.Event, list[str]]:
+    """Turn Slurm's and submitit's stop signals into a cancel event and the reasons received."""
     cancel = threading.Event()
     why: list[str] = []
 
@@ -82,15 +118,19 @@ def run_job(spec: dict[str, Any]) -> dict[str, Any]:
 
     for signum in _STOP_SIGNALS:  # after submitit's own handlers: ours decide (no requeue)
         signal.signal(signum, stop)
-    judge_file = Path(spec["judge_archive"])
+    return cancel, why
+
+
+def _take_judge_archive(judge_file: Path) -> bytes:
+    """Read the run's judge archive into memory and delete the file (none left while code runs)."""
     judge_bytes = judge_file.read_bytes()
     judge_file.unlink(missing_ok=True)
-    store = EvidenceStore(spec["store_uri"])
-    scratch, judge_dir = scratch_dirs(run_id)
-    shutil.rmtree(scratch, ignore_errors=True)
-    paths = RunPaths(scratch)
-    (paths.root / "logs").mkdir(parents=True)
-    worker = {
+    return judge_bytes
+
+
+def _worker_info(run_id: str) -> dict[str, Any]:
+    """The worker record of this job (``worker.json``): where it runs and what it holds."""
+    return {
         "run_id": run_id,
         "worker_pid": os.getpid(),
         "host": socket.gethostname(),
@@ -99,84 +139,3 @@ def run_job(spec: dict[str, Any]) -> dict[str, Any]:
         "node_id": os.environ.get("SLURMD_NODENAME") or socket.gethostname(),
         "gpus": os.environ.get("CUDA_VISIBLE_DEVICES"),
     }
-    store.put_json(run_id, WORKER, worker)
-    plan = RunPlan(
-        run_id=run_id,
-        version=spec["version"],
-        seed=spec["seed"],
-        commit=spec["commit"],
-        judge_commit=spec["judge_commit"],
-        judge_version=spec["judge_version"],
-        limits=RunLimits(**spec["limits"]),
-        judge_splits=tuple(spec["judge_splits"]),
-    )
-    record = RunRecord(
-        run_id=run_id,
-        version=plan.version,
-        seed=plan.seed,
-        status=RunStatus.RUNNING.value,
-        commit=plan.commit,
-        judge_commit=plan.judge_commit,
-        judge_version=plan.judge_version,
-        train_command=spec["train_command"],
-        eval_command=spec["eval_command"],
-        started_at="",
-        limits=spec["limits"],
-    )
-    syncer = Syncer(store, run_id, paths.root, float(spec["sync_seconds"]))
-    try:
-        count = extract_archive(Path(spec["candidate_archive"]), paths.candidate)
-        if count != spec["candidate_files"]:
-            raise RuntimeError(
-                f"the candidate archive has {count} files, the exported commit "
-                f"{spec['candidate_files']}"
-            )
-        syncer.start()
-        outcome = train_then_judge(
-            plan,
-            paths,
-            record,
-            train_command=spec["train_command"],
-            eval_command=spec["eval_command"],
-            train_timeout=spec["train_timeout"],
-            eval_timeout=spec["eval_timeout"],
-            deadline=run_deadline(spec["limits"], started)[0],
-            judge_dir=judge_dir,
-            provide_judge=lambda target: extract_archive(judge_bytes, target),
-            cancel=cancel,
-            notify=lambda *_: None,
-            drop_env=("SLURM_", "SUBMITIT_"),
-            reaper=True,
-            sandbox=SandboxPolicy.from_dict(spec.get("sandbox")),
-            prepare_command=spec.get("prepare_command") or "",
-            cache_dir=scratch.parent.parent
-            / "evotree-slurm-cache",  # node-local, shared by its runs
-        )
-        record.status = outcome_status(outcome)
-        if record.status == RunStatus.CANCELLED.value or cancel.is_set():
-            record.status = RunStatus.CANCELLED.value
-            record.error = record.error or f"stopped on the node: {'; '.join(why) or 'cancelled'}"
-    except Exception as exc:  # noqa: BLE001 - reported to the driver in the manifest
-        record.status = RunStatus.FAILED.value
-        record.error = record.error or f"{type(exc).__name__}: {exc}"
-    finally:
-        syncer.stop.set()
-        judge_bytes = b""
-    try:
-        if syncer.is_alive():
-            syncer.join(timeout=30)
-        if syncer.error:
-            record.notes.append(f"a partial copy to the evidence store failed once: {syncer.error}")
-        summary = {
-            "status": record.status,
-            "error": record.error,
-            "notes": record.notes,
-            "phases": record.phases,
-            "cpu_seconds": record.cpu_seconds,
-            "wall_seconds": round(time.monotonic() - started, 3),
-            **{k: worker[k] for k in ("node_id", "worker_pid", "host", "started_at", "job_id")},
-        }
-        return store.finish(run_id, paths.root, summary)
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)
-        shutil.rmtree(judge_dir, ignore_errors=True)
