@@ -10,7 +10,7 @@ worker then
 2. writes ``worker.json`` to the evidence store (node, pid: what the driver needs to clean up
    after a dead worker);
 3. runs the train phase (``RAY_*`` variables dropped from its environment) in the sandbox of
-   ``spec["sandbox"]`` (:meth:`evotree.harness.sandbox.SandboxPolicy.to_dict` of the champion's
+   ``spec["sandbox"]`` (:meth:`evotree.harness.sandbox_spec.SandboxPolicy.to_dict` of the champion's
    ``[sandbox]``; absent: the default policy, a sandbox — a node where none can start fails the
    run with the reason), copying partial evidence to the store every ``sync_seconds``;
 4. only once every train process is dead, fetches the champion's judge archive (an object
@@ -31,11 +31,10 @@ import socket
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from evotree.harness.executors.node import Syncer as _Syncer
-from evotree.harness.executors.node import extract_archive as _extract
 
 __all__ = ["CANDIDATE_ARCHIVE", "ProgressSink", "cleanup_run", "run_in_worker", "scratch_dirs"]
 
@@ -94,143 +93,105 @@ def run_in_worker(spec: dict[str, Any], judge_box: list[Any], sink: Any) -> dict
     """Execute one run in this Ray worker; return its manifest (also written to the store)."""
     import ray
 
-    from evotree.harness.budget import RunLimits, run_deadline
-    from evotree.harness.executors.phases import train_then_judge
-    from evotree.harness.executors.store import WORKER, EvidenceStore
-    from evotree.harness.layout import RunPaths
-    from evotree.harness.records import RunPlan, RunRecord, RunStatus, outcome_status
-    from evotree.harness.sandbox import SandboxPolicy
+    # late, as this module's imports are: its progress actor and clean-up task load the module and
+    # need none of what running a run does
+    from evotree.harness.executors.node import (
+        NodeRun,
+        extract_archive,
+        plan_from_spec,
+        record_failure,
+        record_from_spec,
+    )
+    from evotree.harness.executors.store import WORKER
+    from evotree.harness.records import RunStatus, outcome_status
 
     started = time.monotonic()
     run_id = spec["run_id"]
-    store = EvidenceStore(spec["store_uri"])
-    scratch, judge_dir = scratch_dirs(run_id)
-    shutil.rmtree(scratch, ignore_errors=True)
-    paths = RunPaths(scratch)
-    (paths.root / "logs").mkdir(parents=True)
+    node = NodeRun.open(spec, scratch_dirs(run_id), started)
     notify = _Notifier(sink)
-    node_id = ray.get_runtime_context().get_node_id()
     worker = {
         "run_id": run_id,
-        "node_id": node_id,
+        "node_id": ray.get_runtime_context().get_node_id(),
         "worker_pid": os.getpid(),
         "host": socket.gethostname(),
         "started_at": time.time(),
         "attempt": spec["attempt"],
     }
-    store.put_json(run_id, WORKER, worker)
+    node.store.put_json(run_id, WORKER, worker)
     notify(run_id, "worker", worker)
-    plan = RunPlan(
-        run_id=run_id,
-        version=spec["version"],
-        seed=spec["seed"],
-        commit=spec["commit"],
-        judge_commit=spec["judge_commit"],
-        judge_version=spec["judge_version"],
-        limits=RunLimits(**spec["limits"]),
-        judge_splits=tuple(spec["judge_splits"]),
-    )
-    record = RunRecord(
-        run_id=run_id,
-        version=plan.version,
-        seed=plan.seed,
-        status=RunStatus.RUNNING.value,
-        commit=plan.commit,
-        judge_commit=plan.judge_commit,
-        judge_version=plan.judge_version,
-        train_command=spec["train_command"],
-        eval_command=spec["eval_command"],
-        started_at="",
-        limits=spec["limits"],
-    )
-    syncer = _Syncer(store, run_id, paths.root, float(spec["sync_seconds"]))
+    plan = plan_from_spec(spec)
+    record = record_from_spec(spec, plan)
+    syncer = node.syncer()
     cancel = threading.Event()  # set when ray.cancel raises KeyboardInterrupt in this thread
 
     def provide_judge(target: Path) -> None:
         data = ray.get(judge_box[0])  # fetched only now: the train process group is dead
-        _extract(data, target)
+        extract_archive(data, target)
 
-    outcome: dict[str, Any] = {}
-    done = threading.Event()
-
-    def phases() -> None:
-        try:
-            outcome["value"] = train_then_judge(
+    try:
+        node.take_candidate(Path.cwd() / CANDIDATE_ARCHIVE, "package")
+        syncer.start()
+        outcome = _cancellable(
+            lambda: node.run_phases(
                 plan,
-                paths,
                 record,
-                train_command=spec["train_command"],
-                eval_command=spec["eval_command"],
-                train_timeout=spec["train_timeout"],
-                eval_timeout=spec["eval_timeout"],
-                deadline=run_deadline(spec["limits"], started)[
-                    0
-                ],  # its wall limit or the search clock's end
-                judge_dir=judge_dir,
                 provide_judge=provide_judge,
                 cancel=cancel,
                 notify=notify,
                 drop_env=("RAY_",),
-                reaper=True,
-                sandbox=SandboxPolicy.from_dict(spec.get("sandbox")),
-                prepare_command=spec.get("prepare_command") or "",
-                cache_dir=scratch.parent.parent
-                / "evotree-ray-cache",  # node-local, shared by its runs
-            )
-        except BaseException as exc:  # noqa: BLE001 - reported to the driver in the manifest
+                cache_name="evotree-ray-cache",  # node-local, shared by its runs
+            ),
+            cancel,
+            name=f"evotree-run-{run_id}",
+        )
+        record.status = outcome_status(outcome)
+        if record.status == RunStatus.CANCELLED.value:
+            record.error = record.error or "cancelled (ray.cancel) while running"
+    except Exception as exc:  # noqa: BLE001 - reported to the driver in the manifest
+        record_failure(record, exc)
+    finally:
+        syncer.stop.set()
+    try:
+        manifest = node.finish(record, syncer, {k: worker[k] for k in _SUMMARY_KEYS})
+        notify.flush()
+        return manifest
+    finally:
+        node.remove()
+
+
+#: The worker record's fields the manifest's summary repeats.
+_SUMMARY_KEYS = ("node_id", "worker_pid", "host", "started_at", "attempt")
+
+
+def _cancellable(phases: Callable[[], str], cancel: threading.Event, *, name: str) -> str:
+    """Run ``phases`` in a thread; a KeyboardInterrupt here (``ray.cancel``) sets ``cancel``.
+
+    This (main) thread is where ray.cancel raises KeyboardInterrupt, which becomes the cancel
+    event: the phase is stopped the way the local executor stops it (SIGTERM, grace, SIGKILL) and
+    its costs are still recorded. (An Event, not Thread.join: a KeyboardInterrupt inside join can
+    leave the thread marked finished while it still runs, in Python 3.11.) What ``phases``
+    raised is raised here.
+    """
+    outcome: dict[str, Any] = {}
+    done = threading.Event()
+
+    def body() -> None:
+        try:
+            outcome["value"] = phases()
+        except BaseException as exc:  # noqa: BLE001 - raised again in the calling thread
             outcome["error"] = exc
         finally:
             done.set()
 
-    try:
-        count = _extract(Path.cwd() / CANDIDATE_ARCHIVE, paths.candidate)
-        if count != spec["candidate_files"]:
-            raise RuntimeError(
-                f"the candidate package has {count} files, the exported commit "
-                f"{spec['candidate_files']}"
-            )
-        syncer.start()
-        # The phases run in a thread; this (main) thread is where ray.cancel raises
-        # KeyboardInterrupt, which becomes the cancel event: the phase is stopped the way the
-        # local executor stops it (SIGTERM, grace, SIGKILL) and its costs are still recorded.
-        # (An Event, not Thread.join: a KeyboardInterrupt inside join can leave the thread
-        # marked finished while it still runs, in Python 3.11.)
-        threading.Thread(target=phases, name=f"evotree-run-{run_id}", daemon=True).start()
-        while not done.is_set():
-            try:
-                done.wait(0.2)
-            except KeyboardInterrupt:
-                cancel.set()
-        if "error" in outcome:
-            raise outcome["error"]
-        record.status = outcome_status(outcome["value"])
-        if record.status == RunStatus.CANCELLED.value:
-            record.error = record.error or "cancelled (ray.cancel) while running"
-    except Exception as exc:  # noqa: BLE001 - reported to the driver in the manifest
-        record.status = RunStatus.FAILED.value
-        record.error = record.error or f"{type(exc).__name__}: {exc}"
-    finally:
-        syncer.stop.set()
-    try:
-        if syncer.is_alive():
-            syncer.join(timeout=30)
-        if syncer.error:
-            record.notes.append(f"a partial copy to the evidence store failed once: {syncer.error}")
-        summary = {
-            "status": record.status,
-            "error": record.error,
-            "notes": record.notes,
-            "phases": record.phases,
-            "cpu_seconds": record.cpu_seconds,
-            "wall_seconds": round(time.monotonic() - started, 3),
-            **{k: worker[k] for k in ("node_id", "worker_pid", "host", "started_at", "attempt")},
-        }
-        manifest = store.finish(run_id, paths.root, summary)
-        notify.flush()
-        return manifest
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)
-        shutil.rmtree(judge_dir, ignore_errors=True)
+    threading.Thread(target=body, name=name, daemon=True).start()
+    while not done.is_set():
+        try:
+            done.wait(0.2)
+        except KeyboardInterrupt:
+            cancel.set()
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["value"]
 
 
 def cleanup_run(run_id: str) -> dict[str, Any]:
