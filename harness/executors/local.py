@@ -9,7 +9,7 @@ commit, with the judge store's commit the plan recorded overlaid on its judge pa
 only after the train process group is dead. A run's deadline is the sooner of its wall limit and
 the search clock's end (:func:`evotree.harness.budget.run_deadline`); a run whose turn comes after
 that end is not started (:func:`clock_stopped`). Both phases run in the sandbox the champion's
-``[sandbox]`` policy asks for (:class:`evotree.harness.sandbox.SandboxPolicy`).
+``[sandbox]`` policy asks for (:class:`evotree.harness.sandbox_spec.SandboxPolicy`).
 
 GPUs (:mod:`evotree.harness.executors.gpus`): with ``[executor].gpus = N`` each run holds ``N``
 devices of its own for its whole life (both phases see only them as ``CUDA_VISIBLE_DEVICES``); a
@@ -20,14 +20,12 @@ the machine has is refused before anything runs. The devices are recorded in ``r
 
 from __future__ import annotations
 
-import fcntl
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from evotree.core.ledger import utcnow
 from evotree.core.workspace import Workspace
 from evotree.harness.budget import run_deadline
 from evotree.harness.executors.gpus import (
@@ -41,15 +39,21 @@ from evotree.harness.executors.gpus import (
 from evotree.harness.export import export_tree
 from evotree.harness.judge_store import provide_judge_tree
 from evotree.harness.layout import RunPaths
-from evotree.harness.sandbox import SandboxPolicy
-from evotree.harness.records import RunStatus
+from evotree.harness.sandbox_spec import SandboxPolicy
+from evotree.harness.records import (
+    RunRecord,
+    RunStatus,
+    outcome_status,
+    runs_dir,
+)
 from evotree.harness.sandbox_copy import copy_regular_files
 from evotree.harness.executors.phases import train_then_judge
+from evotree.harness.executors.run_dir import ActiveFlag, make_run_dir, open_record
 from evotree.harness.finish import finish_run
 from evotree.harness.finish import ledger_run_started
 
 if TYPE_CHECKING:
-    from evotree.harness.records import ProgressFn, RunPlan, RunRecord
+    from evotree.harness.records import ProgressFn, RunPlan
 
 __all__ = ["LocalExecutor", "execute_run", "clock_stopped"]
 
@@ -209,49 +213,13 @@ def execute_run(
     ``lease``: the GPUs the run holds (its phases see only them); None: this process's devices.
     ``notes``: lines for the run's record (how it was placed).
     """
-    from evotree.harness.records import (
-        RunDirError,
-        RunRecord,
-        RunStatus,
-        outcome_status,
-        package_versions,
-        runs_dir,
-    )
-
     ws = Workspace.open(root)  # a Repository per thread: pygit2 objects are not thread-safe
-    cfg = ws.config
     cancel = cancel or threading.Event()
     notify = progress or (lambda *_: None)
     base = runs_dir(ws)
-    paths = RunPaths(base / plan.run_id)
-    try:
-        paths.root.mkdir(parents=True)
-        (paths.root / "logs").mkdir()
-    except OSError as exc:
-        raise RunDirError(
-            f"cannot create the run directory {paths.root}: {exc.strerror}",
-            fix="check permissions and free space of the runs directory",
-        ) from None
-    marker = base / ".active" / plan.run_id
-    lock = open(marker, "a+")  # noqa: SIM115 - held for the run's life (crash detection)
-    fcntl.flock(lock, fcntl.LOCK_EX)
-    record = RunRecord(
-        run_id=plan.run_id,
-        version=plan.version,
-        seed=plan.seed,
-        status=RunStatus.RUNNING.value,
-        commit=plan.commit,
-        judge_commit=plan.judge_commit,
-        judge_version=plan.judge_version,
-        train_command="" if plan.kind == "finalize" and not plan.retrain else cfg.train.command,
-        eval_command=cfg.eval.command,
-        started_at=utcnow(),
-        kind=plan.kind,
-        packages=package_versions(),
-        limits=plan.limits.to_dict(),
-        executor={"kind": "local", **({"gpus": list(lease.devices)} if lease is not None else {})},
-        judge_data_commit=plan.judge_data_commit,
-    )
+    paths = make_run_dir(RunPaths(base / plan.run_id))
+    active = ActiveFlag(base / ".active" / plan.run_id)
+    record = _new_record(plan, ws.config, lease)
     record.notes.extend(notes or [])
     record.save(paths.record)
     started = time.monotonic()
@@ -260,77 +228,107 @@ def execute_run(
     charge = True
     try:
         ledger_run_started(ws, record)
-        notify(
-            plan.run_id,
-            "started",
-            {
-                "version": plan.version,
-                "seed": plan.seed,
-                "max_steps": plan.limits.max_steps,
-                **({"gpus": list(lease.devices)} if lease is not None else {}),
-            },
-        )
+        notify(plan.run_id, "started", _started_info(plan, lease))
         if clock_stopped(
             record, clock_end, started=started
         ):  # it ended while this run waited its turn
             charge = False
             raise _NotStarted
-        if not _candidate_from_run(base, plan, paths, cfg, record):
-            export_tree(
-                ws.git.repo, plan.commit, paths.candidate, exclude=list(cfg.eval.judge_paths)
-            )
-        outcome = train_then_judge(
-            plan,
-            paths,
-            record,
-            train_command=cfg.train.command,
-            eval_command=cfg.eval.command,
-            train_timeout=cfg.train.timeout_seconds,
-            eval_timeout=cfg.eval.timeout_seconds,
-            deadline=deadline,
-            judge_dir=base.parent / "judge" / plan.run_id,
-            provide_judge=lambda target: provide_judge_tree(
-                ws.git.repo, plan.judge_commit, plan.judge_data_commit, cfg.eval.judge_paths, target
-            ),
-            cancel=cancel,
-            notify=notify,
-            sandbox=SandboxPolicy.from_config(cfg.sandbox, forbidden=(ws.root,)),
-            prepare_command=cfg.train.prepare,
-            cache_dir=ws.state_dir / "cache",
-            # the held-out evaluation of finalize: no train phase, unless it retrains clean
-            judge_only=plan.kind == "finalize" and not plan.retrain,
-            gpus=lease.env_value if lease is not None else None,
-        )
+        outcome = _run_phases(ws, base, plan, paths, record, deadline, cancel, notify, lease)
         record.status = outcome_status(outcome)
         if outcome == "budget":
             clock_stopped(record, clock_end, started=started)
     except _NotStarted:
         pass
     except BaseException as exc:
-        record.status = (
-            RunStatus.CANCELLED.value
-            if isinstance(exc, KeyboardInterrupt)
-            else RunStatus.FAILED.value
-        )
-        record.error = record.error or f"{type(exc).__name__}: {exc}"
-        if isinstance(exc, Exception):
-            # the candidate's failures arrive as outcomes, not exceptions: this one is evotree's own
-            # (the harness, a renderer, the disk), and a failure of evotree's is never charged
-            charge = False
-            record.notes.append(
-                "evotree failed while running this run (not the candidate): not charged"
-            )
+        charge = _record_exception(record, exc)
         if not isinstance(exc, Exception):
             try:
                 finish_run(ws, record, paths, started)
             finally:
-                marker.unlink(missing_ok=True)
-                lock.close()
+                active.release()
             raise
     try:
         finish_run(ws, record, paths, started, charge=charge)
     finally:
-        marker.unlink(missing_ok=True)
-        lock.close()
+        active.release()
     notify(plan.run_id, "finished", {"status": record.status, "headline": record.headline})
     return record
+
+
+def _new_record(plan: RunPlan, cfg: Any, lease: DeviceLease | None) -> RunRecord:
+    """The run's first record: running, with its commands, limits, packages and placement."""
+    return open_record(
+        plan,
+        plan.run_id,
+        cfg,
+        {"kind": "local", **({"gpus": list(lease.devices)} if lease is not None else {})},
+        train_command="" if plan.kind == "finalize" and not plan.retrain else cfg.train.command,
+        kind=plan.kind,
+    )
+
+
+def _started_info(plan: RunPlan, lease: DeviceLease | None) -> dict[str, Any]:
+    """The ``started`` progress event's payload."""
+    return {
+        "version": plan.version,
+        "seed": plan.seed,
+        "max_steps": plan.limits.max_steps,
+        **({"gpus": list(lease.devices)} if lease is not None else {}),
+    }
+
+
+def _run_phases(
+    ws: Workspace,
+    base: Path,
+    plan: RunPlan,
+    paths: RunPaths,
+    record: RunRecord,
+    deadline: float,
+    cancel: threading.Event,
+    notify: ProgressFn,
+    lease: DeviceLease | None,
+) -> str:
+    """Put the candidate in the run directory, then run the phases; return their outcome."""
+    cfg = ws.config
+    if not _candidate_from_run(base, plan, paths, cfg, record):
+        export_tree(ws.git.repo, plan.commit, paths.candidate, exclude=list(cfg.eval.judge_paths))
+    return train_then_judge(
+        plan,
+        paths,
+        record,
+        train_command=cfg.train.command,
+        eval_command=cfg.eval.command,
+        train_timeout=cfg.train.timeout_seconds,
+        eval_timeout=cfg.eval.timeout_seconds,
+        deadline=deadline,
+        judge_dir=base.parent / "judge" / plan.run_id,
+        provide_judge=lambda target: provide_judge_tree(
+            ws.git.repo, plan.judge_commit, plan.judge_data_commit, cfg.eval.judge_paths, target
+        ),
+        cancel=cancel,
+        notify=notify,
+        sandbox=SandboxPolicy.from_config(cfg.sandbox, forbidden=(ws.root,)),
+        prepare_command=cfg.train.prepare,
+        cache_dir=ws.state_dir / "cache",
+        # the held-out evaluation of finalize: no train phase, unless it retrains clean
+        judge_only=plan.kind == "finalize" and not plan.retrain,
+        gpus=lease.env_value if lease is not None else None,
+    )
+
+
+def _record_exception(record: RunRecord, exc: BaseException) -> bool:
+    """Record what stopped the run (an interrupt: cancelled; else failed); return whether the
+    run is still charged (an exception is evotree's own failure, never charged)."""
+    record.status = (
+        RunStatus.CANCELLED.value if isinstance(exc, KeyboardInterrupt) else RunStatus.FAILED.value
+    )
+    record.error = record.error or f"{type(exc).__name__}: {exc}"
+    if isinstance(exc, Exception):
+        # the candidate's failures arrive as outcomes, not exceptions: this one is evotree's own
+        # (the harness, a renderer, the disk), and a failure of evotree's is never charged
+        record.notes.append(
+            "evotree failed while running this run (not the candidate): not charged"
+        )
+        return False
+    return True
