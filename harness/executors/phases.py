@@ -6,7 +6,7 @@ Shared by every executor: the local executor calls :func:`train_then_judge` in a
 own session, supervised until it exits; budgets and cancellation stop every process of the
 phase (SIGTERM, then SIGKILL after a grace period), and nothing the phase started may outlive
 it: the sandbox's PID namespace ends with the phase. A sandboxed phase starts through
-:func:`evotree.harness.sandbox.accounted` (a launcher that reaps the sandbox, so that ``wait4``
+:func:`evotree.harness.sandbox_launch.accounted` (a launcher that reaps the sandbox, so that ``wait4``
 reports the CPU time of all its processes), and the supervisor counts the sandbox's processes
 and threads against ``[sandbox] max_processes`` (the kernel's RLIMIT_NPROC does not bind root).
 What each phase sees:
@@ -17,7 +17,7 @@ What each phase sees:
   (``$EVOTREE_CANDIDATE_DIR``, read-only; links, FIFOs and devices refused and noted on the
   run) and ``evidence/eval`` writable; its own user namespace and ``$EVOTREE_POLICY_SANDBOX``,
   so that candidate code the judge runs goes into a nested sandbox that sees none of this
-  (:func:`evotree.harness.sandbox.policy_sandbox_argv`);
+  (:func:`evotree.harness.sandbox_nested.policy_sandbox_argv`);
 - both: the system and the Python environment read-only, a private ``/tmp`` and ``$HOME``, the
   champion's ``[sandbox].read_paths``; the network only where ``[sandbox]`` allows it.
 
@@ -43,20 +43,16 @@ from typing import TYPE_CHECKING, Any
 
 from evotree.core.ledger import utcnow
 from evotree.core.proc import safe_env
-from evotree.harness.sandbox import (
-    PidsCgroup,
+from evotree.harness.sandbox import can_trace, check_sandbox, finish_trace, wrap
+from evotree.harness.sandbox_box import SandboxBox
+from evotree.harness.sandbox_cgroup import PidsCgroup
+from evotree.harness.sandbox_copy import copy_regular_files
+from evotree.harness.sandbox_launch import accounted, sandbox_env
+from evotree.harness.sandbox_spec import (
     PolicySandbox,
-    SandboxBox,
     SandboxPolicy,
     SandboxSpec,
     SandboxUnavailable,
-    accounted,
-    can_trace,
-    check_sandbox,
-    copy_regular_files,
-    finish_trace,
-    sandbox_env,
-    wrap,
 )
 from evotree.harness.layout import (
     ENV_CACHE_DIR,
@@ -200,17 +196,7 @@ def run_phase(
     paths.evidence_dir(phase).mkdir(parents=True, exist_ok=True)
     env = phase_env(plan, paths, phase, drop=drop_env, candidate=candidate, cache=cache, gpus=gpus)
     argv = ["bash", "-c", command]
-    if sandbox is not None and trace and can_trace():
-        # the runtime trace (a tracer outside the sandbox: the phase cannot switch it off), written
-        # under the run's root, which the phase sees read-only
-        trace_dir = paths.root / "trace"
-        trace_dir.mkdir(parents=True, exist_ok=True)
-        sandbox = dataclasses.replace(sandbox, trace=trace_dir / f"{phase}.trace")
-    elif sandbox is not None and trace:
-        record.notes.append(
-            f"[sandbox] trace is on, but no tracer can run here (seccomp user notification "
-            f"refused, no strace): the {phase} phase ran untraced"
-        )
+    sandbox = _with_trace(sandbox, trace, paths, phase, record)
     max_tasks = sandbox.limits.max_processes if sandbox is not None else 0
     # the kernel's bound on the phase's processes where evotree may make a pids cgroup (RLIMIT_NPROC
     # does not bind root); the supervisor's count (supervise) is the bound everywhere else
@@ -223,21 +209,7 @@ def run_phase(
             sandbox_env(env, sandbox.pass_env),
         )
     start_wall, started_at = time.monotonic(), utcnow()
-    try:
-        with open(paths.log(phase, "out"), "wb") as out, open(paths.log(phase, "err"), "wb") as err:
-            proc = subprocess.Popen(
-                argv,
-                cwd=cwd,
-                env=env,
-                stdout=out,
-                stderr=err,
-                stdin=subprocess.DEVNULL,
-                start_new_session=True,
-            )
-    except BaseException:
-        if cgroup is not None:
-            cgroup.remove(timeout=0)
-        raise
+    proc = _launch(argv, env, cwd, paths, phase, cgroup)
     box = SandboxBox(proc.pid) if sandbox is not None else None
     watchdog = _start_reaper(proc.pid) if reaper else None
     notify(plan.run_id, "phase", {"phase": phase, "pid": proc.pid})
@@ -265,23 +237,79 @@ def run_phase(
             box.reap()
         raise
     finally:
-        if watchdog is not None:
-            watchdog.kill()
-            watchdog.wait()
-        if cgroup is not None:
-            cgroup.remove()
-        if sandbox is not None and sandbox.trace is not None:
-            try:  # into the phase's evidence, bound by the run's manifest like the rest
-                record.phases.setdefault(phase, {})["traced_processes"] = len(
-                    finish_trace(sandbox, paths.evidence_dir(phase))
-                )
-            except Exception as exc:  # noqa: BLE001 - a broken trace is said, never fatal to the run
-                record.notes.append(
-                    f"the runtime trace of the {phase} phase could not be read: {exc}"
-                )
+        _after_phase(watchdog, cgroup, sandbox, paths, phase, record)
     record.phases[phase]["sandbox"] = "bwrap" if sandbox is not None else "off"
     record.phases[phase]["network"] = sandbox.network if sandbox is not None else True
     return outcome
+
+
+def _with_trace(
+    sandbox: SandboxSpec | None, trace: bool, paths: RunPaths, phase: str, record: RunRecord
+) -> SandboxSpec | None:
+    """The phase's sandbox with the runtime trace on where ``trace`` asks and a tracer can run
+    (else a note on the run saying the phase ran untraced)."""
+    if sandbox is not None and trace and can_trace():
+        # the runtime trace (a tracer outside the sandbox: the phase cannot switch it off), written
+        # under the run's root, which the phase sees read-only
+        trace_dir = paths.root / "trace"
+        trace_dir.mkdir(parents=True, exist_ok=True)
+        sandbox = dataclasses.replace(sandbox, trace=trace_dir / f"{phase}.trace")
+    elif sandbox is not None and trace:
+        record.notes.append(
+            f"[sandbox] trace is on, but no tracer can run here (seccomp user notification "
+            f"refused, no strace): the {phase} phase ran untraced"
+        )
+    return sandbox
+
+
+def _launch(
+    argv: list[str],
+    env: dict[str, str],
+    cwd: Path,
+    paths: RunPaths,
+    phase: str,
+    cgroup: PidsCgroup | None,
+) -> subprocess.Popen:
+    """Start the phase's process in a session of its own, its output to the phase's logs (the
+    pids cgroup is removed when it cannot start)."""
+    try:
+        with open(paths.log(phase, "out"), "wb") as out, open(paths.log(phase, "err"), "wb") as err:
+            return subprocess.Popen(
+                argv,
+                cwd=cwd,
+                env=env,
+                stdout=out,
+                stderr=err,
+                stdin=subprocess.DEVNULL,
+                start_new_session=True,
+            )
+    except BaseException:
+        if cgroup is not None:
+            cgroup.remove(timeout=0)
+        raise
+
+
+def _after_phase(
+    watchdog: subprocess.Popen | None,
+    cgroup: PidsCgroup | None,
+    sandbox: SandboxSpec | None,
+    paths: RunPaths,
+    phase: str,
+    record: RunRecord,
+) -> None:
+    """Once the phase is over: end its watchdog, remove its cgroup, read its runtime trace."""
+    if watchdog is not None:
+        watchdog.kill()
+        watchdog.wait()
+    if cgroup is not None:
+        cgroup.remove()
+    if sandbox is not None and sandbox.trace is not None:
+        try:  # into the phase's evidence, bound by the run's manifest like the rest
+            record.phases.setdefault(phase, {})["traced_processes"] = len(
+                finish_trace(sandbox, paths.evidence_dir(phase))
+            )
+        except Exception as exc:  # noqa: BLE001 - a broken trace is said, never fatal to the run
+            record.notes.append(f"the runtime trace of the {phase} phase could not be read: {exc}")
 
 
 def _stop(pid: int, box: SandboxBox | None, sig: int) -> None:
@@ -321,6 +349,19 @@ def _start_reaper(group: int) -> subprocess.Popen:
     )
 
 
+@dataclasses.dataclass
+class _Watch:
+    """What the supervisor has seen of a phase so far, and whether and when it stops it."""
+
+    signals: Tail
+    rollouts: Tail
+    max_step: int = -1
+    episodes: int = 0
+    stop_reason: str | None = None
+    kill_at: float = 0.0
+    stopped_by: dict[str, Any] | None = None
+
+
 def supervise(
     plan: RunPlan,
     paths: RunPaths,
@@ -350,9 +391,8 @@ def supervise(
     cgroup, where there is one: the kernel then refuses forks past the limit, and a phase whose
     fork was refused is stopped the same way.
     """
-    signals, rollouts = Tail(paths.jsonl(phase, "signals")), Tail(paths.jsonl(phase, "rollouts"))
-    max_step, episodes, stop_reason, kill_at = -1, 0, None, 0.0
-    stopped_by: dict[str, Any] | None = None
+    watch = _Watch(Tail(paths.jsonl(phase, "signals")), Tail(paths.jsonl(phase, "rollouts")))
+    limits = _Limits(plan, phase, start_wall, phase_deadline, box, max_tasks, cgroup)
     status, rusage = None, None
     while True:
         pid, status, rusage = os.wait4(proc.pid, os.WNOHANG)
@@ -360,73 +400,10 @@ def supervise(
             break
         if box is not None:
             box.locate()  # learn the sandbox's PID namespace early: signals and the final reap use it
-        for row in signals.new_rows():
-            step = row.get("step")
-            if isinstance(step, int) and step > max_step:
-                max_step = step
-                notify(plan.run_id, "step", {"phase": phase, "step": step})
-            if isinstance(step, int):
-                notify(
-                    plan.run_id,
-                    "metric",
-                    {
-                        "phase": phase,
-                        "step": step,
-                        "metric": row.get("metric"),
-                        "value": row.get("value"),
-                    },
-                )
-        episodes += len(rollouts.new_rows())
-        if stop_reason is None:
-            if cancel.is_set():
-                stop_reason = "cancelled"
-            elif time.monotonic() > phase_deadline:
-                stop_reason = "budget"
-                record.error = (
-                    f"{phase} phase stopped: wall-clock limit of "
-                    f"{phase_deadline - start_wall:.0f}s reached"
-                )
-            elif plan.limits.max_steps is not None and max_step > plan.limits.max_steps:
-                stop_reason = "budget"
-                record.error = (
-                    f"{phase} phase stopped: step budget {plan.limits.max_steps} exceeded"
-                )
-            elif (
-                phase == "train"
-                and plan.limits.max_episodes is not None
-                and episodes > plan.limits.max_episodes
-            ):
-                stop_reason = "budget"
-                record.error = (
-                    f"train phase stopped: episode budget {plan.limits.max_episodes} exceeded"
-                )
-            elif (
-                box is not None
-                and max_tasks
-                and (
-                    (tasks := box.tasks()) > max_tasks
-                    or (refused := cgroup.refused() if cgroup else 0)
-                )
-            ):
-                stop_reason = "budget"
-                stopped_by = {"limit": "max_processes", "max_processes": max_tasks, "seen": tasks}
-                if tasks > max_tasks:
-                    record.error = (
-                        f"{phase} phase stopped: {tasks} processes and threads in its sandbox, more "
-                        f"than [sandbox] max_processes = {max_tasks}"
-                    )
-                else:
-                    stopped_by["refused_forks"] = refused
-                    record.error = (
-                        f"{phase} phase stopped: it reached [sandbox] max_processes = {max_tasks} "
-                        f"processes and threads (the kernel refused {refused} fork(s) past it)"
-                    )
-                _stop(proc.pid, box, signal.SIGKILL)
-                kill_at = time.monotonic()
-            if stop_reason is not None and stopped_by is None:
-                _stop(proc.pid, box, signal.SIGTERM)
-                kill_at = time.monotonic() + TERM_GRACE_SECONDS
-        elif time.monotonic() > kill_at:
+        _read_progress(watch, plan.run_id, phase, notify)
+        if watch.stop_reason is None:
+            _check_stop(watch, limits, proc.pid, cancel, record)
+        elif time.monotonic() > watch.kill_at:
             _stop(proc.pid, box, signal.SIGKILL)
         time.sleep(_POLL_SECONDS)
     proc.returncode = os.waitstatus_to_exitcode(status)
@@ -436,33 +413,154 @@ def supervise(
         box.reap()
     else:
         signal_group(proc.pid, signal.SIGKILL)
-    signals.new_rows()
-    episodes += len(rollouts.new_rows())
+    watch.signals.new_rows()
+    watch.episodes += len(watch.rollouts.new_rows())
+    _record_costs(record, phase, command, proc.returncode, start_wall, started_at, rusage, watch)
+    if watch.stop_reason is not None:
+        return watch.stop_reason
+    return _exit_outcome(record, paths, phase, proc.returncode)
+
+
+@dataclasses.dataclass
+class _Limits:
+    """What bounds a phase while it runs: its deadline, the run's budgets, its sandbox's size."""
+
+    plan: RunPlan
+    phase: str
+    start_wall: float
+    phase_deadline: float
+    box: SandboxBox | None
+    max_tasks: int
+    cgroup: PidsCgroup | None
+
+
+def _read_progress(watch: _Watch, run_id: str, phase: str, notify: ProgressFn) -> None:
+    """Read the phase's new signals (step and metric events) and count its new rollouts."""
+    for row in watch.signals.new_rows():
+        step = row.get("step")
+        if isinstance(step, int) and step > watch.max_step:
+            watch.max_step = step
+            notify(run_id, "step", {"phase": phase, "step": step})
+        if isinstance(step, int):
+            notify(
+                run_id,
+                "metric",
+                {
+                    "phase": phase,
+                    "step": step,
+                    "metric": row.get("metric"),
+                    "value": row.get("value"),
+                },
+            )
+    watch.episodes += len(watch.rollouts.new_rows())
+
+
+def _check_stop(
+    watch: _Watch, limits: _Limits, pid: int, cancel: threading.Event, record: RunRecord
+) -> None:
+    """Decide whether the phase stops now (cancelled, over a budget, too many processes) and
+    signal it: SIGTERM with a grace period, or SIGKILL at once past ``max_processes``."""
+    if cancel.is_set():
+        watch.stop_reason = "cancelled"
+    elif (error := _budget_error(watch, limits)) is not None:
+        watch.stop_reason = "budget"
+        record.error = error
+    elif (
+        limits.box is not None
+        and limits.max_tasks
+        and (over := _process_limit(limits, limits.box)) is not None
+    ):
+        watch.stop_reason = "budget"
+        watch.stopped_by, record.error = over
+        _stop(pid, limits.box, signal.SIGKILL)
+        watch.kill_at = time.monotonic()
+    if watch.stop_reason is not None and watch.stopped_by is None:
+        _stop(pid, limits.box, signal.SIGTERM)
+        watch.kill_at = time.monotonic() + TERM_GRACE_SECONDS
+
+
+def _budget_error(watch: _Watch, limits: _Limits) -> str | None:
+    """Why the phase is over its budget (wall clock, steps, train episodes); None if it is not."""
+    plan, phase = limits.plan, limits.phase
+    if time.monotonic() > limits.phase_deadline:
+        return (
+            f"{phase} phase stopped: wall-clock limit of "
+            f"{limits.phase_deadline - limits.start_wall:.0f}s reached"
+        )
+    if plan.limits.max_steps is not None and watch.max_step > plan.limits.max_steps:
+        return f"{phase} phase stopped: step budget {plan.limits.max_steps} exceeded"
+    if (
+        phase == "train"
+        and plan.limits.max_episodes is not None
+        and watch.episodes > plan.limits.max_episodes
+    ):
+        return f"train phase stopped: episode budget {plan.limits.max_episodes} exceeded"
+    return None
+
+
+def _process_limit(limits: _Limits, box: SandboxBox) -> tuple[dict[str, Any], str] | None:
+    """(``stopped_by``, the run's error) when the sandbox holds more processes and threads than
+    ``max_processes`` or the kernel refused a fork past it; None while it does not."""
+    max_tasks, phase = limits.max_tasks, limits.phase
+    tasks = box.tasks()
+    stopped_by: dict[str, Any] = {
+        "limit": "max_processes",
+        "max_processes": max_tasks,
+        "seen": tasks,
+    }
+    if tasks > max_tasks:
+        return stopped_by, (
+            f"{phase} phase stopped: {tasks} processes and threads in its sandbox, more "
+            f"than [sandbox] max_processes = {max_tasks}"
+        )
+    refused = limits.cgroup.refused() if limits.cgroup else 0
+    if not refused:
+        return None
+    stopped_by["refused_forks"] = refused
+    return stopped_by, (
+        f"{phase} phase stopped: it reached [sandbox] max_processes = {max_tasks} "
+        f"processes and threads (the kernel refused {refused} fork(s) past it)"
+    )
+
+
+def _record_costs(
+    record: RunRecord,
+    phase: str,
+    command: str,
+    returncode: int,
+    start_wall: float,
+    started_at: str,
+    rusage: Any,
+    watch: _Watch,
+) -> None:
+    """Record the finished phase on the run: command, exit, times, CPU, what stopped it."""
     wall = time.monotonic() - start_wall
     cpu = (rusage.ru_utime + rusage.ru_stime) if rusage is not None else 0.0
     record.phases[phase] = {
         "command": command,
-        "returncode": proc.returncode,
+        "returncode": returncode,
         "started_at": started_at,
         "ended_at": utcnow(),
         "wall_seconds": round(wall, 3),
         "cpu_seconds": round(cpu, 3),
     }
-    if stopped_by is not None:
-        record.phases[phase]["stopped_by"] = stopped_by
+    if watch.stopped_by is not None:
+        record.phases[phase]["stopped_by"] = watch.stopped_by
     record.cpu_seconds = round(record.cpu_seconds + cpu, 3)
-    if stop_reason is not None:
-        return stop_reason
-    if phase in ("prepare", "train") and proc.returncode == INVALID_SUBMISSION_EXIT:
+
+
+def _exit_outcome(record: RunRecord, paths: RunPaths, phase: str, returncode: int) -> str:
+    """The outcome of a phase that ended on its own: ok, invalid (the submission) or failed."""
+    if phase in ("prepare", "train") and returncode == INVALID_SUBMISSION_EXIT:
         record.error = (
             f"invalid submission (the {phase} phase exited with {INVALID_SUBMISSION_EXIT}): see "
             f"{paths.log(phase, 'err')}"
         )
         return "invalid"
-    if proc.returncode != 0:
-        hint = " (command not found)" if proc.returncode == 127 else ""
+    if returncode != 0:
+        hint = " (command not found)" if returncode == 127 else ""
         record.error = (
-            f"{phase} phase exited with {proc.returncode}{hint}: see {paths.log(phase, 'err')}"
+            f"{phase} phase exited with {returncode}{hint}: see {paths.log(phase, 'err')}"
         )
         return "failed"
     return "ok"
@@ -520,6 +618,32 @@ def train_then_judge(
     ``gpus``: the devices the run holds, as every phase's ``CUDA_VISIBLE_DEVICES`` (None: this
     process's own; the Ray and Slurm executors leave it to the scheduler, which sets it).
     """
+    policy, extra = _policy_of(sandbox, record)
+    run = _RunPhases(
+        plan, paths, record, policy, extra, deadline, cancel, notify, drop_env, reaper, gpus
+    )
+    if not judge_only:
+        outcome = _prepare_and_train(
+            run,
+            train_command=train_command,
+            train_timeout=train_timeout,
+            prepare_command=prepare_command,
+            cache_dir=cache_dir,
+        )
+        if outcome != "ok":
+            return outcome
+    return _judge(
+        run,
+        eval_command=eval_command,
+        eval_timeout=eval_timeout,
+        judge_dir=judge_dir,
+        provide_judge=provide_judge,
+    )
+
+
+def _policy_of(sandbox: SandboxPolicy | None, record: RunRecord) -> tuple[SandboxPolicy, Any]:
+    """The run's sandbox policy (None: the default, a sandbox) and the extra read-only paths it
+    grants; raises :class:`SandboxUnavailable` when it wants a sandbox none can start here."""
     policy = sandbox if sandbox is not None else SandboxPolicy()
     if policy.enabled:
         status = check_sandbox()
@@ -527,115 +651,87 @@ def train_then_judge(
             raise SandboxUnavailable(
                 f"no sandbox can start on this machine: {status.reason}", fix=status.fix
             )
-        extra = policy.extra_read_only()
-    else:
-        extra = ()
-        record.notes.append(
-            'ran without a sandbox: the champion\'s evotree.toml sets [sandbox] mode = "off", so '
-            "the phases could read and write anything this user can (see docs/threat-model.md)"
-        )
-    if not judge_only:
-        outcome = _prepare_and_train(
-            plan,
-            paths,
-            record,
-            policy,
-            extra,
-            train_command=train_command,
-            train_timeout=train_timeout,
-            deadline=deadline,
-            cancel=cancel,
-            notify=notify,
-            drop_env=drop_env,
-            reaper=reaper,
-            prepare_command=prepare_command,
-            cache_dir=cache_dir,
-            gpus=gpus,
-        )
-        if outcome != "ok":
-            return outcome
-    return _judge(
-        plan,
-        paths,
-        record,
-        policy,
-        extra,
-        eval_command=eval_command,
-        eval_timeout=eval_timeout,
-        deadline=deadline,
-        judge_dir=judge_dir,
-        provide_judge=provide_judge,
-        cancel=cancel,
-        notify=notify,
-        drop_env=drop_env,
-        reaper=reaper,
-        gpus=gpus,
+        return policy, policy.extra_read_only()
+    record.notes.append(
+        'ran without a sandbox: the champion\'s evotree.toml sets [sandbox] mode = "off", so '
+        "the phases could read and write anything this user can (see docs/threat-model.md)"
     )
+    return policy, ()
+
+
+@dataclasses.dataclass
+class _RunPhases:
+    """What every phase of one run shares: the run, its policy, deadline, cancel and progress."""
+
+    plan: RunPlan
+    paths: RunPaths
+    record: RunRecord
+    policy: SandboxPolicy
+    extra: Any  # the policy's extra read-only paths
+    deadline: float
+    cancel: threading.Event
+    notify: ProgressFn
+    drop_env: tuple[str, ...]
+    reaper: bool
+    gpus: str | None
+
+    def run(
+        self,
+        phase: str,
+        command: str,
+        cwd: Path,
+        timeout: float,
+        sandbox: SandboxSpec | None,
+        *,
+        candidate: Path | None = None,
+        cache: Path | None = None,
+        trace: bool = False,
+    ) -> str:
+        """Run one phase of this run (:func:`run_phase`)."""
+        return run_phase(
+            self.plan,
+            self.paths,
+            phase,
+            command,
+            cwd,
+            self.deadline,
+            timeout,
+            self.cancel,
+            self.notify,
+            self.record,
+            drop_env=self.drop_env,
+            reaper=self.reaper,
+            sandbox=sandbox,
+            candidate=candidate,
+            cache=cache,
+            trace=trace,
+            gpus=self.gpus,
+        )
 
 
 def _prepare_and_train(
-    plan: RunPlan,
-    paths: RunPaths,
-    record: RunRecord,
-    policy: SandboxPolicy,
-    extra: Any,
+    run: _RunPhases,
     *,
     train_command: str,
     train_timeout: float,
-    deadline: float,
-    cancel: threading.Event,
-    notify: ProgressFn,
-    drop_env: tuple[str, ...],
-    reaper: bool,
     prepare_command: str,
     cache_dir: Path | None,
-    gpus: str | None = None,
 ) -> str:
     """The prepare (when there is one) and train phases of :func:`train_then_judge`."""
+    paths, policy = run.paths, run.policy
     cache = None
     if prepare_command.strip():
         if cache_dir is None:
             raise ValueError("[train] prepare needs a cache folder")
         cache = cache_dir
-        cache.mkdir(parents=True, exist_ok=True)
-        paths.evidence_dir("prepare").mkdir(parents=True, exist_ok=True)
-        prepare_box = (
-            SandboxSpec(
-                cwd=paths.candidate,
-                read_only=(paths.root, *extra),
-                read_write=(cache, paths.evidence_dir("prepare")),
-                network=policy.train_network,
-                limits=policy.limits,
-                pass_env=policy.pass_env,
-            )
-            if policy.enabled
-            else None
-        )
-        outcome = run_phase(
-            plan,
-            paths,
-            "prepare",
-            prepare_command,
-            paths.candidate,
-            deadline,
-            train_timeout,
-            cancel,
-            notify,
-            record,
-            drop_env=drop_env,
-            reaper=reaper,
-            sandbox=prepare_box,
-            cache=cache,
-            trace=policy.trace,
-            gpus=gpus,
-        )
+        outcome = _prepare(run, prepare_command, train_timeout, cache)
         if outcome != "ok":
             return outcome
     paths.evidence_dir("train").mkdir(parents=True, exist_ok=True)
     train_box = (
         SandboxSpec(
             cwd=paths.candidate,
-            read_only=(paths.root, *extra, *((cache,) if cache is not None else ())),
+            read_only=(paths.root, *run.extra, *((cache,) if cache is not None else ())),
             read_write=(paths.candidate, paths.evidence_dir("train")),
             network=policy.train_network,
             limits=policy.limits,
@@ -644,64 +740,66 @@ def _prepare_and_train(
         if policy.enabled
         else None
     )
-    outcome = run_phase(
-        plan,
-        paths,
+    outcome = run.run(
         "train",
         train_command,
         paths.candidate,
-        deadline,
         train_timeout,
-        cancel,
-        notify,
-        record,
-        drop_env=drop_env,
-        reaper=reaper,
-        sandbox=train_box,
+        train_box,
         cache=cache,
         trace=policy.trace,
-        gpus=gpus,
     )
     # a train process that left the phase's process group (setsid, a double fork) must not live
     # on while the judge tree is written: it could read or tamper with it. In a sandbox none
     # can (the PID namespace ended with the phase); this is the second line.
-
-    escaped = kill_run_processes(plan.run_id)
+    escaped = kill_run_processes(run.plan.run_id)
     if escaped:
-        record.notes.append(
+        run.record.notes.append(
             f"{len(escaped)} train process(es) outlived the train phase's process group "
             "and were killed before the judge ran"
         )
     return outcome
 
 
+def _prepare(run: _RunPhases, prepare_command: str, timeout: float, cache: Path) -> str:
+    """The prepare phase: the only one that writes the shared ``cache`` (its own sandbox)."""
+    paths, policy = run.paths, run.policy
+    cache.mkdir(parents=True, exist_ok=True)
+    paths.evidence_dir("prepare").mkdir(parents=True, exist_ok=True)
+    prepare_box = (
+        SandboxSpec(
+            cwd=paths.candidate,
+            read_only=(paths.root, *run.extra),
+            read_write=(cache, paths.evidence_dir("prepare")),
+            network=policy.train_network,
+            limits=policy.limits,
+            pass_env=policy.pass_env,
+        )
+        if policy.enabled
+        else None
+    )
+    return run.run(
+        "prepare",
+        prepare_command,
+        paths.candidate,
+        timeout,
+        prepare_box,
+        cache=cache,
+        trace=policy.trace,
+    )
+
+
 def _judge(
-    plan: RunPlan,
-    paths: RunPaths,
-    record: RunRecord,
-    policy: SandboxPolicy,
-    extra: Any,
+    run: _RunPhases,
     *,
     eval_command: str,
     eval_timeout: float,
-    deadline: float,
     judge_dir: Path,
     provide_judge: Callable[[Path], None],
-    cancel: threading.Event,
-    notify: ProgressFn,
-    drop_env: tuple[str, ...],
-    reaper: bool,
-    gpus: str | None = None,
 ) -> str:
     """The judge phase of :func:`train_then_judge`, once no train process is alive."""
-    planted = paths.evidence_dir("eval")
-    if planted.is_symlink():
-        planted.unlink()
-        record.notes.append("the train phase put a link at evidence/eval; it was removed")
-    elif planted.exists():  # the train phase wrote where only the judge may write
-        shutil.rmtree(planted) if planted.is_dir() else planted.unlink()
-        record.notes.append("the train phase wrote into evidence/eval; it was discarded")
-    planted.mkdir(parents=True)
+    paths, policy, record = run.paths, run.policy, run.record
+    planted = _fresh_eval_evidence(paths, record)
     # The judge tree goes to a new directory with an unguessable name (mkdtemp: created by this
     # call, mode 0700), never to a path the train phase could have prepared (a symlink planted at
     # a predictable name would receive the hidden files and outlive the cleanup). The judge
@@ -724,36 +822,33 @@ def _judge(
         judge_box = (
             SandboxSpec(
                 cwd=fresh,
-                read_only=(paths.root, fresh, copy, *extra),
+                read_only=(paths.root, fresh, copy, *run.extra),
                 read_write=(planted,),
                 masked=(paths.candidate,),
                 network=policy.eval_network,
                 limits=policy.limits,
-                policy=PolicySandbox(read_only=extra),
+                policy=PolicySandbox(read_only=run.extra),
             )
             if policy.enabled
             else None
         )
-        return run_phase(
-            plan,
-            paths,
-            "eval",
-            eval_command,
-            fresh,
-            deadline,
-            eval_timeout,
-            cancel,
-            notify,
-            record,
-            drop_env=drop_env,
-            reaper=reaper,
-            sandbox=judge_box,
-            candidate=copy,
-            gpus=gpus,
-        )
+        return run.run("eval", eval_command, fresh, eval_timeout, judge_box, candidate=copy)
     finally:
         shutil.rmtree(fresh, ignore_errors=True)
         shutil.rmtree(copy, ignore_errors=True)
+
+
+def _fresh_eval_evidence(paths: RunPaths, record: RunRecord) -> Path:
+    """An empty ``evidence/eval`` for the judge: what the train phase put there is discarded."""
+    planted = paths.evidence_dir("eval")
+    if planted.is_symlink():
+        planted.unlink()
+        record.notes.append("the train phase put a link at evidence/eval; it was removed")
+    elif planted.exists():  # the train phase wrote where only the judge may write
+        shutil.rmtree(planted) if planted.is_dir() else planted.unlink()
+        record.notes.append("the train phase wrote into evidence/eval; it was discarded")
+    planted.mkdir(parents=True)
+    return planted
 
 
 #: Refused entries named one by one on the run, at most; the rest are counted.
