@@ -38,7 +38,6 @@ does (compaction, headline, usage, ``run.finished``). Faults:
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import io
 import logging
@@ -50,7 +49,7 @@ import time
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any
 
 from evotree.core.ledger import utcnow
 from evotree.harness.executors.errors import ExecutorError
@@ -59,7 +58,6 @@ from evotree.harness.layout import RunPaths
 from evotree.harness.records import runs_dir
 from evotree.harness.executors.ray_worker import ProgressSink
 from evotree.harness.finish import ledger_run_started
-from evotree.harness.sandbox import SandboxPolicy
 from evotree.harness.records import RunStatus
 from evotree.harness.budget import Usage
 from evotree.harness.budget import committed
@@ -68,6 +66,8 @@ from evotree.harness.reservations import counted_reservations
 from evotree.harness.finish import finish_run
 from evotree.harness.executors.ray_worker import cleanup_run
 from evotree.harness.executors.ray_worker import run_in_worker
+from evotree.harness.executors.run_dir import ActiveFlag, make_run_dir, open_record
+from evotree.harness.executors.node import apply_manifest, occupied_seconds, run_spec
 from evotree.harness.judge_store import provide_judge_tree
 from evotree.harness.export import export_tree
 
@@ -162,8 +162,7 @@ class _Attempt:
     plan: RunPlan
     record: RunRecord
     paths: RunPaths
-    lock: IO[str]
-    marker: Path
+    active: ActiveFlag
     attempt: int
     submitted: float = field(default_factory=time.monotonic)
     worker: dict[str, Any] = field(default_factory=dict)
@@ -315,52 +314,21 @@ class _Driver:
 
     # ------------------------------------------------------------------ submitting
     def _open_run(self, plan: RunPlan, run_id: str, attempt: int) -> _Attempt:
-        from evotree.harness.records import RunDirError, RunRecord, RunStatus, package_versions
-
-        cfg = self.ws.config
-        paths = RunPaths(self.base / run_id)
-        try:
-            paths.root.mkdir(parents=True)
-            (paths.root / "logs").mkdir()
-        except OSError as exc:
-            raise RunDirError(
-                f"cannot create the run directory {paths.root}: {exc.strerror}",
-                fix="check permissions and free space of the runs directory",
-            ) from None
-        marker = self.base / ".active" / run_id
-        lock = open(marker, "a+")  # noqa: SIM115 - held for the run's life (crash detection)
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        record = RunRecord(
-            run_id=run_id,
-            version=plan.version,
-            seed=plan.seed,
-            status=RunStatus.RUNNING.value,
-            commit=plan.commit,
-            judge_commit=plan.judge_commit,
-            judge_version=plan.judge_version,
-            train_command=cfg.train.command,
-            eval_command=cfg.eval.command,
-            started_at=utcnow(),
-            packages=package_versions(),
-            limits=plan.limits.to_dict(),
-            executor={
-                "kind": "ray",
-                "address": self.address or "local",
-                "attempt": attempt,
-                "retry_of": None,
-                "evidence_uri": self.uri,
-                "driver_host": socket.gethostname(),
-            },
-            judge_data_commit=plan.judge_data_commit,
-        )
+        paths = make_run_dir(RunPaths(self.base / run_id))
+        active = ActiveFlag(self.base / ".active" / run_id)
+        executor = {
+            "kind": "ray",
+            "address": self.address or "local",
+            "attempt": attempt,
+            "retry_of": None,
+            "evidence_uri": self.uri,
+            "driver_host": socket.gethostname(),
+        }
+        record = open_record(plan, run_id, self.ws.config, executor)
         record.save(paths.record)
-        return _Attempt(
-            plan=plan, record=record, paths=paths, lock=lock, marker=marker, attempt=attempt
-        )
+        return _Attempt(plan=plan, record=record, paths=paths, active=active, attempt=attempt)
 
     def _submit(self, plan: RunPlan, *, attempt: int, retry_of: str | None = None) -> None:
-
-        cfg = self.ws.config
         run_id = plan.run_id if attempt == 0 else f"{plan.run_id}-r{attempt}"
         package, files = self._package(plan.commit)
         judge = self._judge(plan.judge_commit, plan.judge_data_commit)
@@ -374,27 +342,15 @@ class _Driver:
             "started",
             {"version": plan.version, "seed": plan.seed, "max_steps": plan.limits.max_steps},
         )
-        spec = {
-            "run_id": run_id,
-            "version": plan.version,
-            "seed": plan.seed,
-            "commit": plan.commit,
-            "judge_commit": plan.judge_commit,
-            "judge_version": plan.judge_version,
-            "limits": plan.limits.to_dict(),
-            "judge_splits": list(plan.judge_splits),
-            "train_command": cfg.train.command,
-            "eval_command": cfg.eval.command,
-            "prepare_command": cfg.train.prepare,
-            "train_timeout": cfg.train.timeout_seconds,
-            "eval_timeout": cfg.eval.timeout_seconds,
-            "store_uri": self.uri,
-            "sync_seconds": self.section.sync_seconds,
-            "candidate_files": files,
-            "attempt": attempt,
-            # the champion's sandbox policy, so workers isolate the phases exactly as local runs do
-            "sandbox": SandboxPolicy.from_config(cfg.sandbox, forbidden=(self.ws.root,)).to_dict(),
-        }
+        spec = run_spec(
+            self.ws,
+            plan,
+            run_id,
+            store_uri=self.uri,
+            sync_seconds=self.section.sync_seconds,
+            candidate_files=files,
+            attempt=attempt,
+        )
         options: dict[str, Any] = {
             "num_cpus": self.section.cpus,
             "num_gpus": self.section.gpus,
@@ -493,10 +449,10 @@ class _Driver:
             record.executor.update({k: worker[k] for k in ("node_id", "worker_pid") if k in worker})
         complete, charge = fetched.complete, True
         if kind == "returned" and manifest is not None and complete:
-            self._apply(record, manifest)
+            apply_manifest(record, manifest)
         elif kind == "cancelled":
             if manifest is not None:
-                self._apply(record, manifest)
+                apply_manifest(record, manifest)
             record.status = RunStatus.CANCELLED.value
             if not worker:  # never started: nothing to charge, no evidence to be incomplete
                 charge, complete = False, True
@@ -507,7 +463,7 @@ class _Driver:
                 )
         else:
             if manifest is not None:
-                self._apply(record, manifest)
+                apply_manifest(record, manifest)
             record.status = RunStatus.FAILED.value
             problems = "; ".join(fetched.problems[:3])
             record.error = cause or f"the evidence in the store is incomplete: {problems}"
@@ -525,7 +481,7 @@ class _Driver:
                 f"evidence incomplete ({'; '.join(fetched.problems[:3])}): what arrived is "
                 "kept for inspection and not taken as a result"
             )
-        self._close(att, wall=_wall(manifest, worker, att), charge=charge, complete=complete)
+        self._close(att, wall=occupied_seconds(manifest, worker), charge=charge, complete=complete)
         if retry:
             self._submit(att.plan, attempt=att.attempt + 1, retry_of=record.run_id)
 
@@ -590,14 +546,6 @@ class _Driver:
             )
         return None
 
-    @staticmethod
-    def _apply(record: RunRecord, manifest: dict[str, Any]) -> None:
-        record.status = str(manifest.get("status", record.status))
-        record.error = manifest.get("error")
-        record.notes.extend(manifest.get("notes") or [])
-        record.phases = dict(manifest.get("phases") or {})
-        record.cpu_seconds = float(manifest.get("cpu_seconds") or 0.0)
-
     def _close(self, att: _Attempt, *, wall: float, charge: bool, complete: bool) -> None:
 
         try:
@@ -611,8 +559,7 @@ class _Driver:
                 complete=complete,
             )
         finally:
-            att.marker.unlink(missing_ok=True)
-            att.lock.close()
+            att.active.release()
         for ref in [r for r, a in self.running.items() if a is att]:
             del self.running[ref]
         self.done[self.origin[att.record.run_id]].append(att.record)
@@ -640,7 +587,9 @@ class _Driver:
                 "evidence incomplete: the driver did not import this run's evidence"
             )
             try:
-                self._close(att, wall=_wall(None, att.worker, att), charge=True, complete=False)
+                self._close(
+                    att, wall=occupied_seconds(None, att.worker), charge=True, complete=False
+                )
             except BaseException as close_exc:  # noqa: BLE001 - at least the status must land
                 record.notes.append(f"finishing it failed: {type(close_exc).__name__}")
                 record.evidence["complete"] = False
@@ -705,15 +654,6 @@ def _task_body() -> Any:
 def _first(exc: BaseException) -> str:
     text = str(exc).strip().splitlines()
     return text[0][:300] if text else type(exc).__name__
-
-
-def _wall(manifest: dict[str, Any] | None, worker: dict[str, Any] | None, att: _Attempt) -> float:
-    """Seconds the run occupied its worker: reported by the worker, else since it started."""
-    if manifest and isinstance(manifest.get("wall_seconds"), (int, float)):
-        return float(manifest["wall_seconds"])
-    if worker and isinstance(worker.get("started_at"), (int, float)):
-        return max(0.0, time.time() - float(worker["started_at"]))
-    return 0.0
 
 
 def _tar_judge(ws: Workspace, commit: str, data_commit: str | None) -> tuple[bytes, int]:
