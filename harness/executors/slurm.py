@@ -32,7 +32,6 @@ started are removed from the queue and their runs closed ``cancelled`` without c
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import math
 import os
@@ -41,7 +40,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any
 
 from evotree.core.ledger import utcnow
 from evotree.harness.executors.errors import ExecutorError
@@ -53,8 +52,9 @@ from evotree.harness.executors.ray import _tar_commit
 from evotree.harness.executors.ray import _tar_judge
 from evotree.harness.executors.slurm_job import judge_archive
 from evotree.harness.executors.slurm_job import run_job
+from evotree.harness.executors.run_dir import ActiveFlag, make_run_dir, open_record
+from evotree.harness.executors.node import apply_manifest, occupied_seconds, run_spec
 from evotree.harness.finish import ledger_run_started
-from evotree.harness.sandbox import SandboxPolicy
 from evotree.harness.executors.store import WORKER
 from evotree.harness.executors.store import FetchResult
 from evotree.harness.records import RunStatus
@@ -106,8 +106,7 @@ class _Job:
     plan: RunPlan
     record: RunRecord
     paths: RunPaths
-    lock: IO[str]
-    marker: Path
+    active: ActiveFlag
     job: Any
     submitted: float
     watched: dict[str, int] = field(default_factory=dict)  # store file -> bytes read (progress)
@@ -235,46 +234,19 @@ class _Driver:
                 pass
 
     # ------------------------------------------------------------------ submitting
-    def _open_run(self, plan: RunPlan) -> tuple[RunRecord, RunPaths, IO[str], Path]:
-        from evotree.harness.records import RunDirError, RunRecord, RunStatus, package_versions
-
-        cfg = self.ws.config
-        paths = RunPaths(self.base / plan.run_id)
-        try:
-            paths.root.mkdir(parents=True)
-            (paths.root / "logs").mkdir()
-        except OSError as exc:
-            raise RunDirError(
-                f"cannot create the run directory {paths.root}: {exc.strerror}",
-                fix="check permissions and free space of the runs directory",
-            ) from None
-        marker = self.base / ".active" / plan.run_id
-        lock = open(marker, "a+")  # noqa: SIM115 - held for the run's life (crash detection)
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        record = RunRecord(
-            run_id=plan.run_id,
-            version=plan.version,
-            seed=plan.seed,
-            status=RunStatus.RUNNING.value,
-            commit=plan.commit,
-            judge_commit=plan.judge_commit,
-            judge_version=plan.judge_version,
-            train_command=cfg.train.command,
-            eval_command=cfg.eval.command,
-            started_at=utcnow(),
-            packages=package_versions(),
-            limits=plan.limits.to_dict(),
-            executor={
-                "kind": "slurm",
-                "cluster": self.cluster,
-                "folder": str(self.folder),
-                "evidence_uri": self.uri,
-                "driver_host": socket.gethostname(),
-            },
-            judge_data_commit=plan.judge_data_commit,
-        )
+    def _open_run(self, plan: RunPlan) -> tuple[RunRecord, RunPaths, ActiveFlag]:
+        paths = make_run_dir(RunPaths(self.base / plan.run_id))
+        active = ActiveFlag(self.base / ".active" / plan.run_id)
+        executor = {
+            "kind": "slurm",
+            "cluster": self.cluster,
+            "folder": str(self.folder),
+            "evidence_uri": self.uri,
+            "driver_host": socket.gethostname(),
+        }
+        record = open_record(plan, plan.run_id, self.ws.config, executor)
         record.save(paths.record)
-        return record, paths, lock, marker
+        return record, paths, active
 
     def _package(self, commit: str) -> tuple[Path, int]:
         """The candidate archive of ``commit`` (judge paths excluded), written once: (path, file count)."""
@@ -303,39 +275,25 @@ class _Driver:
         return target
 
     def _submit(self, executor: Any, plan: RunPlan) -> None:
-
-        cfg = self.ws.config
         package, files = self._package(plan.commit)
         judge = self._judge(plan)
-        record, paths, lock, marker = self._open_run(plan)
+        record, paths, active = self._open_run(plan)
         ledger_run_started(self.ws, record)
-        spec = {
-            "run_id": plan.run_id,
-            "version": plan.version,
-            "seed": plan.seed,
-            "commit": plan.commit,
-            "judge_commit": plan.judge_commit,
-            "judge_version": plan.judge_version,
-            "limits": plan.limits.to_dict(),
-            "judge_splits": list(plan.judge_splits),
-            "train_command": cfg.train.command,
-            "eval_command": cfg.eval.command,
-            "prepare_command": cfg.train.prepare,
-            "train_timeout": cfg.train.timeout_seconds,
-            "eval_timeout": cfg.eval.timeout_seconds,
-            "store_uri": self.uri,
-            "sync_seconds": self.section.sync_seconds,
-            "candidate_archive": str(package),
-            "candidate_files": files,
-            "judge_archive": str(judge),
-            # the champion's sandbox policy: the node isolates the phases exactly as local runs do
-            "sandbox": SandboxPolicy.from_config(cfg.sandbox, forbidden=(self.ws.root,)).to_dict(),
-        }
+        spec = run_spec(
+            self.ws,
+            plan,
+            plan.run_id,
+            store_uri=self.uri,
+            sync_seconds=self.section.sync_seconds,
+            candidate_archive=str(package),
+            candidate_files=files,
+            judge_archive=str(judge),
+        )
         try:
             job = executor.submit(run_job, spec)
         except Exception as exc:
             judge.unlink(missing_ok=True)
-            self._close_unsubmitted(record, paths, lock, marker, exc)
+            self._close_unsubmitted(record, paths, active, exc)
             raise ExecutorError(
                 f"submitting run {plan.run_id} to {self.cluster} failed: {_first(exc)}",
                 fix="check that sbatch works here (sinfo, a test job) and that SBATCH_PARTITION / "
@@ -348,8 +306,7 @@ class _Driver:
                 plan=plan,
                 record=record,
                 paths=paths,
-                lock=lock,
-                marker=marker,
+                active=active,
                 job=job,
                 submitted=time.monotonic(),
             )
@@ -466,7 +423,7 @@ class _Driver:
         manifest = result if result is not None else fetched.manifest
         complete, charge = fetched.complete and result is not None, True
         if manifest is not None:
-            _apply(record, manifest)
+            apply_manifest(record, manifest)
         if result is None:
             record.status = (
                 RunStatus.CANCELLED if self.cancelling_since is not None else RunStatus.FAILED
@@ -491,7 +448,7 @@ class _Driver:
                 f"evidence incomplete ({'; '.join(fetched.problems[:3]) or cause}): what arrived is "
                 "kept for inspection and not taken as a result"
             )
-        self._close(job, wall=_wall(manifest, worker, job), charge=charge, complete=complete)
+        self._close(job, wall=occupied_seconds(manifest, worker), charge=charge, complete=complete)
 
     def _close(self, job: _Job, *, wall: float, charge: bool, complete: bool) -> None:
 
@@ -509,8 +466,7 @@ class _Driver:
                 complete=complete,
             )
         finally:
-            job.marker.unlink(missing_ok=True)
-            job.lock.close()
+            job.active.release()
         if job in self.running:
             self.running.remove(job)
         self.done[job.plan.run_id] = job.record
@@ -521,7 +477,7 @@ class _Driver:
         )
 
     def _close_unsubmitted(
-        self, record: RunRecord, paths: RunPaths, lock: IO[str], marker: Path, exc: BaseException
+        self, record: RunRecord, paths: RunPaths, active: ActiveFlag, exc: BaseException
     ) -> None:
 
         record.status = RunStatus.FAILED.value
@@ -529,20 +485,18 @@ class _Driver:
         try:
             finish_run(self.ws, record, paths, None, wall_seconds=0.0, charge=False, complete=True)
         finally:
-            marker.unlink(missing_ok=True)
-            lock.close()
+            active.release()
 
     def _finish_unstarted(self, plan: RunPlan) -> None:
 
-        record, paths, lock, marker = self._open_run(plan)
+        record, paths, active = self._open_run(plan)
         ledger_run_started(self.ws, record)
         record.status = RunStatus.CANCELLED.value
         record.error = "cancelled before it was submitted"
         try:
             finish_run(self.ws, record, paths, None, wall_seconds=0.0, charge=False, complete=True)
         finally:
-            marker.unlink(missing_ok=True)
-            lock.close()
+            active.release()
         self.done[plan.run_id] = record
 
     def _abandon(self, exc: BaseException) -> None:
@@ -557,7 +511,7 @@ class _Driver:
                 "evidence incomplete: the driver did not import this run's evidence"
             )
             try:
-                self._close(job, wall=_wall(None, None, job), charge=True, complete=False)
+                self._close(job, wall=occupied_seconds(None, None), charge=True, complete=False)
             except BaseException:  # noqa: BLE001 - at least the status must land
                 job.record.ended_at = job.record.ended_at or utcnow()
                 job.record.save(job.paths.record)
@@ -565,23 +519,6 @@ class _Driver:
                     self.running.remove(job)
 
 
-def _apply(record: RunRecord, manifest: dict[str, Any]) -> None:
-    record.status = str(manifest.get("status", record.status))
-    record.error = manifest.get("error")
-    record.notes.extend(manifest.get("notes") or [])
-    record.phases = dict(manifest.get("phases") or {})
-    record.cpu_seconds = float(manifest.get("cpu_seconds") or 0.0)
-
-
 def _first(exc: BaseException) -> str:
     lines = [line for line in str(exc).strip().splitlines() if line.strip()]
     return (lines[-1] if lines else type(exc).__name__)[:300]
-
-
-def _wall(manifest: dict[str, Any] | None, worker: dict[str, Any] | None, job: _Job) -> float:
-    """Seconds the run occupied its job: reported by the job, else since it started, else 0."""
-    if manifest and isinstance(manifest.get("wall_seconds"), (int, float)):
-        return float(manifest["wall_seconds"])
-    if worker and isinstance(worker.get("started_at"), (int, float)):
-        return max(0.0, time.time() - float(worker["started_at"]))
-    return 0.0
