@@ -278,7 +278,7 @@ def test_evidence_files_looks_up_only_contract_names(
 
 
 def test_syncer_retries_a_failed_copy(tmp_path: Path) -> None:
-    from evotree.harness.executors.ray_worker import _Syncer
+    from evotree.harness.executors.node import Syncer as _Syncer
 
     local = _run_dir(tmp_path / "run")
     store = EvidenceStore(str(tmp_path / "store"))
