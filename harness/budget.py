@@ -30,7 +30,7 @@ promoted commit is charged there (a commit added to its branch since is a new ca
 to the version), and a champion is made only by a person's signed promotion
 (:func:`champion_reruns_left` is what the score gate may still ask of it).
 
-**Money and the search clock** (issue 20; docs/protocols/budgets.md). A run costs its wall hours
+**Money and the search clock** (docs/protocols/budgets.md). A run costs its wall hours
 × (``[executor].gpus`` × ``usd_per_gpu_hour`` + ``[executor].cpus`` × ``usd_per_cpu_hour``): the
 resources it holds, whatever it does with them. Agent/API spend is recorded by hand or by the
 agent server (:func:`evotree.harness.money.record_spend`, event ``spend.recorded``) and counts in the same ``usd``. A
@@ -44,7 +44,7 @@ planned after its end, and every run gets the clock's end as an absolute deadlin
 (``RunLimits.ends_at``, :func:`run_deadline`) which the executor enforces, so runs in parallel
 each may use the whole time left and runs started one after another are stopped at its end.
 
-**Training time** (issue 20, item 3). A run's usage says how much of its wall clock was training
+**Training time**. A run's usage says how much of its wall clock was training
 (``train_hours``): its prepare and train phases and, where the champion's ``[eval] judge_trains``
 says the judge phase runs the fixed training (RSIBench-Data), the judge phase too
 (``judge_train_hours``, its part) — as measured by evotree around each phase, never as reported
