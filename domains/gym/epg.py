@@ -41,6 +41,8 @@ __all__ = [
     "coerce",
     "env_meta",
     "play_submit_episode",
+    "TrajectoryRows",
+    "info_row",
     "final_score",
     "TRAJECTORY_CAP_BYTES",
     "FEEDBACK_CAP_BYTES",
@@ -253,6 +255,62 @@ def _error(category: str, exc: BaseException) -> str:
     return f"{category}: {type(exc).__name__}: {exc}" + (f" (at {where})" if where else "")
 
 
+class TrajectoryRows:
+    """One episode's ``trajectory.jsonl`` rows, cut past :data:`TRAJECTORY_CAP_BYTES` (a last
+    ``truncated_feedback`` row says so); :attr:`cut`: no row is added any more."""
+
+    def __init__(self) -> None:
+        self.rows: list[str] = []
+        self.size = 0
+        self.cut = False
+
+    def add(
+        self,
+        info: dict[str, Any],
+        t: int,
+        obs: Any,
+        action: Any,
+        reward: float,
+        terminated: Any,
+        truncated: Any,
+    ) -> None:
+        """The row of step ``t`` (``info``: :func:`info_row`; ``obs`` and ``action`` JSON data)."""
+        row = json.dumps(
+            {
+                "t": t,
+                "obs": obs,
+                "action": action,
+                "reward": reward,
+                "terminated": bool(terminated),
+                "truncated": bool(truncated),
+                "info": info,
+            },
+            separators=(",", ":"),
+            default=repr,
+        )
+        if self.size + len(row) > TRAJECTORY_CAP_BYTES:
+            self.cut = True
+            self.rows.append(
+                json.dumps(
+                    {
+                        "t": t,
+                        "truncated_feedback": f"trajectory cut at {TRAJECTORY_CAP_BYTES} bytes",
+                    }
+                )
+            )
+        else:
+            self.rows.append(row)
+            self.size += len(row) + 1
+
+
+def info_row(info: Any, invalid: Any) -> dict[str, Any]:
+    """A step's ``info`` as a trajectory row has it: JSON data, ``action_invalid`` when coerced."""
+    row_info = to_json(info) if isinstance(info, dict) else {}
+    if invalid:
+        row_info["action_invalid"] = True
+    return row_info
+
+
 def play_submit_episode(
     env: Any,
     policy: Any,
@@ -272,29 +330,11 @@ def play_submit_episode(
     :data:`TRAJECTORY_CAP_BYTES`.
     """
 
-    out: dict[str, Any] = {
-        "env_id": env_id,
-        "index": index,
-        "seed": seed,
-        "ret": 0.0,
-        "length": 0,
-        "finish_reason": "error",
-        "message": "",
-        "category": "",
-        "invalid_actions": 0,
-    }
+    out = _episode_fields(env_id, index, seed)
     actions: list[Any] = []
-    rows: list[str] = []
-    size = 0
-    cut = False
+    rows = TrajectoryRows()
     space = env.action_space
-    try:
-        policy.reset(index)
-    except EpisodeTimeout:
-        raise
-    except Exception as exc:  # noqa: BLE001
-        out.update(category="reset_error", message=_error("reset_error", exc))
-        out["trajectory"] = [] if trajectory else None
+    if not _reset_policy(policy, index, out, trajectory):
         return out
     seed_everything(seed)
     obs, _ = env.reset(seed=seed)
@@ -319,36 +359,16 @@ def play_submit_episode(
             out["invalid_actions"] += bool(invalid)
             if record_actions:
                 actions.append(action if type(action) is int else encode_action(action))
-            if trajectory and not cut:
-                row_info = to_json(info) if isinstance(info, dict) else {}
-                if invalid:
-                    row_info["action_invalid"] = True
-                row = json.dumps(
-                    {
-                        "t": length - 1,
-                        "obs": None if image_obs else view,
-                        "action": to_json(raw if failure is None else action),
-                        "reward": reward,
-                        "terminated": bool(terminated),
-                        "truncated": bool(truncated),
-                        "info": row_info,
-                    },
-                    separators=(",", ":"),
-                    default=repr,
+            if trajectory and not rows.cut:
+                rows.add(
+                    info_row(info, invalid),  # the info converted before the action
+                    length - 1,
+                    None if image_obs else view,
+                    to_json(raw if failure is None else action),
+                    reward,
+                    terminated,
+                    truncated,
                 )
-                if size + len(row) > TRAJECTORY_CAP_BYTES:
-                    cut = True
-                    rows.append(
-                        json.dumps(
-                            {
-                                "t": length - 1,
-                                "truncated_feedback": f"trajectory cut at {TRAJECTORY_CAP_BYTES} bytes",
-                            }
-                        )
-                    )
-                else:
-                    rows.append(row)
-                    size += len(row) + 1
             if failure is not None:
                 out.update(category="act_error", message=failure)
                 break
@@ -359,8 +379,37 @@ def play_submit_episode(
         out["ret"], out["length"] = total, length
         if record_actions:
             out["actions"] = actions
-        out["trajectory"] = rows if trajectory else None
+        out["trajectory"] = rows.rows if trajectory else None
     return out
+
+
+def _episode_fields(env_id: str, index: int, seed: int) -> dict[str, Any]:
+    """The result of an episode not played yet (:func:`play_submit_episode` fills it in)."""
+    return {
+        "env_id": env_id,
+        "index": index,
+        "seed": seed,
+        "ret": 0.0,
+        "length": 0,
+        "finish_reason": "error",
+        "message": "",
+        "category": "",
+        "invalid_actions": 0,
+    }
+
+
+def _reset_policy(policy: Any, index: int, out: dict[str, Any], trajectory: bool) -> bool:
+    """``policy.reset(index)``; False when it raised (``out`` then says ``reset_error``: the
+    episode is not played). The worker's alarm (:class:`EpisodeTimeout`) goes through."""
+    try:
+        policy.reset(index)
+    except EpisodeTimeout:
+        raise
+    except Exception as exc:  # noqa: BLE001
+        out.update(category="reset_error", message=_error("reset_error", exc))
+        out["trajectory"] = [] if trajectory else None
+        return False
+    return True
 
 
 def final_score(
