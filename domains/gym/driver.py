@@ -19,7 +19,6 @@ here): the same episode, a third cheaper.
 
 from __future__ import annotations
 
-import json
 import pickle
 import time
 from typing import Any, Protocol
@@ -41,7 +40,8 @@ from evotree.domains.gym.wire import (
     json_frame,
     policy_seed,
 )
-from evotree.domains.gym.epg import TRAJECTORY_CAP_BYTES
+from evotree.domains.gym.epg import TrajectoryRows
+from evotree.domains.gym.epg import info_row
 from evotree.domains.gym.epg import schema
 from evotree.domains.gym.epg import to_json
 
@@ -276,37 +276,17 @@ def _drive_evopolicygym(
     """EvoPolicyGym's episode (:func:`evotree.domains.gym.epg.play_submit_episode`) with the policy
     in its own process: ``reset(episode_index)`` there, JSON observations, actions coerced into the
     space (and flagged), an ``act()`` error plays a sampled action and ends the episode."""
-
     episode = Episode(env_id=env_id, index=index, seed=seed)
     started = time.monotonic()
     space = env.action_space
-    seed_everything(seed)
-    obs, _ = env.reset(seed=seed)
-    space.seed(seed)
-    image_obs = schema(env.observation_space).get("type") == "Image"
-    pipe.send_frame(
-        b"S"
-        + pickle.dumps(
-            {
-                "mode": "evopolicygym",
-                "env_id": env_id,
-                "index": index,
-                "policy_seed": policy_seed(env_id, index),
-                "timeout": timeout,
-                "meta": meta,
-                "action_space": clean_space(space),
-                "obs": obs,
-                "trajectory": trajectory,
-            },
-            protocol=pickle.HIGHEST_PROTOCOL,
-        )
+    obs, image_obs = _epg_begin(
+        pipe, env, space, episode, timeout=timeout, meta=meta, trajectory=trajectory
     )
     fast = _fast_path(env)
     step, limit = (fast[0].step, fast[1]) if fast is not None else (env.step, None)
     check = action_checker(space)
     actions: list[Any] = []
-    rows: list[str] = []
-    size, cut = 0, False
+    rows = TrajectoryRows()
     total, length = 0.0, 0
     try:
         while True:
@@ -318,30 +298,13 @@ def _drive_evopolicygym(
                 if problem is not None:
                     raise ProtocolError(f"an action outside the space after coercion: {problem}")
             else:
-                message = _failure(frame)
-                if (
-                    message.get("category") in ("init_error", "reset_error")
-                    or message["reason"] == "timeout"
-                ):
-                    if (
-                        message["reason"] == "timeout"
-                    ):  # as EvoPolicyGym's watchdog: nothing of it counts
-                        total, length = 0.0, 0
-                        episode.finish_reason = "timeout"
-                    episode.category = str(message.get("category", ""))
-                    episode.message = str(message.get("message", ""))
-                    if trajectory:
-                        episode.trajectory = []
+                failure = _epg_failure(_failure(frame), episode, trajectory)
+                if failure is None:  # the episode ends here
+                    if episode.finish_reason == "timeout":  # as EvoPolicyGym's watchdog:
+                        total, length = 0.0, 0  # nothing of it counts
                     break
-                if message.get("category") != "act_error":
-                    raise ProtocolError(
-                        f"unexpected failure from the policy's process: {str(message)[:200]}"
-                    )
-                failure = str(message.get("message", ""))
                 action, invalid, raw = space.sample(), False, None
-            obs_row = None
-            if trajectory and not cut and not image_obs:
-                obs_row = to_json(obs)
+            obs_row = to_json(obs) if trajectory and not rows.cut and not image_obs else None
             obs, reward, terminated, truncated, info = step(action)
             reward = float(reward)
             total += reward
@@ -351,57 +314,102 @@ def _drive_evopolicygym(
             episode.invalid_actions += bool(invalid)
             if record_actions:
                 actions.append(action if type(action) is int else encode_action(action))
-            if trajectory and not cut:
-                row_info = to_json(info) if isinstance(info, dict) else {}
-                if invalid:
-                    row_info["action_invalid"] = True
-                row = json.dumps(
-                    {
-                        "t": length - 1,
-                        "obs": obs_row,
-                        "action": raw if failure is None else to_json(action),
-                        "reward": reward,
-                        "terminated": bool(terminated),
-                        "truncated": bool(truncated),
-                        "info": row_info,
-                    },
-                    separators=(",", ":"),
-                    default=repr,
+            if trajectory and not rows.cut:
+                rows.add(
+                    info_row(info, invalid),
+                    length - 1,
+                    obs_row,
+                    raw if failure is None else to_json(action),
+                    reward,
+                    terminated,
+                    truncated,
                 )
-                if size + len(row) > TRAJECTORY_CAP_BYTES:
-                    cut = True
-                    rows.append(
-                        json.dumps(
-                            {
-                                "t": length - 1,
-                                "truncated_feedback": (
-                                    f"trajectory cut at {TRAJECTORY_CAP_BYTES} bytes"
-                                ),
-                            }
-                        )
-                    )
-                else:
-                    rows.append(row)
-                    size += len(row) + 1
             if failure is not None:
                 episode.category, episode.message = "act_error", failure
                 break
             if terminated or truncated:
                 episode.finish_reason = "terminated" if terminated else "truncated"
                 break
-            if (
-                time.monotonic() - started > timeout
-            ):  # as EvoPolicyGym's watchdog: nothing of it counts
-                total, length = 0.0, 0
+            if time.monotonic() - started > timeout:  # as EvoPolicyGym's watchdog:
+                total, length = 0.0, 0  # nothing of it counts
                 episode.finish_reason = "timeout"
                 episode.message = f"the episode ran past its time limit ({timeout:g} s)"
                 break
             pipe.send_frame(b"O" + pickle.dumps(obs, protocol=pickle.HIGHEST_PROTOCOL))
         pipe.send_frame(b"E")
     finally:
-        episode.ret, episode.length = total, length
-        if record_actions:
-            episode.actions = actions
-        if trajectory and episode.trajectory is None:
-            episode.trajectory = rows
+        _epg_settle(episode, total, length, actions if record_actions else None, rows, trajectory)
     return episode
+
+
+def _epg_settle(
+    episode: Episode,
+    total: float,
+    length: int,
+    actions: list[Any] | None,
+    rows: TrajectoryRows,
+    trajectory: bool,
+) -> None:
+    """The episode's return and length up to where it ended, its actions (None: not recorded)
+    and its trajectory rows when asked (unless it ended before its first step: ``[]`` then)."""
+    episode.ret, episode.length = total, length
+    if actions is not None:
+        episode.actions = actions
+    if trajectory and episode.trajectory is None:
+        episode.trajectory = rows.rows
+
+
+def _epg_begin(
+    pipe: Pipe,
+    env: Any,
+    space: Any,
+    episode: Episode,
+    *,
+    timeout: float,
+    meta: dict[str, Any],
+    trajectory: bool,
+) -> tuple[Any, bool]:
+    """Reset the environment with the episode's seed and send the policy's process the start
+    message (never the seed): (the first observation, whether observations are images).
+    ``space``: the action space as it was before the reset (highway-env makes a new one)."""
+    seed = episode.seed
+    seed_everything(seed)
+    obs, _ = env.reset(seed=seed)
+    space.seed(seed)
+    image_obs = schema(env.observation_space).get("type") == "Image"
+    pipe.send_frame(
+        b"S"
+        + pickle.dumps(
+            {
+                "mode": "evopolicygym",
+                "env_id": episode.env_id,
+                "index": episode.index,
+                "policy_seed": policy_seed(episode.env_id, episode.index),
+                "timeout": timeout,
+                "meta": meta,
+                "action_space": clean_space(space),
+                "obs": obs,
+                "trajectory": trajectory,
+            },
+            protocol=pickle.HIGHEST_PROTOCOL,
+        )
+    )
+    return obs, image_obs
+
+
+def _epg_failure(message: dict[str, Any], episode: Episode, trajectory: bool) -> str | None:
+    """A checked ``fail`` message in EvoPolicyGym mode: an ``act()`` error's text (that step plays
+    a sampled action, then the episode ends), or None when the episode ends without that step
+    (``init_error``, ``reset_error``, a timeout: ``episode`` says which). Anything else breaks
+    the protocol (:class:`~evotree.domains.gym.wire.ProtocolError`)."""
+    if message.get("category") in ("init_error", "reset_error") or message["reason"] == "timeout":
+        if message["reason"] == "timeout":
+            episode.finish_reason = "timeout"
+        episode.category = str(message.get("category", ""))
+        episode.message = str(message.get("message", ""))
+        if trajectory:
+            episode.trajectory = []
+        return None
+    if message.get("category") != "act_error":
+        raise ProtocolError(f"unexpected failure from the policy's process: {str(message)[:200]}")
+    return str(message.get("message", ""))
