@@ -318,14 +318,7 @@ def play(
         space.seed(seed)
         if summarize:
             first = _obs_text(obs)
-        observation_space, action_space = env.observation_space, space
-        if isolated:
-            pseed = policy_seed(env_id, index)
-            observation_space, action_space = clean_space(observation_space), clean_space(space)
-            observation_space.seed(pseed)
-            action_space.seed(pseed)
-            random.seed(pseed)
-            np.random.seed(pseed)
+        observation_space, action_space = _policy_spaces(env, space, env_id, index, isolated)
         policy = make_policy(env_id, observation_space, action_space)
         stage = "reset()"
         policy.reset()
@@ -365,22 +358,45 @@ def play(
                 f"{stats.describe()}; first obs {first}; last obs {_obs_text(obs)}; "
                 f"last reward {_fmt(float(reward))}"
             )
-    except EpisodeTimeout as exc:
+    except (EpisodeTimeout, Exception, SystemExit) as exc:  # the policy's fault is feedback
+        _policy_fault(episode, stage, exc)
+    episode.ret = total  # up to the failure, for an episode that failed
+    if record_actions:
+        episode.actions = actions
+    return episode
+
+
+def _policy_spaces(
+    env: Any, space: Any, env_id: str, index: int, isolated: bool
+) -> tuple[Any, Any]:
+    """The spaces the policy is built with: ``env``'s own, or (``isolated``) clean copies
+    seeded with the policy seed, its generators seeded with it too, as in its own process."""
+    observation_space, action_space = env.observation_space, space
+    if isolated:
+        pseed = policy_seed(env_id, index)
+        observation_space, action_space = clean_space(observation_space), clean_space(space)
+        observation_space.seed(pseed)
+        action_space.seed(pseed)
+        random.seed(pseed)
+        np.random.seed(pseed)
+    return observation_space, action_space
+
+
+def _policy_fault(episode: Episode, stage: str, exc: BaseException) -> None:
+    """Record in ``episode`` how the policy's code (or the step, ``stage``) failed: the alarm's
+    :class:`EpisodeTimeout` as ``timeout``, an exception or ``sys.exit`` as ``error``."""
+    if isinstance(exc, EpisodeTimeout):
         episode.finish_reason = "timeout"
         episode.message = (
             f"the episode ran past its time limit ({exc}) at step {episode.length}, "
             f"inside {stage}: {_policy_traceback(exc)}"
         )
-    except Exception as exc:  # noqa: BLE001 - the policy's fault is feedback, not a crash
+    elif isinstance(exc, Exception):
         episode.finish_reason = "error"
         episode.message = f"{stage} raised at step {episode.length}: {_policy_traceback(exc)}"
-    except SystemExit as exc:
+    elif isinstance(exc, SystemExit):
         episode.finish_reason = "error"
         episode.message = f"{stage} called sys.exit({exc.code}) at step {episode.length}"
-    episode.ret = total  # up to the failure, for an episode that failed
-    if record_actions:
-        episode.actions = actions
-    return episode
 
 
 _PLAIN_WRAPPERS = ("PassiveEnvChecker", "OrderEnforcing", "TimeLimit")
