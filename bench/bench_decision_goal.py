@@ -33,7 +33,15 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from evotree.gates.calibration import Proposals, SimModel, comparison_rate, evaluate, simulate_tree
+from evotree.gates.calibration import (
+    Levers,
+    Proposals,
+    SimModel,
+    comparison_rate,
+    evaluate,
+    simulate_tree,
+)
+from evotree.gates.score import ScoreRule
 
 STEPS = 30
 
@@ -95,9 +103,18 @@ def greedy_k(k: int, model: SimModel, loops: int, seed: int) -> dict[str, Any]:
     }
 
 
-def tree(strategy: str, model: SimModel, loops: int, seed: int) -> dict[str, Any]:
-    """The gate or greedy-1 through the project's own simulator."""
-    s = simulate_tree(strategy, loops=loops, steps=STEPS, model=model, seed=seed)
+def tree(
+    strategy: str,
+    model: SimModel,
+    loops: int,
+    seed: int,
+    rule: ScoreRule = ScoreRule(),
+    levers: Levers = Levers(),
+) -> dict[str, Any]:
+    """The gate (with ``rule`` and ``levers``) or greedy-1 through the project's own simulator."""
+    s = simulate_tree(
+        strategy, loops=loops, steps=STEPS, model=model, seed=seed, rule=rule, levers=levers
+    )
     return {
         "finals": list(s.finals),
         "runs": s.runs_per_loop,
@@ -111,20 +128,28 @@ def tree(strategy: str, model: SimModel, loops: int, seed: int) -> dict[str, Any
     }
 
 
-def one_noise(factor: int, loops: int, seeds: list[int], trials: int) -> dict[str, Any]:
-    """Every rule at one seed-noise factor, seeds pooled."""
+def one_noise(
+    factor: int,
+    loops: int,
+    seeds: list[int],
+    trials: int,
+    rule: ScoreRule = ScoreRule(),
+    levers: Levers = Levers(),
+) -> dict[str, Any]:
+    """Every rule at one seed-noise factor, seeds pooled (the gate with ``rule`` and ``levers``:
+    a lever under study; the defaults are the gate as shipped)."""
     model = SimModel(seed_sd=SimModel().seed_sd * factor)
     started = time.monotonic()
     parts: dict[str, list[dict[str, Any]]] = {"gate": [], "greedy-1": [], "ceiling": []}
     for seed in seeds:
-        parts["gate"].append(tree("gate", model, loops, seed))
+        parts["gate"].append(tree("gate", model, loops, seed, rule, levers))
         parts["greedy-1"].append(tree("greedy", model, loops, seed))
         parts["ceiling"].append(ceiling(model, loops, seed))
     gate_runs = float(np.mean([p["runs"] for p in parts["gate"]]))
     k = max(1, round(gate_runs / (STEPS + 1)))
     parts[f"greedy-{k}"] = [greedy_k(k, model, loops, seed) for seed in seeds]
     hits, n, first_runs = comparison_rate(
-        0.0, trials, model=model, tree_versions=0, seed=41 + factor
+        0.0, trials, rule=rule, model=model, tree_versions=0, seed=41 + factor
     )
     ceil = np.concatenate([p["finals"] for p in parts["ceiling"]])
     rows: dict[str, Any] = {}
@@ -323,6 +348,19 @@ def figure(rows: list[dict[str, str]]) -> str:
     return "1x / 2x seed noise: " + "; ".join(parts)
 
 
+def settings(items: list[str], cls: type) -> dict[str, Any]:
+    """``KEY=VALUE`` items (VALUE as JSON; a list becomes a tuple) checked against ``cls``'s
+    fields: the rule or the levers of a lever under study."""
+    out: dict[str, Any] = {}
+    for item in items:
+        key, _, text = item.partition("=")
+        if key not in cls.__dataclass_fields__:
+            raise SystemExit(f"{cls.__name__} has no setting {key!r}")
+        value = json.loads(text)
+        out[key] = tuple(value) if isinstance(value, list) else value
+    return out
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--loops", type=int, default=200, help="loops per seed and noise level")
@@ -333,14 +371,34 @@ def main() -> None:
     p.add_argument("--loopsim", type=Path, help="bench/loopsim_run.py --json output of the gate")
     p.add_argument("--rule", default="evotree-gate", help="the gate's name in --loopsim")
     p.add_argument("--record", type=Path, help="write the bench/results record here")
+    p.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a ScoreRule setting of the gate under study (JSON value), e.g. champion_seeds=3",
+    )
+    p.add_argument(
+        "--lever",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a calibration Levers setting, e.g. reuse_promotion_runs=true",
+    )
     args = p.parse_args()
+    rule_set, lever_set = settings(args.set, ScoreRule), settings(args.lever, Levers)
+    if args.record and (rule_set or lever_set):
+        raise SystemExit("--record writes the shipped gate's record: drop --set/--lever")
+    rule, levers = ScoreRule(**rule_set), Levers(**lever_set)
     if args.reuse:
         out = json.loads(args.json.read_text())
     else:
         started = time.monotonic()
         with ProcessPoolExecutor(2) as pool:
             futures = {
-                f"{f}x": pool.submit(one_noise, f, args.loops, args.seeds, args.trials)
+                f"{f}x": pool.submit(
+                    one_noise, f, args.loops, args.seeds, args.trials, rule, levers
+                )
                 for f in (1, 2)
             }
             out = {
@@ -348,6 +406,8 @@ def main() -> None:
                 "seeds": args.seeds,
                 "steps": STEPS,
                 "trials": args.trials,
+                "rule": rule_set,
+                "levers": lever_set,
                 "results": {name: fut.result() for name, fut in futures.items()},
             }
         out["seconds"] = round(time.monotonic() - started, 1)

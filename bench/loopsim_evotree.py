@@ -31,6 +31,8 @@ Where the two worlds differ (docs/benchmarks/decision-goal.md):
 
 from __future__ import annotations
 
+import math
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -57,9 +59,16 @@ class EvotreeGate:
         champion_budget: bool = True,
         patience: int = 0,
         futility: int = 0,
+        reuse_promotion_runs: bool = False,
+        curse_shift: float = 0.0,
         name: str | None = None,
     ) -> None:
         self.rule = rule
+        #: a lever under study (off as shipped): a new champion keeps the runs that promoted it,
+        #: shifted down by ``curse_shift`` SEs of its mean at promotion (a winner's-curse
+        #: correction), and is only topped up to ``champion_seeds``
+        self.reuse = reuse_promotion_runs
+        self.curse_shift = curse_shift
         self.champion_budget = champion_budget
         self.patience = patience
         self.futility = futility or patience
@@ -75,6 +84,8 @@ class EvotreeGate:
         self.last: State | None = None  # the last state seen of the proposal in hand
         self.missed = 0  # proposals in a row not passed
         self.promoted = False
+        self.shift = 0.0  # the reused runs' correction (score units), of the champion in hand
+        self.passed_shift = 0.0  # the same, of the candidate the gate just passed
 
     def end_proposal(self, outcome: Outcome) -> None:
         """File the finished version's runs with the tree (its spread is the tree's from now)."""
@@ -83,6 +94,7 @@ class EvotreeGate:
             return
         if outcome.decision == "promote":
             self.missed, self.promoted = 0, True
+            self.shift = self.passed_shift
             if last.champion_task_scores:  # the old champion: every run of it, one version
                 self.terms.append(spread_term(np.vstack(last.champion_task_scores)))
         else:
@@ -103,7 +115,11 @@ class EvotreeGate:
         if self.pending:
             return self.pending.pop(0)
         rule = self.rule
-        since = state.champion_task_scores[state.champion_runs_as_candidate :]
+        since = list(state.champion_task_scores[state.champion_runs_as_candidate :])
+        fresh = len(since)  # the champion's re-runs since its promotion (its run account)
+        if self.reuse:
+            kept = state.champion_task_scores[: state.champion_runs_as_candidate]
+            since = [run - self.shift for run in kept] + since
         if not state.candidate_task_scores:
             self.pending = [Action.run_candidate(rule.seeds_needed)]
             if len(since) < rule.champion_seeds:
@@ -116,10 +132,12 @@ class EvotreeGate:
         diff = difference(
             a, b, spread=spread, confidence=1 - 2 * rule.alpha, threshold=rule.min_delta
         )
-        left = max(0, rule.max_runs - len(since)) if self.champion_budget else None
+        left = max(0, rule.max_runs - fresh) if self.champion_budget else None
         decision = decide_score(diff, rule, champion_runs_left=left)
         self.verdicts[decision.verdict] = self.verdicts.get(decision.verdict, 0) + 1
         if decision.passed:
+            sd_b = diff.sd[1] if diff.sd[1] is not None else 0.0
+            self.passed_shift = self.curse_shift * float(sd_b) / math.sqrt(len(b))
             return Action.promote()
         more = decision.next_seeds or {}
         if decision.verdict not in ("more_seeds", "not_ready") or not any(more.values()):
@@ -133,6 +151,11 @@ class EvotreeGate:
         return actions[0]
 
 
-def make(**kwargs: Any) -> EvotreeGate:
-    """The factory ``bench/loopsim_run.py --rule bench/loopsim_evotree.py:make`` calls."""
+def make(rule: dict[str, Any] | None = None, **kwargs: Any) -> EvotreeGate:
+    """The factory ``bench/loopsim_run.py --rule bench/loopsim_evotree.py:make`` calls;
+    ``rule``: ScoreRule settings that differ from the shipped ones (a lever under study, e.g.
+    ``--rule-kwargs '{"rule": {"champion_seeds": 3}}'``; a list becomes a tuple)."""
+    if rule:
+        settings = {k: tuple(v) if isinstance(v, list) else v for k, v in rule.items()}
+        kwargs["rule"] = replace(SHIPPED, **settings)
     return EvotreeGate(**kwargs)

@@ -129,6 +129,9 @@ class Levers:
     #: a new champion keeps the runs that promoted it (biased upward: the winner's curse) and is
     #: only topped up to ``champion_seeds``; off (as shipped): it is re-run from scratch
     reuse_promotion_runs: bool = False
+    #: with ``reuse_promotion_runs``: the kept runs are shifted down by this many SEs of the
+    #: candidate's mean at its promotion (sd / sqrt(runs)), a winner's-curse correction (0: none)
+    curse_shift: float = 0.0
     #: an oracle futility (a bound, not a rule evotree can ship): also stop when the chance of
     #: passing at the last look, averaged over the posterior of the true effect under the
     #: *true* mix of proposals, is below this (0: off)
@@ -246,6 +249,7 @@ class _Loop:
         self.noise = 1.0  # the champion's seed-noise multiple
         self.deadlocked = False
         self.prior: tuple[np.ndarray, np.ndarray] | None = None  # (effects, weights): the oracle's
+        self.promoted_se = 0.0  # SE of the last passed candidate's mean (the curse correction)
 
     def run(self, quality: float, n: int, noise: float = 1.0) -> np.ndarray:
         self.stats.runs += n
@@ -284,6 +288,8 @@ class _Loop:
             )
             decision = decide_score(d, rule, champion_runs_left=self.champion_runs_left())
             if decision.passed:
+                sd_b = d.sd[1] if d.sd[1] is not None else 0.0
+                self.promoted_se = float(sd_b) / math.sqrt(max(1, candidate.shape[0]))
                 return True, candidate
             if (
                 decision.verdict == "not_ready"
@@ -327,8 +333,9 @@ class _Loop:
         self.noise = noise
         self.quality += effect
         self.peak = max(self.peak, self.quality)
+        shift = self.levers.curse_shift * self.promoted_se
         self.champion = (
-            candidate.copy()
+            candidate - shift
             if self.levers.reuse_promotion_runs
             else np.empty((0, self.model.n_tasks))
         )
