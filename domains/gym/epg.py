@@ -334,7 +334,13 @@ def play_submit_episode(
     actions: list[Any] = []
     rows = TrajectoryRows()
     space = env.action_space
-    if not _reset_policy(policy, index, out, trajectory):
+    try:
+        policy.reset(index)
+    except EpisodeTimeout:
+        raise
+    except Exception as exc:  # noqa: BLE001
+        out.update(category="reset_error", message=_error("reset_error", exc))
+        out["trajectory"] = [] if trajectory else None
         return out
     seed_everything(seed)
     obs, _ = env.reset(seed=seed)
@@ -396,20 +402,6 @@ def _episode_fields(env_id: str, index: int, seed: int) -> dict[str, Any]:
         "category": "",
         "invalid_actions": 0,
     }
-
-
-def _reset_policy(policy: Any, index: int, out: dict[str, Any], trajectory: bool) -> bool:
-    """``policy.reset(index)``; False when it raised (``out`` then says ``reset_error``: the
-    episode is not played). The worker's alarm (:class:`EpisodeTimeout`) goes through."""
-    try:
-        policy.reset(index)
-    except EpisodeTimeout:
-        raise
-    except Exception as exc:  # noqa: BLE001
-        out.update(category="reset_error", message=_error("reset_error", exc))
-        out["trajectory"] = [] if trajectory else None
-        return False
-    return True
 
 
 def final_score(
