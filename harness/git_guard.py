@@ -227,6 +227,24 @@ def _refs(gd: Path, limit: int = 20000) -> dict[str, list[Any] | None]:
     return out
 
 
+def _object_dirs(objects: Path) -> list[list[int]]:
+    """Device and inode of an object store's folder and of the folders directly in it (its
+    ``pack``, ``info`` and loose objects' folders; links not followed): what git reads a task
+    repository's objects through, whatever path leads there."""
+    out = []
+    try:
+        info = os.stat(objects, follow_symlinks=False)
+        if stat.S_ISDIR(info.st_mode):
+            out.append([info.st_dev, info.st_ino])
+        for entry in os.scandir(objects):
+            if entry.is_dir(follow_symlinks=False):
+                sub = entry.stat(follow_symlinks=False)
+                out.append([sub.st_dev, sub.st_ino])
+    except OSError:
+        pass
+    return out
+
+
 def snapshot(git_dirs: Sequence[Path], problems: Sequence[str] = ()) -> dict[str, Any]:
     """The state of ``git_dirs`` (module doc), with the problems found while guarding them."""
     repos = []
@@ -246,6 +264,7 @@ def snapshot(git_dirs: Sequence[Path], problems: Sequence[str] = ()) -> dict[str
                 }
                 | {"objects": _entry(gd / "objects")},
                 "refs": _refs(gd),
+                "object_dirs": _object_dirs(gd / "objects"),
             }
         )
     return {"repos": repos, "problems": list(problems)}
@@ -417,7 +436,8 @@ def _head_commit(gd: Path, head: str) -> str | None:
 def task_repositories(trace: Path | str) -> list[dict[str, Any]]:
     """The task repositories of the phase traced into ``trace`` as the trace's judgement of git's
     reads needs them: ``path`` (the git directory), ``objects`` (device and inode of its object
-    store), ``known`` (device and inode of its HEAD, ``packed-refs`` and every file under
+    store), ``object_dirs`` (those of the store and of the folders in it, recorded before the
+    phase), ``known`` (device and inode of its HEAD, ``packed-refs`` and every file under
     ``refs/`` and ``logs/``, recorded before the phase), ``head`` (HEAD's text) and
     ``head_commit`` (what it names). Empty without a snapshot."""
     before = _load_snapshot(trace)
@@ -442,6 +462,9 @@ def task_repositories(trace: Path | str) -> list[dict[str, Any]]:
             {
                 "path": str(gd),
                 "objects": [objects[1], objects[2]],
+                "object_dirs": [
+                    list(d) for d in repo.get("object_dirs") or () if isinstance(d, list)
+                ],
                 "known": known,
                 "head": head.strip(),
                 "head_commit": _head_commit(gd, head),

@@ -1014,7 +1014,7 @@ static size_t resolve(uint32_t pid, const char *full, char *into, size_t cap, in
  * a "gitread" row with the identity (device, inode) of the file or folder the path names, walked
  * from outside in the caller's root at every such open while the caller waits (resolve_at), and
  * for a HEAD its first bytes. Rows are kept short: per process, one for each file or folder
- * reached (and each text of a HEAD); the object store by its folder. */
+ * reached (and each text of a HEAD); of an object store, the folder that holds what is read. */
 #define GITREAD_SEEN 32
 #define GITREAD_PROCS 256
 #define GITREAD_ROWS_LIMIT 200000
@@ -1096,8 +1096,14 @@ static void gitread_row(const struct notif *n, struct buf *row, uint32_t tgid) {
      * openat2's flags are behind a pointer: its opens are all taken) */
     uint64_t flags = n->nr == NR_OPEN ? n->args[1] : n->nr == NR_OPENAT ? n->args[2] : 0;
     if (what != 'o' && (flags & O_DIRECTORY)) return;
-    if (what == 'o') path[dir_len] = 0; /* the store's folder */
-    if (what == 'o' && !dir_len) snprintf(path, sizeof path, ".");
+    (void)dir_len;
+    if (what == 'o' && !(flags & O_DIRECTORY)) { /* the folder that holds what is read: a store's
+        * own folder, its pack or info folder, a loose object's folder (each may be a link) */
+        char *slash = strrchr(path, '/');
+        if (slash == path) path[1] = 0;
+        else if (slash) *slash = 0;
+        else snprintf(path, sizeof path, ".");
+    }
     char full[8300], base[4096], proc[64];
     int dirfd = n->nr == NR_OPEN ? -100 : (int)n->args[0];
     if (path[0] == '/') snprintf(full, sizeof full, "%s", path);

@@ -270,6 +270,13 @@ _OWN_READS = {
         "open('f/HEAD', 'w').write('ref: refs/heads/main')\n"
         "open('f/packed-refs', 'w').write('FUTURE refs/heads/main\\n')\n",
     ),
+    "an object store of its own whose folders are links to the task's": (
+        "python3 t.py; GIT_DIR=/tmp/s git log -p",
+        "import os\nobjects = os.getcwd() + '/.' + 'git/objects'\n"
+        "os.makedirs('/tmp/s/objects'); os.makedirs('/tmp/s/refs/heads')\n"
+        "[os.symlink(objects + '/' + n, '/tmp/s/objects/' + n) for n in os.listdir(objects)]\n"
+        "open('/tmp/s/HEAD', 'w').write('FUTURE')\n",
+    ),
     # no HEAD, reference or object store of its own: another history under the task's own
     "a graft file in the environment giving the base the future as its parent": (
         "python3 t.py; GIT_GRAFT_FILE=/tmp/g git log -p",

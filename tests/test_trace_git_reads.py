@@ -95,6 +95,22 @@ def test_a_head_of_its_own_over_the_task_objects_is_a_finding(
     assert judge_git_reads(rows, [task]) == []
 
 
+def test_a_folder_of_the_task_store_reached_by_a_link_is_the_task_store(
+    task: dict[str, Any], tmp_path: Path
+) -> None:
+    """A store of the phase's own whose folders are links to the task store's: git reads the
+    task's objects through the folder it opens (the tracer walks the folder of each object)."""
+    gd = Path(task["path"])
+    own = tmp_path / "s"
+    own.mkdir()
+    (own / "HEAD").write_text("x")
+    loose = next(p for p in (gd / "objects").iterdir() if len(p.name) == 2)
+    rows = [_exec(), _read("head", own / "HEAD"), _read("objects", loose)]
+    assert len(judge_git_reads(rows, [task])) == 1
+    rows[-1] = _read("objects", gd / "objects" / "pack")
+    assert len(judge_git_reads(rows, [task])) == 1
+
+
 def test_a_reference_of_its_own_over_the_task_objects_is_a_finding(
     task: dict[str, Any], tmp_path: Path
 ) -> None:

@@ -607,11 +607,11 @@ def judge_git_reads(
     """Findings (``git_state`` rows) of the machine's git reading a task repository's objects
     through a HEAD or reference that is not that repository's.
 
-    ``rows``: the trace's rows in order; a ``gitread`` row (the seccomp tracer's) is a HEAD file,
-    a reference or an object store a git process opened, with the device and inode of what the
-    path named. ``repos``: the task repositories
-    (:func:`evotree.harness.git_guard.task_repositories`). A process whose reads include a task
-    repository's object store may read only that repository's HEAD, ``packed-refs`` and
+    ``rows``: the trace's rows in order; a ``gitread`` row (the seccomp tracer's) is a HEAD file
+    or a reference a git process opened, or the folder of an object store it read from, with the
+    device and inode of what the path named. ``repos``: the task repositories
+    (:func:`evotree.harness.git_guard.task_repositories`). A process that read from a task
+    repository's object store (its folder or a folder in it, by identity) may read only that repository's HEAD, ``packed-refs`` and
     references (as recorded before the phase), or a HEAD of one of its linked worktrees that names
     what the repository's HEAD names. Anything else — a git directory of links, a ``commondir``
     naming the repository, a worktree's HEAD rewritten, alternates or ``GIT_OBJECT_DIRECTORY``
@@ -665,12 +665,14 @@ def _judge_process_reads(
         return [_read_finding("(the trace)", "more git reads than the tracer records: not judged")]
     out: list[dict[str, Any]] = []
     for repo in repos:
-        objects = tuple(repo.get("objects") or ())
-        if not any(r.get("what") == "objects" and _identity(r) == objects for r in reads):
+        stores = {tuple(repo.get("objects") or ())} | {
+            tuple(d) for d in repo.get("object_dirs") or ()
+        }
+        if not any(r.get("what") == "objects" and _identity(r) in stores for r in reads):
             continue
         known = {tuple(k) for k in repo.get("known") or ()}
         for r in reads:
-            if r.get("what") not in ("head", "ref") or r.get("type") != "file":
+            if r.get("what") not in ("head", "ref") or r.get("type") not in ("file", "other"):
                 continue  # a folder lists names; a path that named nothing read nothing
             if _identity(r) in known or _worktree_head(r, repo):
                 continue
