@@ -134,3 +134,53 @@ def test_an_alternate_store_is_the_repositorys_own(borrowing: dict[str, str]) ->
     assert _flagged(borrowing, listed, _run(task, listed))
     benign = "git show HEAD:roman.py"
     assert not _flagged(borrowing, benign, _run(task, benign))
+
+
+def _audit_rules(repo: dict[str, str] | None, *commands: str) -> bool:
+    traj = Trajectory("t", "shell", [Step(c, None) for c in commands])
+    extra = {"repo": repo["repo"], "base": repo["base"]} if repo else {}
+    return audit_trajectories([traj], hidden_paths=HIDDEN, **extra).verdicts[0].flagged
+
+
+def test_git_in_a_submodule_resolves_in_the_submodules_store(
+    superproject: dict[str, str], tmp_path: Path
+) -> None:
+    # the superproject has its own v1.3.0 tag at its base: resolved there, it would clear
+    git(Path(superproject["repo"]), "tag", "-f", "v1.3.0", superproject["base"])
+    try:
+        leak = "git -C vendor/dur show v1.3.0 -- dur.py"
+        assert _audit_rules(superproject, leak)
+        assert _audit_rules(superproject, "git -C vendor/dur diff HEAD origin/main")
+        assert not _audit_rules(superproject, "git -C vendor/dur log --oneline HEAD")
+        assert not _audit_rules(superproject, "git show v1.3.0:recipe.toml")  # the superproject's
+    finally:
+        git(Path(superproject["repo"]), "tag", "-d", "v1.3.0")
+
+
+def test_submodule_foreach_runs_its_command_in_each_submodule(
+    superproject: dict[str, str],
+) -> None:
+    leak = "git submodule foreach 'git log --oneline --all --decorate'"
+    assert "Accept the week designator" in _run(Path(superproject["repo"]), leak)
+    assert _audit_rules(None, leak)
+    assert _audit_rules(superproject, leak)  # resolved in the submodule's store
+    benign = "git submodule foreach --recursive 'git status; git log -2'"
+    assert not _audit_rules(None, benign)
+    assert not _audit_rules(superproject, benign)
+
+
+def test_submodule_update_remote_checks_out_the_remote_tracking_branch(
+    superproject: dict[str, str],
+) -> None:
+    leak = "git submodule update --remote --no-fetch vendor/dur"
+    assert _audit_rules(None, leak)
+    assert _audit_rules(superproject, leak)
+    assert not _audit_rules(superproject, "git submodule update --init")
+    assert not _audit_rules(superproject, "git submodule status")
+
+
+def test_git_in_a_borrowed_store_resolves_its_own_branches(borrowing: dict[str, str]) -> None:
+    # `main` of the task repository is the base; `main` of the store it borrows is the fix
+    command = f"git -C {borrowing['outer']} log --oneline -1 main"
+    assert _audit_rules(borrowing, command)
+    assert not _audit_rules(borrowing, "git log --oneline -1 main")

@@ -18,8 +18,9 @@ from typing import Any
 
 from evotree.harness.audit.commands import Hit
 from evotree.harness.audit.errors import AuditInputError
-from evotree.harness.audit.future_content import at_hash_place, scan_outputs
+from evotree.harness.audit.future_content import at_hash_place, module_stores, scan_outputs
 from evotree.harness.audit.git_scopes import SCOPE
+from evotree.harness.audit.repo_objects import open_repo
 from evotree.harness.audit.steps import Trajectory
 
 __all__ = ["Ancestry", "content_hits", "future_hashes", "resolve_refs"]
@@ -59,6 +60,76 @@ class Ancestry:
         self.path = str(repo)
         self._cache: dict[str, str] = {}
         self._index: Any = None
+        self._modules: dict[str, Ancestry] | None = None
+        #: where revision names resolve: this repository, or the one ``git -C`` ran in
+        self.names: Any = self.repo
+        self._head_is_base = True
+
+    def modules(self) -> dict[str, Ancestry]:
+        """The ancestry of each submodule's own store, by its path in the task repository, at
+        the commit the base pins for it (read once)."""
+        if self._modules is None:
+            self._modules = {}
+            try:
+                r = open_repo(self.path)
+            except AuditInputError:
+                return self._modules
+            for sub in module_stores(r.commondir, r.repo, str(self.base)):
+                if sub.path:
+                    self._modules[sub.path] = Ancestry(sub.gitdir, sub.base, trusted=self.trusted)
+        return self._modules
+
+    def run_in(self, folder: str) -> list[Ancestry] | None:
+        """Where ``git -C folder`` resolves revisions: this repository (``.``, a folder of its
+        own work tree), a submodule's store (its path; ``$sm_path`` of ``git submodule
+        foreach``: every submodule), or None for a repository kept inside ``.git`` (a mirror,
+        a submodule's store named by its folder), which only content provenance judges."""
+        text = folder.strip().rstrip("/")
+        root = str(Path(self.repo.workdir or self.repo.path).resolve()).rstrip("/")
+        if text.startswith(root + "/"):
+            text = text[len(root) + 1 :]
+        while text.startswith("./"):
+            text = text[2:]
+        if text in ("$sm_path", "${sm_path}", "$displaypath", "$path"):
+            return list(self.modules().values())
+        if text in self.modules():
+            return [self.modules()[text]]
+        folder_path = Path(root) / text if not text.startswith("/") else Path(text)
+        if text == ".git" or text.startswith(".git/") or "/.git/" in text:
+            return self._elsewhere(folder_path)
+        if self._borrowed(folder_path):
+            return self._elsewhere(folder_path)
+        return [self]
+
+    def _elsewhere(self, folder: Path) -> list[Ancestry] | None:
+        """This ancestry with revision names resolved in the repository at ``folder`` (a store
+        kept inside ``.git`` or borrowed as an alternate: its HEAD and branches are its own),
+        the commits they name judged against this base; None when it is no repository."""
+        import copy
+
+        import pygit2
+
+        try:
+            names = pygit2.Repository(str(folder), pygit2.enums.RepositoryOpenFlag.NO_SEARCH)
+        except (pygit2.GitError, KeyError, ValueError):
+            return None
+        other = copy.copy(self)
+        other.names, other._head_is_base = names, False
+        other._cache, other._modules = {}, {}
+        return [other]
+
+    def _borrowed(self, folder: Path) -> bool:
+        """Is ``folder`` a repository whose object store this one borrows (an alternate, or an
+        alternate's alternate, up to git's own depth of 5)?"""
+        try:
+            target = folder.resolve()
+        except OSError:
+            return False
+        for store in alternate_stores(Path(self.repo.path)):
+            repo_dir = store.parent.parent if store.parent.name == ".git" else store.parent
+            if target in (store, store.parent, repo_dir):
+                return True
+        return False
 
     def resolve(self, expr: str, *, both_ends: bool = False) -> tuple[str, str | None]:
         """Resolve a revision expression as git does, in this repository, and judge it by
@@ -144,6 +215,11 @@ class Ancestry:
             return "future", str(self.repo.references[ref].resolve().target)
         if kind == "bisect-start":
             return self._bisect_start()
+        if kind == "submodule-remote":
+            states = [a._scope("*refs:refs/remotes/") for a in self.modules().values()]
+            return _combined(states) if states else ("absent", None)
+        if kind == "session":
+            return self._session(rest)
         if kind == "refs":
             prefixes, tails = [p for p in rest.split(",") if p], []
         elif kind == "show-ref":
@@ -153,7 +229,7 @@ class Ancestry:
             return "unknown", None
         names = [
             n
-            for n in self.repo.references
+            for n in self.names.references
             if n.startswith("refs/")
             and (not prefixes or any(_ref_matches(n, p) for p in prefixes))
             and (not tails or any(n == t or n.endswith("/" + t) for t in tails))
@@ -162,13 +238,33 @@ class Ancestry:
             return "absent", None
         for name in names:
             try:
-                oid = self.repo.references[name].resolve().target
+                oid = self.names.references[name].resolve().target
             except (KeyError, ValueError, pygit2.GitError):
                 return "unknown", None
             state = self._commit_state(oid)
             if state[0] != "ancestor":
                 return state
         return "ancestor", None
+
+    def _session(self, which: str) -> tuple[str, str | None]:
+        """The commit a stopped ``git am`` (``which`` 'am') or rebase holds as its current
+        patch: ``rebase-apply/NNNN``'s ``From <id>`` line, ``rebase-merge/stopped-sha``, or
+        ``rebase-apply/original-commit``, judged by ancestry ('absent' when no session is
+        stopped, 'unknown' when it names no commit of the store)."""
+        git_dir = Path(self.repo.path)
+        folders = ("rebase-apply",) if which == "am" else ("rebase-merge", "rebase-apply")
+        present = [git_dir / f for f in folders if (git_dir / f).is_dir()]
+        if not present:
+            return "absent", None  # no stopped session: git printed an error, nothing shown
+        states = []
+        for folder in present:
+            for oid in _session_commits(folder):
+                try:
+                    states.append(self._commit_state(self.repo.revparse_single(oid).id))
+                except Exception:  # noqa: BLE001 - not in the store, or not a commit
+                    continue
+        future = next((st for st in states if st[0] == "future"), None)
+        return future or ("unknown", None)
 
     def _bisect_start(self) -> tuple[str, str | None]:
         """Where ``git bisect reset`` returns: the branch or commit ``BISECT_START`` names
@@ -194,21 +290,18 @@ class Ancestry:
         if cached is not None:
             state, _, cid = cached.partition(" ")
             return state, cid or None
-        spec = re.sub(r"^(HEAD|@)(?=$|[~^])", str(self.base), rev)
-        if _STASH.match(rev) and "refs/stash" not in self.repo.references:
+        spec = rev
+        if self._head_is_base:
+            spec = re.sub(r"^(HEAD|@)(?=$|[~^])", str(self.base), rev)
+        if _STASH.match(rev) and "refs/stash" not in self.names.references:
             self._cache[key] = "absent "
             return "absent", None  # the task repository holds no stash: there was nothing to read
         try:
-            commit = self.repo.revparse_single(spec).peel(pygit2.Commit)
+            commit = self.names.revparse_single(spec).peel(pygit2.Commit)
         except (KeyError, ValueError, pygit2.GitError, pygit2.InvalidSpecError, AttributeError):
             result: tuple[str, str | None] = ("unknown", None)
         else:
-            cid = commit.id
-            result = (
-                ("ancestor", None)
-                if cid == self.base or self.repo.descendant_of(self.base, cid)
-                else ("future", str(cid))
-            )
+            result = self._commit_state(commit.id)
         self._cache[key] = f"{result[0]} {result[1] or ''}"
         return result
 
@@ -260,6 +353,62 @@ def _without_commands(text: str | None, commands: Sequence[str]) -> str | None:
     return "".join(parts) + text[pos:]
 
 
+#: git follows alternates this deep (its own limit)
+MAX_ALTERNATE_DEPTH = 5
+
+
+def alternate_stores(git_dir: Path) -> list[Path]:
+    """The object stores ``git_dir`` borrows (``objects/info/alternates``, followed the way git
+    follows them: relative to the store that names them, nested up to
+    :data:`MAX_ALTERNATE_DEPTH`)."""
+    found: list[Path] = []
+    todo = [(git_dir / "objects", 0)]
+    while todo:
+        store, depth = todo.pop()
+        if depth >= MAX_ALTERNATE_DEPTH:
+            continue
+        try:
+            lines = (store / "info" / "alternates").read_text().splitlines()[:64]
+        except OSError:
+            continue
+        for line in lines:
+            line = line.strip()
+            if not line or line.startswith("#"):
+                continue
+            try:
+                path = (store / line).resolve() if not line.startswith("/") else Path(line)
+            except OSError:
+                continue
+            if path not in found:
+                found.append(path)
+                todo.append((path, depth + 1))
+    return found
+
+
+_FROM_LINE = re.compile(r"^From ([0-9a-f]{40}) ", re.M)
+
+
+def _session_commits(folder: Path) -> list[str]:
+    """The commit ids a stopped am / rebase folder names for its patches (bounded reads)."""
+    found: list[str] = []
+    for name in ("stopped-sha", "original-commit"):
+        try:
+            found += re.findall(r"\b[0-9a-f]{7,40}\b", (folder / name).read_text()[:200])
+        except OSError:
+            continue
+    try:
+        patches = sorted(p for p in folder.iterdir() if re.fullmatch(r"\d{4}", p.name))[:64]
+    except OSError:
+        patches = []
+    for patch in patches:
+        try:
+            with open(patch, encoding="utf-8", errors="replace") as fh:
+                found += _FROM_LINE.findall(fh.read(200))
+        except OSError:
+            continue
+    return found
+
+
 def _ref_matches(name: str, pattern: str) -> bool:
     """``git for-each-ref``'s pattern match: a glob, or a prefix ending at a ``/``."""
     if any(c in pattern for c in "*?["):
@@ -267,11 +416,34 @@ def _ref_matches(name: str, pattern: str) -> bool:
     return name == pattern or name.startswith(pattern.rstrip("/") + "/")
 
 
+_RUN_IN = re.compile(r"^git\s+(?:-c\s+\S+\s+)*-C\s+(\"[^\"]*\"|'[^']*'|\S+)")
+_GIT_SUB = re.compile(r"^git\s+(?:-c\s+\S+\s+|-C\s+(?:\"[^\"]*\"|'[^']*'|\S+)\s+)*")
+
+
 def resolve_refs(hit: Hit, ancestry: Ancestry) -> tuple[str, str | None]:
     """The ancestry of every revision a hit rests on: 'future' (and the commit) when one is beyond
-    the base, 'ancestor' when all are the base or behind it, 'unknown' otherwise."""
-    both = hit.command.startswith(("git diff", "git difftool", "git range-diff"))
-    states = [ancestry.resolve(ref, both_ends=both) for ref in hit.refs]
+    the base, 'ancestor' when all are the base or behind it, 'unknown' otherwise. A command run
+    with ``git -C DIR`` resolves where git would: in a submodule's store for a submodule's path
+    (every submodule for ``git submodule foreach``'s ``$sm_path``)."""
+    m = _RUN_IN.match(hit.command)
+    if m:
+        where = ancestry.run_in(m.group(1).strip("'\""))
+        if where is None:
+            return "unknown", None
+        if where != [ancestry]:
+            states = [_resolve_hit(hit, a) for a in where] or [("absent", None)]
+            return _combined(states)
+    return _resolve_hit(hit, ancestry)
+
+
+def _resolve_hit(hit: Hit, ancestry: Ancestry) -> tuple[str, str | None]:
+    both = _GIT_SUB.sub("git ", hit.command).startswith(
+        ("git diff", "git difftool", "git range-diff")
+    )
+    return _combined([ancestry.resolve(ref, both_ends=both) for ref in hit.refs])
+
+
+def _combined(states: list[tuple[str, str | None]]) -> tuple[str, str | None]:
     future = next((s for s in states if s[0] == "future"), None)
     if future is not None:
         return future

@@ -68,7 +68,12 @@ from collections.abc import Iterable
 from functools import lru_cache
 
 from evotree.harness.audit.git_argv import _GIT_WORDS, _git_split
-from evotree.harness.audit.git_scopes import BISECT_SCOPE, BISECT_START
+from evotree.harness.audit.git_scopes import (
+    AM_SESSION,
+    BISECT_SCOPE,
+    BISECT_START,
+    REBASE_SESSION,
+)
 from evotree.harness.audit.hits import Hit, RuleSet
 from evotree.harness.audit.lexer import LineJoiner, SimpleCommand, _basename, unfinished
 from evotree.harness.audit.network_rules import is_loopback
@@ -240,6 +245,7 @@ def _classify_in_context(
         and "stash" not in text
         and "ORIG_HEAD" not in text
         and "bisect" not in text
+        and not _SESSION_WORD.search(text)
         and not _branch_state(text, context)
     ):
         _, defines = _parse_cached(text)
@@ -260,6 +266,7 @@ def _classify_in_context(
         if cmd.argv and _basename(cmd.argv[0]) == "git":
             found = _own_branches(cmd, found, context)
             found = _own_bisect(cmd, found, context)
+            found = _own_session(cmd, found, context)
         if (
             cmd.argv
             and _basename(cmd.argv[0]) == "git"
@@ -385,6 +392,30 @@ def _own_bisect(cmd: SimpleCommand, hits: list[Hit], context: ShellContext) -> l
         ]
     if args[:1] in (["start"], ["reset"]):
         context.state["bisect_own"] = True
+    return hits
+
+
+_SESSION_WORD = re.compile(r"\b(?:am|rebase)\b")
+
+
+def _own_session(cmd: SimpleCommand, hits: list[Hit], context: ShellContext) -> list[Hit]:
+    """A ``git am`` or rebase session the trajectory started (``git am FILE``, ``git rebase
+    X``) or ended (``--abort``, ``--quit``) is its own: its later ``--continue``/``--skip``/
+    ``--show-current-patch`` show or commit its own patches. Before that, a stopped session is
+    the image's."""
+    sub, args = _git_split(cmd.argv)
+    if sub not in ("am", "rebase"):
+        return hits
+    scope = AM_SESSION if sub == "am" else REBASE_SESSION
+    if context.state.get(f"session_own_{sub}"):
+        hits = [
+            Hit(h.code, "info", h.rule + " (a session this trajectory started)", h.command)
+            if h.refs == (scope,)
+            else h
+            for h in hits
+        ]
+    if not any(h.refs == (scope,) for h in hits):
+        context.state[f"session_own_{sub}"] = True  # it started, aborted or quit one
     return hits
 
 

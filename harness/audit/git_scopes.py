@@ -9,7 +9,15 @@ from collections.abc import Sequence
 from evotree.harness.audit.git_argv import _positionals
 from evotree.harness.audit.revisions import is_head_relative
 
-__all__ = ["BISECT_SCOPE", "BISECT_START", "SCOPE", "scope_refs"]
+__all__ = [
+    "AM_SESSION",
+    "BISECT_SCOPE",
+    "BISECT_START",
+    "REBASE_SESSION",
+    "SCOPE",
+    "SUBMODULE_REMOTE",
+    "scope_refs",
+]
 
 
 #: flags that make a command walk or list every reference of a kind (or every object)
@@ -117,6 +125,14 @@ BISECT_SCOPE = "*refs:refs/bisect/"
 
 #: where ``git bisect reset`` returns: the branch or commit ``BISECT_START`` names
 BISECT_START = "*bisect-start:"
+
+
+#: the patch of a stopped ``git am`` (``.git/rebase-apply``) / rebase (``rebase-merge`` or
+#: ``rebase-apply``) the task repository holds: 'absent' when it holds none
+AM_SESSION = "*session:am"
+REBASE_SESSION = "*session:rebase"
+#: what ``git submodule update --remote`` checks out: each submodule's remote-tracking branches
+SUBMODULE_REMOTE = "*submodule-remote:"
 
 
 def _shown_notes(sub: str, args: Sequence[str]) -> str | None:

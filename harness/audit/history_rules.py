@@ -13,8 +13,10 @@ from evotree.harness.audit.git_argv import _git_split, _GitCall, _positionals
 from evotree.harness.audit.git_scopes import (
     _ALL_REFS,
     _ALL_REFS_PREFIX,
+    AM_SESSION,
     BISECT_SCOPE,
     BISECT_START,
+    REBASE_SESSION,
     _notes_scope,
     _refs_scope,
     scope_refs,
@@ -129,7 +131,14 @@ def _git_rules(argv: Sequence[str], joined: str, fed: list[str] | None = None) -
     if not sub:
         return []
     call = _GitCall(sub, args, joined, fed)
-    for judge in (_git_network, _git_always, _git_listings, _git_bisect, _git_revisions):
+    for judge in (
+        _git_network,
+        _git_always,
+        _git_listings,
+        _git_bisect,
+        _git_session,
+        _git_revisions,
+    ):
         if judge(call):
             break
     return call.hits
@@ -385,6 +394,45 @@ def _git_bisect(call: _GitCall) -> bool:
         f"git bisect {action or '(no subcommand)'} {what} the bisect in progress "
         "(refs/bisect/*: its commits may be beyond the base)",
         refs=(BISECT_SCOPE,),
+    )
+    return True
+
+
+#: the options of ``git am`` / ``git rebase`` that read or apply the patch of the session
+#: already in progress (not one the command starts)
+_SESSION_STEPS = {
+    "--show-current-patch": "shows",
+    "--continue": "commits",
+    "--skip": "moves on from",
+    "--resolved": "commits",
+    "-r": "commits",
+    "--edit-todo": "shows the todo list of",
+}
+#: of those, the ones that print nothing of the patch (an agent continues its own rebase every
+#: day): a warn on the file alone, raised when the task repository's stopped session holds a
+#: commit beyond the base
+_SESSION_QUIET = frozenset({"--continue", "--skip", "--resolved", "-r"})
+
+
+def _git_session(call: _GitCall) -> bool:
+    """``git am`` / ``git rebase`` steps of a session in progress (``--show-current-patch``,
+    ``--continue``, ``--skip``, ...): a stopped am or rebase the trajectory did not start holds
+    someone's patch, which these show or commit (:data:`AM_SESSION`, resolved in the task
+    repository: 'absent' when none is stopped there; lowered when the trajectory started or
+    aborted the session itself). ``--abort``/``--quit`` read nothing; a new ``git am FILE`` or
+    ``git rebase X`` is judged by what it names."""
+    if call.sub not in ("am", "rebase"):
+        return False
+    step = next(
+        (a.split("=", 1)[0] for a in call.args if a.split("=", 1)[0] in _SESSION_STEPS), None
+    )
+    if step is None or call.sub == "am" and step == "--edit-todo":
+        return call.sub == "am"
+    call.hit(
+        "warn" if step in _SESSION_QUIET else "high",
+        f"git {call.sub} {step} {_SESSION_STEPS[step]} the patch of a stopped {call.sub} "
+        "(someone's change, not the task's base)",
+        refs=(AM_SESSION if call.sub == "am" else REBASE_SESSION,),
     )
     return True
 

@@ -1,6 +1,9 @@
 """The git internals rule of the leak audit (``audit.git_internals_read``): any program but git
-reading ``.git/objects``, ``refs``, ``packed-refs``, ``logs``, ``ORIG_HEAD``, ..., or searching
-``.git`` recursively."""
+reading ``.git/objects``, ``refs``, ``packed-refs``, ``logs``, ``ORIG_HEAD``, ... (at any depth
+below ``.git``: a mirror or submodule store kept inside it has the same folders), the files of a
+stopped ``git am`` or rebase (``.git/rebase-apply/*``, ``.git/rebase-merge/*`` but their
+counters), git itself run in a repository kept inside ``.git`` (``git -C .git/reference/x.git``),
+or searching ``.git`` recursively."""
 
 from __future__ import annotations
 
@@ -14,9 +17,50 @@ __all__ = ["internals_hits", "traced_open_hit"]
 
 
 _GIT_INTERNAL = re.compile(
-    r"(?:^|[\s/'\"=(:,])\.git/(objects|refs|packed-refs|logs|ORIG_HEAD|FETCH_HEAD|MERGE_HEAD|"
-    r"worktrees|modules|rr-cache|lost-found|shallow|index)\b"
+    r"(?:^|[\s/'\"=(:,])\.git/(?:[^\s'\"]*/)?(objects|refs|packed-refs|logs|ORIG_HEAD|"
+    r"FETCH_HEAD|MERGE_HEAD|worktrees|modules|rr-cache|lost-found|shallow|index)\b"
 )
+#: the alternates file names the stores the object store borrows from: a path, no object
+_ALTERNATES = re.compile(r"\.git/objects/info/(?:http-)?alternates$")
+#: a stopped ``git am`` / rebase: its folder, and a file in it (or a glob over them)
+_SESSION = re.compile(r"(?:^|[\s/'\"=(:,])\.git/(rebase-apply|rebase-merge)(?:/(\S*))?")
+#: the files of a stopped am or rebase that hold counters and flags, not the patch, its message,
+#: its commit ids or the todo list
+_SESSION_COUNTERS = frozenset(
+    {
+        "next",
+        "last",
+        "msgnum",
+        "end",
+        "head-name",
+        "interactive",
+        "quiet",
+        "verbose",
+        "threeway",
+        "sign",
+        "signoff",
+        "utf8",
+        "keep",
+        "keepcr",
+        "scissors",
+        "quoted-cr",
+        "no_inbody_headers",
+        "messageid",
+        "applying",
+        "rebasing",
+        "apply-opt",
+        "strategy",
+        "strategy_opts",
+        "allow_rerere_autoupdate",
+        "gpg_sign_opt",
+        "drop_redundant_commits",
+        "keep_redundant_commits",
+        "reschedule-failed-exec",
+        "no-reschedule-failed-exec",
+    }
+)
+#: git subcommands that read (apply) a patch file named on their command line
+_GIT_PATCH_READERS = frozenset({"apply", "am", "show", "cat-file"})
 
 
 _RECURSIVE = frozenset(
@@ -57,11 +101,31 @@ def internals_hits(name: str, cmd: SimpleCommand, joined: str) -> list[Hit]:
     path under ``.git`` counts), or searching or listing ``.git``."""
     argv = cmd.argv
     words = list(argv[1:]) + [t for _, t in cmd.redirects]
-    if ".git" not in joined or (
-        name == "git" and not any(w.startswith(("show", "cat")) for w in argv[1:2])
-    ):
+    if ".git" not in joined:
         return []
+    if name == "git":
+        return _git_in_internals(argv, words, joined)
+    session = _session_file(words)
+    if session and name not in ("ls", "stat", "test", "[", "rm", "mkdir"):
+        return [
+            Hit(
+                "audit.git_internals_read",
+                "high",
+                f"reads a stopped am or rebase's patch, message or commit ids: {session[:80]}",
+                joined,
+            )
+        ]
     internal = next((w for w in words if _GIT_INTERNAL.search(w)), None)
+    if internal and _ALTERNATES.search(internal.rstrip("/")):
+        return [
+            Hit(
+                "audit.git_internals_read",
+                "warn",
+                f"reads the alternates file (a path: what reads the store it names is judged "
+                f"by itself): {internal[:80]}",
+                joined,
+            )
+        ]
     if internal:
         return [
             Hit("audit.git_internals_read", "high", f"reads git internals: {internal[:80]}", joined)
@@ -74,4 +138,67 @@ def internals_hits(name: str, cmd: SimpleCommand, joined: str) -> list[Hit]:
         return [Hit("audit.git_internals_read", "high", f"{name} searches .git", joined)]
     if name == "ls" and any(w.rstrip("/").endswith(".git") for w in words):
         return [Hit("audit.git_internals_read", "warn", "lists .git", joined)]
+    return []
+
+
+def _session_file(words: Sequence[str]) -> str | None:
+    """The word naming a file of a stopped am or rebase that is not a counter (a glob over the
+    folder counts); None when none does (the folder itself: a listing of names)."""
+    for word in words:
+        for m in _SESSION.finditer(word):
+            tail = (m.group(2) or "").strip("/")
+            if tail and tail.split("/")[0] not in _SESSION_COUNTERS:
+                return word
+    return None
+
+
+def _git_in_internals(argv: Sequence[str], words: Sequence[str], joined: str) -> list[Hit]:
+    """git itself on git's storage: ``show``/``cat-file`` of a path under ``.git``, a patch of a
+    stopped am applied (``git apply .git/rebase-apply/patch``), or any git command run in a
+    repository kept inside ``.git`` (``-C``/``--git-dir``: a mirror's or submodule's store,
+    whose references are not HEAD's history)."""
+    k, inner = 1, None
+    while k < len(argv) and argv[k].startswith("-"):
+        word = argv[k]
+        value = None
+        if word in ("-C", "--git-dir") and k + 1 < len(argv):
+            value, k = argv[k + 1], k + 1
+        elif word.startswith("--git-dir="):
+            value = word.split("=", 1)[1]
+        elif word == "-c":
+            k += 1
+        if value is not None and re.search(r"(?:^|/)\.git/.", value.rstrip("/") + "/"):
+            if not re.fullmatch(r"(?:\./)?\.git(?:/\.?)?", value.rstrip("/")):
+                inner = value
+        k += 1
+    sub = argv[k] if k < len(argv) else ""
+    if inner is not None:
+        return [
+            Hit(
+                "audit.git_internals_read",
+                "high",
+                f"git {sub} runs in a repository kept inside .git ({inner[:60]}): "
+                "another store's references",
+                joined,
+            )
+        ]
+    if sub not in _GIT_PATCH_READERS:
+        return []
+    session = _session_file(words)
+    if session:
+        return [
+            Hit(
+                "audit.git_internals_read",
+                "high",
+                f"git {sub} reads a stopped am or rebase's patch: {session[:80]}",
+                joined,
+            )
+        ]
+    if sub not in ("show", "cat-file"):
+        return []
+    internal = next((w for w in words if _GIT_INTERNAL.search(w)), None)
+    if internal:
+        return [
+            Hit("audit.git_internals_read", "high", f"reads git internals: {internal[:80]}", joined)
+        ]
     return []

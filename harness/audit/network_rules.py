@@ -9,6 +9,7 @@ import re
 from collections.abc import Sequence
 
 from evotree.harness.audit.git_argv import _git_split, _GitCall, _positionals
+from evotree.harness.audit.git_scopes import SUBMODULE_REMOTE
 from evotree.harness.audit.hits import Hit
 from evotree.harness.audit.revisions import _hashes, is_head_relative, _rev_kind
 
@@ -105,9 +106,23 @@ def _git_network(call: _GitCall) -> bool:
         )
         return True
     if sub == "submodule" and "update" in args:
-        call.hits.append(
-            Hit("audit.network_fetch", "warn", "git submodule update may fetch", joined)
-        )
+        if "--no-fetch" not in args and "-N" not in args:
+            call.hits.append(
+                Hit("audit.network_fetch", "warn", "git submodule update may fetch", joined)
+            )
+        if "--remote" in args:
+            # checks each submodule out at its remote-tracking branch, not the commit the base
+            # pins: judged in each submodule's store
+            call.hits.append(
+                Hit(
+                    "audit.git_history_leak",
+                    "high",
+                    "git submodule update --remote checks out each submodule's remote-tracking "
+                    "branch (not the commit the base pins)",
+                    joined,
+                    refs=(SUBMODULE_REMOTE,),
+                )
+            )
         return True
     return False
 

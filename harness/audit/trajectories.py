@@ -215,7 +215,7 @@ class _HitJudge:
                 why = (
                     "resolves to the base or its ancestor"
                     if state == "ancestor"
-                    else "names nothing in the task repository (no such stash)"
+                    else "names nothing in the task repository (no such stash or stopped session)"
                 )
                 self.verdict.cleared.append({**hit.to_dict(), "why": why})
                 return None

@@ -191,6 +191,7 @@ def _unwrap(cmd: SimpleCommand, depth: int, sink: ShellContext) -> None:
         argv = _git_alias(argv, depth, sink)
         if argv is None:
             return
+        _submodule_foreach(argv, depth, sink)
     if name in ("make", "gmake") and cmd.heredoc is not None and _reads_stdin_makefile(argv):
         sink.scripts["/dev/stdin"] = cmd.heredoc  # ``make -f - <<EOF``: the body is the Makefile
         stdin_file = ("--file=-", "-f-", "--file=/dev/stdin", "--makefile=-")
@@ -265,6 +266,32 @@ def _git_alias(argv: list[str], depth: int, sink: ShellContext) -> list[str] | N
                 return None
             argv = [*argv[:k], *value.split(), *argv[k + 1 :]]
     return argv
+
+
+def _submodule_foreach(argv: list[str], depth: int, sink: ShellContext) -> None:
+    """``git submodule [--quiet] foreach [--recursive] CMD...``: CMD runs as a shell command in
+    each submodule (parsed like ``sh -c``), so each git command in it is kept as ``git -C
+    $sm_path ...`` (the repository it reads is a submodule's); the git command itself is kept
+    too."""
+    k = _git_sub_index(argv)
+    if k <= 0 or argv[k] != "submodule" or depth >= MAX_DEPTH:
+        return
+    rest = [a for a in argv[k + 1 :]]
+    while rest and rest[0] in ("-q", "--quiet"):
+        rest.pop(0)
+    if rest[:1] != ["foreach"]:
+        return
+    rest = rest[1:]
+    while rest and rest[0] in ("--recursive", "-q", "--quiet"):
+        rest.pop(0)
+    if rest:
+        start = len(sink)
+        _parse_into(" ".join(rest), depth + 1, sink)
+        for at in range(start, len(sink)):
+            cmd = sink[at]
+            if cmd.argv and _basename(cmd.argv[0]) == "git":
+                argv2 = (cmd.argv[0], "-C", "$sm_path", *cmd.argv[1:])
+                sink[at] = SimpleCommand(argv2, cmd.redirects, cmd.heredoc, cmd.assigns, cmd.stdin)
 
 
 def _run_written(name: str, argv: list[str], depth: int, sink: ShellContext) -> None:
