@@ -20,7 +20,7 @@ recorder through them), ``PYTHONHASHSEED=0`` (set iteration order is the same ev
 one BLAS/OpenMP thread unless told otherwise.
 
 In the judge phase (``$EVOTREE_POLICY_SANDBOX`` set by the harness's sandbox) every policy process
-runs in a nested sandbox of its own (:func:`evotree.harness.sandbox.policy_sandbox_argv`): it
+runs in a nested sandbox of its own (:func:`evotree.harness.sandbox_nested.policy_sandbox_argv`): it
 sees the system, the Python environment and the candidate's files (at ``/candidate``, its
 working directory) read-only, a private ``/tmp``; not the judge's folder (hidden seeds,
 references), not its evidence, not its processes (a new PID namespace; no ``/proc``), no network,
@@ -44,12 +44,14 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from evotree.domains.gym.catalog import make_env
 from evotree.domains.gym.driver import DONE, Play, PolicyDied, drive
+from evotree.domains.gym.epg import env_meta
 from evotree.domains.gym.episode import Episode
 from evotree.domains.gym.wire import (
     FrameReader,
@@ -60,10 +62,10 @@ from evotree.domains.gym.wire import (
     send_bytes,
 )
 from evotree.domains.gym.worker import InvalidPolicy
-from evotree.harness.sandbox import ENV_POLICY_SANDBOX
-from evotree.harness.sandbox import SandboxUnavailable
-from evotree.harness.sandbox import policy_sandbox_argv
-from evotree.harness.sandbox import POLICY_CANDIDATE_DIR
+from evotree.harness.sandbox_spec import ENV_POLICY_SANDBOX
+from evotree.harness.sandbox_spec import SandboxUnavailable
+from evotree.harness.sandbox_nested import policy_sandbox_argv
+from evotree.harness.sandbox_spec import POLICY_CANDIDATE_DIR
 
 __all__ = [
     "InvalidPolicy",
@@ -359,13 +361,6 @@ class Worker:
         epg_mode = bool(extra and extra.get("protocol") == "evopolicygym")
         try:
             env = make_env(task.env_id)
-            epg = None
-            if extra and extra.get("protocol") == "evopolicygym":
-                if task.env_id not in self.meta:
-                    from evotree.domains.gym.epg import env_meta
-
-                    self.meta[task.env_id] = env_meta(task.env_id, env, **extra.get("meta", {}))
-                epg = {"meta": self.meta[task.env_id], "trajectory": bool(extra.get("trajectory"))}
             episode = drive(
                 self,
                 env,
@@ -375,33 +370,10 @@ class Worker:
                 timeout=timeout,
                 record_actions=record_actions,
                 summarize=summarize,
-                epg=epg,
+                epg=self._epg_options(task.env_id, env, extra),
             )
-        except TimeoutError:
-            self.stop()
-            failure = (
-                "timeout",
-                f"the episode did not finish within its time limit of {timeout:g} s and the "
-                "policy's process did not respond to the alarm; it was killed (does act() "
-                "block in C code or ignore signals?)",
-            )
-        except PolicyDied:
-            code = self.stop(exited=True)
-            failure = (
-                "error",
-                "the policy's process died during the episode "
-                f"({_exit_text(code, self.sandbox)}): e.g. a segfault, os._exit() or running "
-                "out of memory; it was restarted",
-            )
-        except ProtocolError as exc:
-            self.stop()
-            failure = (
-                "error",
-                f"the policy's process broke the domain's protocol ({exc}); it was restarted",
-            )
-        except Exception as exc:  # noqa: BLE001 - e.g. the environment cannot be made or reset
-            self.stop()  # it may be waiting in the middle of an episode
-            failure = ("error", f"{type(exc).__name__}: {exc}")
+        except Exception as exc:  # noqa: BLE001 - the policy's process or the environment failed
+            failure = self._episode_lost(exc, timeout)
         finally:
             if env is not None:
                 _close(env)
@@ -417,6 +389,45 @@ class Worker:
             )
         episode.seconds = round(time.monotonic() - started, 6)
         return episode
+
+    def _epg_options(
+        self, env_id: str, env: Any, extra: dict[str, Any] | None
+    ) -> dict[str, Any] | None:
+        """:func:`drive`'s ``epg`` in EvoPolicyGym mode (``env_meta`` computed once per
+        environment), None in evotree's."""
+        if not (extra and extra.get("protocol") == "evopolicygym"):
+            return None
+        if env_id not in self.meta:
+            self.meta[env_id] = env_meta(env_id, env, **extra.get("meta", {}))
+        return {"meta": self.meta[env_id], "trajectory": bool(extra.get("trajectory"))}
+
+    def _episode_lost(self, exc: Exception, timeout: float) -> tuple[str, str]:
+        """Stop a policy process whose episode failed with ``exc`` (it may be waiting in the
+        middle of the episode): (finish reason, message) of that episode."""
+        if isinstance(exc, TimeoutError):
+            self.stop()
+            return (
+                "timeout",
+                f"the episode did not finish within its time limit of {timeout:g} s and the "
+                "policy's process did not respond to the alarm; it was killed (does act() "
+                "block in C code or ignore signals?)",
+            )
+        if isinstance(exc, PolicyDied):
+            code = self.stop(exited=True)
+            return (
+                "error",
+                "the policy's process died during the episode "
+                f"({_exit_text(code, self.sandbox)}): e.g. a segfault, os._exit() or running "
+                "out of memory; it was restarted",
+            )
+        if isinstance(exc, ProtocolError):
+            self.stop()
+            return (
+                "error",
+                f"the policy's process broke the domain's protocol ({exc}); it was restarted",
+            )
+        self.stop()  # e.g. the environment cannot be made or reset
+        return ("error", f"{type(exc).__name__}: {exc}")
 
     def play_lanes(
         self,
@@ -440,61 +451,18 @@ class Worker:
         losing by ending its process. ``skipped`` is kept for the callers (not used: nothing is
         replayed)."""
         grace = self.grace if self.grace is not None else max(1.0, 0.25 * timeout)
-        active: dict[int, tuple[int, Any, Play]] = {}  # lane -> (order, env, play)
-        done: dict[int, Episode] = {}  # finished, by the order their tasks were taken in
-        taken = given = 0
-        starts: list[tuple[int, dict[str, Any]]] = []
-        ends: list[int] = []
-        observed: list[tuple[int, Any]] = []
-        free = list(range(lanes - 1, -1, -1))
-        exhausted = False
+        flight = _Flight(lanes)
+        active, done = flight.active, flight.done
         pace = _Pace(lanes)
         monotonic = time.monotonic
         while True:
-            while free and not exhausted and len(active) < pace.width:
-                task = take()
-                if task is None:
-                    exhausted = True
-                    break
-                if self.proc is None:  # started before the episode's clock does
-                    self.start()
-                order, taken = taken, taken + 1
-                try:
-                    env = make_env(task.env_id)
-                except Exception as exc:  # noqa: BLE001
-                    done[order] = Episode(
-                        env_id=task.env_id,
-                        index=task.index,
-                        seed=task.seed,
-                        message=f"{type(exc).__name__}: {exc}",
-                    )
-                    continue
-                play = Play(
-                    env,
-                    task.env_id,
-                    task.index,
-                    task.seed,
-                    timeout=timeout,
-                    record_actions=record_actions,
-                    summarize=summarize,
-                )
-                start = play.begin(self._spaces(task.env_id, env))
-                if start is None:
-                    _close(env)
-                    play.episode.seconds = round(monotonic() - play.started, 6)
-                    done[order] = play.episode
-                    continue
-                pace.horizon(timeout, play.limit)
-                lane = free.pop()
-                active[lane] = (order, env, play)
-                starts.append((lane, start))
-            while (
-                given in done
-            ):  # in the order the tasks were taken: the same order as one at a time
-                yield done.pop(given)
-                given += 1
+            if flight.free and not flight.exhausted and len(active) < pace.width:
+                self._board(flight, take, pace, timeout, record_actions, summarize)
+            while flight.given in done:  # in the order the tasks were taken: as one at a time
+                yield done.pop(flight.given)
+                flight.given += 1
             if not active:
-                if exhausted:
+                if flight.exhausted:
                     return
                 continue
             # the round may last until the last episode in flight is past its limit, and a grace
@@ -502,9 +470,10 @@ class Worker:
             finished: list[int] = []
             began = monotonic()
             try:
-                request, asked = encode_request(starts, ends, observed)
+                request, asked = encode_request(flight.starts, flight.ends, flight.observed)
                 self.send_frame(request)
-                starts, ends, observed = [], [], []
+                flight.starts, flight.ends, flight.observed = [], [], []
+                observed = flight.observed
                 answers = decode_reply(self.read_frame(), asked)
                 for lane, value, frame in answers:
                     play = active[lane][2]
@@ -524,23 +493,75 @@ class Worker:
                         observed.append((lane, obs))
                 pace.add(monotonic() - began, len(asked))
             except (TimeoutError, PolicyDied, ProtocolError) as exc:
-                failure = self._lost(exc, len(active))
-                for order, env, play in active.values():
-                    _close(env)
-                    play.fail({"reason": failure[0], "message": failure[1]})
-                    play.episode.seconds = round(monotonic() - play.started, 6)
-                    done[order] = play.episode
-                active.clear()
-                starts, ends, observed = [], [], []
-                free = list(range(lanes - 1, -1, -1))
+                self._crash(flight, exc)
                 continue
-            for lane in finished:
-                order, env, play = active.pop(lane)
+            if finished:
+                flight.land(finished)
+
+    def _board(
+        self,
+        flight: _Flight,
+        take: Callable[[], Task | None],
+        pace: _Pace,
+        timeout: float,
+        record_actions: bool,
+        summarize: bool,
+    ) -> None:
+        """Start episodes in the free lanes, up to the pace's width, while ``take`` gives tasks
+        (the policy's process started first, if needed, before an episode's clock starts)."""
+        free, active, done = flight.free, flight.active, flight.done
+        while free and not flight.exhausted and len(active) < pace.width:
+            task = take()
+            if task is None:
+                flight.exhausted = True
+                break
+            if self.proc is None:  # started before the episode's clock does
+                self.start()
+            order = flight.taken
+            flight.taken += 1
+            try:
+                env = make_env(task.env_id)
+            except Exception as exc:  # noqa: BLE001
+                done[order] = Episode(
+                    env_id=task.env_id,
+                    index=task.index,
+                    seed=task.seed,
+                    message=f"{type(exc).__name__}: {exc}",
+                )
+                continue
+            play = Play(
+                env,
+                task.env_id,
+                task.index,
+                task.seed,
+                timeout=timeout,
+                record_actions=record_actions,
+                summarize=summarize,
+            )
+            start = play.begin(self._spaces(task.env_id, env))
+            if start is None:
                 _close(env)
-                play.episode.seconds = round(monotonic() - play.started, 6)
-                free.append(lane)
-                ends.append(lane)
+                play.episode.seconds = round(time.monotonic() - play.started, 6)
                 done[order] = play.episode
+                continue
+            pace.horizon(timeout, play.limit)
+            lane = free.pop()
+            active[lane] = (order, env, play)
+            flight.starts.append((lane, start))
+
+    def _crash(self, flight: _Flight, exc: BaseException) -> None:
+        """The policy's process was lost in a round: stop it, fail every episode in flight with
+        the reason (none is played again) and free every lane."""
+        active = flight.active
+        failure = self._lost(exc, len(active))
+        for order, env, play in active.values():
+            _close(env)
+            play.fail({"reason": failure[0], "message": failure[1]})
+            play.episode.seconds = round(time.monotonic() - play.started, 6)
+            flight.done[order] = play.episode
+        active.clear()
+        flight.starts, flight.ends, flight.observed = [], [], []
+        flight.free = list(range(flight.lanes - 1, -1, -1))
 
     def _spaces(self, env_id: str, env: Any) -> bytes:
         """The pickled clean copies of ``env``'s spaces, made once per environment id (the policy's
@@ -587,6 +608,39 @@ class Worker:
             f"the policy's process broke the domain's protocol ({exc}) while it played this "
             f"episode{others}; it was restarted{tail}",
         )
+
+
+@dataclass
+class _Flight:
+    """The lanes of one policy process (:meth:`Worker.play_lanes`): the episodes in flight, the
+    finished ones not handed out yet, and what the next round's message says."""
+
+    lanes: int
+    #: lane -> (the order its task was taken in, its environment, its episode)
+    active: dict[int, tuple[int, Any, Play]] = field(default_factory=dict)
+    #: finished episodes, by the order their tasks were taken in
+    done: dict[int, Episode] = field(default_factory=dict)
+    free: list[int] = field(default_factory=list)
+    #: the next round's starts (lane, start message), ended lanes and observations (lane, obs)
+    starts: list[tuple[int, dict[str, Any]]] = field(default_factory=list)
+    ends: list[int] = field(default_factory=list)
+    observed: list[tuple[int, Any]] = field(default_factory=list)
+    taken: int = 0  # tasks taken
+    given: int = 0  # episodes handed out (in the order their tasks were taken)
+    exhausted: bool = False  # ``take`` has no more tasks
+
+    def __post_init__(self) -> None:
+        self.free = list(range(self.lanes - 1, -1, -1))
+
+    def land(self, finished: list[int]) -> None:
+        """The episodes of ``finished`` lanes are over: their lanes are free for the next."""
+        for lane in finished:
+            order, env, play = self.active.pop(lane)
+            _close(env)
+            play.episode.seconds = round(time.monotonic() - play.started, 6)
+            self.free.append(lane)
+            self.ends.append(lane)
+            self.done[order] = play.episode
 
 
 class _Pace:
@@ -645,6 +699,109 @@ def _exit_text(code: int | None, sandboxed: Any = None) -> str:
 _DONE = object()
 
 
+class _Tasks:
+    """The tasks shared by the policy processes' threads, and their results: taken in order; a
+    task of an environment with ``max_timeouts`` timeouts already (0: never) goes to the results
+    unplayed (``skipped``); ``stop`` (set when a thread fails) makes the others take no more."""
+
+    def __init__(self, tasks: list[Task], workers: int, max_timeouts: int) -> None:
+        self.pending: queue.Queue[Task | object] = queue.Queue()
+        for task in tasks:
+            self.pending.put(task)
+        for _ in range(workers):
+            self.pending.put(_DONE)
+        self.results: queue.Queue[Any] = queue.Queue()
+        self.max_timeouts = max_timeouts
+        self.timeouts: dict[str, int] = {}
+        self.lock = threading.Lock()
+        self.stop = threading.Event()
+
+    def skipped(self, task: Task) -> Episode | None:
+        """The unplayed result of ``task`` when its environment timed out too often, else None."""
+        with self.lock:
+            skip = (
+                bool(self.max_timeouts) and self.timeouts.get(task.env_id, 0) >= self.max_timeouts
+            )
+        if not skip:
+            return None
+        return Episode(
+            env_id=task.env_id,
+            index=task.index,
+            seed=task.seed,
+            finish_reason="timeout",
+            skipped=True,
+            message=f"not run: {self.max_timeouts} episodes of {task.env_id} already timed out",
+        )
+
+    def take(self) -> Task | None:
+        """The next task to play (None: no more); the skipped ones go straight to the results."""
+        while not self.stop.is_set():
+            item = self.pending.get()
+            if item is _DONE:
+                return None
+            task: Task = item  # type: ignore[assignment]
+            instead = self.skipped(task)
+            if instead is not None:
+                self.results.put(instead)
+                continue
+            return task
+        return None
+
+    def count(self, episode: Episode) -> Episode:
+        """``episode``, its timeout counted against its environment."""
+        if episode.finish_reason == "timeout" and not episode.skipped:
+            with self.lock:
+                self.timeouts[episode.env_id] = self.timeouts.get(episode.env_id, 0) + 1
+        return episode
+
+
+def _slot(
+    shared: _Tasks,
+    candidate_dir: Path,
+    *,
+    startup_timeout: float,
+    sandbox: dict[str, Any] | None,
+    lanes: int,
+    extra: dict[str, Any] | None,
+    timeout: float,
+    record_actions: bool,
+    summarize: bool,
+) -> None:
+    """One policy process's thread: play tasks until none is left, each result (or the error
+    that stops it: :class:`InvalidPolicy`, :class:`WorkerBroken`) into the results, then ``_DONE``."""
+    results = shared.results
+    worker = Worker(candidate_dir, startup_timeout=startup_timeout, sandbox=sandbox)
+    try:
+        if lanes > 1 and not (extra and extra.get("protocol") == "evopolicygym"):
+            for episode in worker.play_lanes(
+                shared.take,
+                lanes=lanes,
+                timeout=timeout,
+                record_actions=record_actions,
+                summarize=summarize,
+                skipped=shared.skipped,
+            ):
+                results.put(shared.count(episode))
+        else:
+            while (task := shared.take()) is not None:
+                results.put(
+                    shared.count(
+                        worker.play(
+                            task,
+                            timeout=timeout,
+                            record_actions=record_actions,
+                            summarize=summarize,
+                            extra=extra,
+                        )
+                    )
+                )
+    except BaseException as exc:  # noqa: BLE001 - InvalidPolicy, WorkerBroken: handed to the caller
+        results.put(exc)
+    finally:
+        worker.close()
+        results.put(_DONE)
+
+
 def run_episodes(
     candidate_dir: Path,
     tasks: Iterable[Task],
@@ -674,86 +831,21 @@ def run_episodes(
     """
     if sandbox is FROM_ENV:
         sandbox = policy_sandbox_from_env()
-    pending: queue.Queue[Task | object] = queue.Queue()
     todo = list(tasks)
-    for task in todo:
-        pending.put(task)
     workers = max(1, min(workers, len(todo) or 1))
-    for _ in range(workers):
-        pending.put(_DONE)
-    results: queue.Queue[Any] = queue.Queue()
-    timeouts: dict[str, int] = {}
-    lock = threading.Lock()
-    stop = threading.Event()
-
-    def skip(task: Task) -> bool:
-        with lock:
-            return bool(max_timeouts) and timeouts.get(task.env_id, 0) >= max_timeouts
-
-    def skipped(task: Task) -> Episode | None:
-        if not skip(task):
-            return None
-        return Episode(
-            env_id=task.env_id,
-            index=task.index,
-            seed=task.seed,
-            finish_reason="timeout",
-            skipped=True,
-            message=f"not run: {max_timeouts} episodes of {task.env_id} already timed out",
-        )
-
-    def take() -> Task | None:
-        """The next task to play (None: no more); the skipped ones go straight to the results."""
-        while not stop.is_set():
-            item = pending.get()
-            if item is _DONE:
-                return None
-            task: Task = item  # type: ignore[assignment]
-            instead = skipped(task)
-            if instead is not None:
-                results.put(instead)
-                continue
-            return task
-        return None
-
-    def count(episode: Episode) -> Episode:
-        if episode.finish_reason == "timeout" and not episode.skipped:
-            with lock:
-                timeouts[episode.env_id] = timeouts.get(episode.env_id, 0) + 1
-        return episode
-
-    def slot() -> None:
-        worker = Worker(candidate_dir, startup_timeout=startup_timeout, sandbox=sandbox)
-        try:
-            if lanes > 1 and not (extra and extra.get("protocol") == "evopolicygym"):
-                for episode in worker.play_lanes(
-                    take,
-                    lanes=lanes,
-                    timeout=timeout,
-                    record_actions=record_actions,
-                    summarize=summarize,
-                    skipped=skipped,
-                ):
-                    results.put(count(episode))
-            else:
-                while (task := take()) is not None:
-                    results.put(
-                        count(
-                            worker.play(
-                                task,
-                                timeout=timeout,
-                                record_actions=record_actions,
-                                summarize=summarize,
-                                extra=extra,
-                            )
-                        )
-                    )
-        except BaseException as exc:  # noqa: BLE001 - InvalidPolicy, WorkerBroken: handed to the caller
-            results.put(exc)
-        finally:
-            worker.close()
-            results.put(_DONE)
-
+    shared = _Tasks(todo, workers, max_timeouts)
+    slot = partial(
+        _slot,
+        shared,
+        candidate_dir,
+        startup_timeout=startup_timeout,
+        sandbox=sandbox,
+        lanes=lanes,
+        extra=extra,
+        timeout=timeout,
+        record_actions=record_actions,
+        summarize=summarize,
+    )
     # the slots' threads step environments under the GIL; switching often keeps each of them
     # responsive to its policy process
     interval = sys.getswitchinterval()
@@ -766,16 +858,16 @@ def run_episodes(
     finished = 0
     try:
         while finished < workers:
-            item = results.get()
+            item = shared.results.get()
             if item is _DONE:
                 finished += 1
             elif isinstance(item, BaseException):
-                stop.set()
+                shared.stop.set()
                 raise item
             else:
                 yield item
     finally:
-        stop.set()
+        shared.stop.set()
         for thread in threads:
             thread.join(timeout=timeout + 10)
         sys.setswitchinterval(interval)
