@@ -162,3 +162,63 @@ def test_reading_the_alternates_file_names_a_path_only() -> None:
     )
     assert [h.severity for h in result.verdicts[0].hits] == ["warn"]
     assert _flagged("cat .git/objects/pack/pack-1.idx")
+
+
+@pytest.fixture(scope="module")
+def replaced(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    """A task repository at its base whose parent commit is replaced (``git replace``) by the
+    fix, a commit beyond the base: git shows the fix wherever it reads the parent."""
+    tmp = tmp_path_factory.mktemp("replaced")
+    repo = make_repo(tmp / "r")
+    root = git(repo, "rev-parse", "HEAD")
+    (repo / "units.py").write_text("def human(n):\n    return n <= 1024\n")
+    git(repo, "add", "units.py")
+    git(repo, "commit", "-qm", "units: first attempt")
+    attempt = git(repo, "rev-parse", "HEAD")
+    (repo / "notes.txt").write_text("notes\n")
+    git(repo, "add", "notes.txt")
+    git(repo, "commit", "-qm", "notes")
+    base = git(repo, "rev-parse", "HEAD")
+    git(repo, "checkout", "-q", "--detach", root)
+    (repo / "units.py").write_text("def human(n):\n    return abs(n) < 1024  # AT 1024\n")
+    git(repo, "add", "units.py")
+    git(repo, "commit", "-qm", "human_bytes: switch units at 1024")
+    fix = git(repo, "rev-parse", "HEAD")
+    git(repo, "checkout", "-q", "main")
+    git(repo, "replace", attempt, fix)
+    git(repo, "reflog", "expire", "--expire=now", "--all")
+    return {"repo": str(repo), "base": base, "attempt": attempt, "fix": fix}
+
+
+def test_a_replaced_commit_resolves_to_its_replacement(replaced: dict[str, str]) -> None:
+    repo = Path(replaced["repo"])
+    attempt = replaced["attempt"][:7]
+    shown = f"git show {attempt} -- units.py"
+    out = _run(repo, shown)
+    assert "AT 1024" in out  # real git: the replacement, under the attempt's id
+    assert _flagged(shown, outputs=(out,), repo=replaced)
+    assert _flagged(shown, repo=replaced)  # no output recorded: resolved as git does
+    # with replacement off git shows the ancestor itself: cleared
+    plain = f"git --no-replace-objects show {attempt} -- units.py"
+    assert "AT 1024" not in _run(repo, plain)
+    assert not _flagged(plain, outputs=(_run(repo, plain),), repo=replaced)
+
+
+def test_listing_the_replace_references(replaced: dict[str, str], clean: dict[str, str]) -> None:
+    out = _run(Path(replaced["repo"]), "git replace -l --format=long")
+    assert replaced["fix"] in out
+    assert _flagged("git replace -l --format=long", outputs=(out,))
+    assert _flagged("git replace -l", outputs=(out,), repo=replaced)
+    assert not _flagged("git replace -l", outputs=("",), repo=clean)  # none there
+
+
+def test_fast_export_is_judged_by_the_revisions_it_exports(replaced: dict[str, str]) -> None:
+    repo = Path(replaced["repo"])
+    head = "git fast-export HEAD -- units.py"
+    assert "commit refs/heads/main" in _run(repo, head)  # real git: HEAD's history only
+    assert not _flagged(head)
+    assert not _flagged(head, repo=replaced)
+    every = "git fast-export --all"
+    assert _flagged(every)
+    assert _flagged(every, outputs=(_run(repo, every),), repo=replaced)  # refs/replace too
+    assert _flagged("git fast-export origin/fix")

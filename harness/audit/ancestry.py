@@ -64,6 +64,8 @@ class Ancestry:
         #: where revision names resolve: this repository, or the one ``git -C`` ran in
         self.names: Any = self.repo
         self._head_is_base = True
+        #: read replaced commits as their replacements, as git does by default
+        self.replace_objects = True
 
     def modules(self) -> dict[str, Ancestry]:
         """The ancestry of each submodule's own store, by its path in the task repository, at
@@ -179,17 +181,34 @@ class Ancestry:
         return "unknown", None
 
     def _commit_state(self, oid: Any) -> tuple[str, str | None]:
-        """The ancestry of the commit an object peels to ('unknown' when it peels to none)."""
+        """The ancestry of the commit an object peels to ('unknown' when it peels to none). As
+        git reads objects: a commit with a replace reference (``refs/replace/<id>``) is read
+        as its replacement, unless the command turned replacement off."""
         import pygit2
 
         try:
             commit = self.repo.get(oid).peel(pygit2.Commit)
+            if self.replace_objects:
+                for _ in range(5):  # git follows a chain of replacements, bounded
+                    ref = f"refs/replace/{commit.id}"
+                    if ref not in self.names.references:
+                        break
+                    target = self.names.references[ref].resolve().target
+                    commit = self.repo.get(target).peel(pygit2.Commit)
         except (KeyError, ValueError, AttributeError, pygit2.GitError, pygit2.InvalidSpecError):
             return "unknown", None
         cid = commit.id
         if cid == self.base or self.repo.descendant_of(self.base, cid):
             return "ancestor", None
         return "future", str(cid)
+
+    def without_replace(self) -> Ancestry:
+        """This ancestry as ``git --no-replace-objects`` resolves (replace references off)."""
+        import copy
+
+        other = copy.copy(self)
+        other.replace_objects, other._cache = False, {}
+        return other
 
     def _scope(self, token: str) -> tuple[str, str | None]:
         """A reference scope (:data:`evotree.harness.audit.rules.SCOPE`): 'future' when one of the
@@ -416,6 +435,7 @@ def _ref_matches(name: str, pattern: str) -> bool:
     return name == pattern or name.startswith(pattern.rstrip("/") + "/")
 
 
+_NO_REPLACE = re.compile(r"--no-replace-objects|GIT_NO_REPLACE_OBJECTS=(?!0|false|no)")
 _RUN_IN = re.compile(r"^git\s+(?:-c\s+\S+\s+)*-C\s+(\"[^\"]*\"|'[^']*'|\S+)")
 _GIT_SUB = re.compile(r"^git\s+(?:-c\s+\S+\s+|-C\s+(?:\"[^\"]*\"|'[^']*'|\S+)\s+)*")
 
@@ -425,6 +445,8 @@ def resolve_refs(hit: Hit, ancestry: Ancestry) -> tuple[str, str | None]:
     the base, 'ancestor' when all are the base or behind it, 'unknown' otherwise. A command run
     with ``git -C DIR`` resolves where git would: in a submodule's store for a submodule's path
     (every submodule for ``git submodule foreach``'s ``$sm_path``)."""
+    if _NO_REPLACE.search(hit.command):
+        ancestry = ancestry.without_replace()
     m = _RUN_IN.match(hit.command)
     if m:
         where = ancestry.run_in(m.group(1).strip("'\""))

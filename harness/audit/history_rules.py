@@ -58,6 +58,7 @@ _REV_SUBS = frozenset(
         "range-diff",
         "diff-tree",
         "merge-base",
+        "fast-export",
         "read-tree",
     }
 )
@@ -93,7 +94,6 @@ _ALWAYS = {
     "unpack-objects": "git unpack-objects reads raw packs",
     "verify-pack": "git verify-pack lists packed objects",
     "count-objects": None,
-    "fast-export": "git fast-export dumps history",
     "rev-parse": None,
     "notes": "git notes reads notes attached to other commits",
     "replace": "git replace rewrites what commits resolve to",
@@ -216,6 +216,11 @@ def _git_always(call: _GitCall) -> bool:
         call.hit("warn", "git fsck --no-dangling reports only broken objects (no dangling ones)")
         return True
     why = _ALWAYS[sub]
+    if sub == "replace" and all(a in ("-l", "--list") or a.startswith("--format") for a in args):
+        # lists the replace references: what they replace and with what, judged in the task
+        # repository by the replacements
+        call.hit("high", "git replace -l lists replaced commits", refs=("*refs:refs/replace/",))
+        return True
     if sub in ("for-each-ref", "show-ref", "notes"):
         refs = _notes_scope(args) if sub == "notes" else _refs_scope(sub, args)
         if why:
@@ -569,6 +574,7 @@ def _walks_every_ref(call: _GitCall) -> bool:
         "grep",
         "diff",
         "cherry",
+        "fast-export",
     ):
         # not describe: --tags / --all only widen the names it may use for a tag *behind*
         # the commit
