@@ -84,6 +84,9 @@ class ScoreRule:
     boundaries: str = "exact"
     #: candidate seeds at each look; () = ``min_seeds`` × (1, 2, 3, 4, 6, 8, 12, 16, 24 …) up to the cap
     schedule: tuple[int, ...] = ()
+    #: the most runs (since its promotion) the champion is topped up to at later looks; 0: as
+    #: many as the candidate's (as shipped). Never below ``champion_seeds``
+    champion_top_up: int = 0
 
     @property
     def seeds_needed(self) -> int:
@@ -109,6 +112,13 @@ class ScoreRule:
         seeds = looks or self.looks()
         return tuple(self.alpha * (s / seeds[-1]) ** self.spending for s in seeds)
 
+    def champion_planned(self, seeds: int) -> int:
+        """The champion's runs the plan puts beside ``seeds`` candidate seeds: as many, at least
+        ``champion_seeds``, at most ``champion_top_up`` when it is set."""
+        if self.champion_top_up:
+            seeds = min(seeds, self.champion_top_up)
+        return max(self.champion_seeds, seeds)
+
     def alpha_at(self, look: int, looks: tuple[int, ...] | None = None) -> float:
         """The threshold on the one-sided p at look ``look`` (1-based): with ``boundaries`` =
         "exact", the nominal level at which the chance of a first crossing at this look, under
@@ -121,7 +131,7 @@ class ScoreRule:
         spent = self.spent(seeds)
         if self.boundaries == "shares":
             return spent[look - 1] - (spent[look - 2] if look >= 2 else 0.0)
-        infos = tuple(1.0 / (1.0 / max(self.champion_seeds, s) + 1.0 / s) for s in seeds)
+        infos = tuple(1.0 / (1.0 / self.champion_planned(s) + 1.0 / s) for s in seeds)
         return group_sequential_thresholds(infos, spent)[look - 1]
 
 
@@ -392,7 +402,7 @@ def _sequential(
     look, max_looks = decision.look, decision.max_looks
 
     def champion_at(seeds: int) -> int:
-        want = max(n_a, seeds)
+        want = max(n_a, rule.champion_planned(seeds))
         if champion_runs_left is not None:
             want = min(want, n_a + max(0, champion_runs_left))
         return want

@@ -91,3 +91,18 @@ def test_rule_settings_reach_the_adapter_and_the_project_bench() -> None:
     assert B.settings(["reuse_promotion_runs=true"], Levers) == {"reuse_promotion_runs": True}
     with pytest.raises(SystemExit):
         B.settings(["no_such_setting=1"], ScoreRule)
+
+
+def test_champion_top_up_caps_the_champions_reruns() -> None:
+    capped = ScoreRule(champion_top_up=4)
+    assert [capped.champion_planned(s) for s in (1, 4, 8, 16)] == [4, 4, 4, 4]
+    assert [ScoreRule().champion_planned(s) for s in (1, 4, 8, 16)] == [4, 4, 8, 16]
+    # fewer champion runs planned: less information at the late looks, other thresholds
+    assert capped.alpha_at(8) != ScoreRule().alpha_at(8)
+    records = _loops(E.make(rule={"champion_top_up": 4}), 6)
+    shipped = _loops(E.make(), 6)
+    for r in records:
+        promotions = sum(p.decision == "promote" for p in r.proposals)
+        assert r.champion_runs <= 4 * (promotions + 1)  # never re-run beyond its first 4
+        assert {p.decision for p in r.proposals} <= {"promote", "reject"}
+    assert sum(r.champion_runs for r in records) < sum(r.champion_runs for r in shipped)
