@@ -147,7 +147,9 @@ def _commit() -> str:
 def measure(mix_name: str, args: argparse.Namespace) -> dict[str, Any]:
     """One mix: every variant --repeats times, interleaved in rotated order; medians and ratios."""
     from evotree.harness import sandbox as sandbox_mod
-    from evotree.harness.sandbox import SandboxSpec, accounted, finish_trace, sandbox_env, wrap
+    from evotree.harness.sandbox import finish_trace, wrap
+    from evotree.harness.sandbox_launch import accounted, sandbox_env
+    from evotree.harness.sandbox_spec import SandboxSpec
 
     with tempfile.TemporaryDirectory(prefix="evotree-bench-trace-") as tmp:
         base = Path(tmp)

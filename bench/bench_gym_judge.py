@@ -31,7 +31,7 @@ Arms, timed in the same process, in an order rotated every repetition (--repeats
 * ``judge-nested``   — the same inside the judge phase's sandbox as ``evotree run`` starts it
   now (``SandboxSpec(policy=PolicySandbox())``: its own user namespace and
   ``$EVOTREE_POLICY_SANDBOX``), each worker in a nested sandbox of its own
-  (:func:`evotree.harness.sandbox.policy_sandbox_argv`). Target: at least 0.9x the
+  (:func:`evotree.harness.sandbox_nested.policy_sandbox_argv`). Target: at least 0.9x the
   episodes/s of ``judge-eval-sandbox``. The sandboxed arms time the judge's loop inside the
   sandbox (the outer sandbox's own start, ~0.1 s, is not counted; the nested worker's start is
   in *total*, as the plain worker's is).
@@ -289,7 +289,9 @@ def arm_judge_sandboxed(
     subprocesses in it) or the nested one (``nested=True``: each worker in a nested sandbox)."""
     import subprocess
 
-    from evotree.harness.sandbox import PolicySandbox, SandboxSpec, sandbox_env, wrap
+    from evotree.harness.sandbox import wrap
+    from evotree.harness.sandbox_launch import sandbox_env
+    from evotree.harness.sandbox_spec import PolicySandbox, SandboxSpec
 
     spec = SandboxSpec(
         cwd=candidate.parent,
