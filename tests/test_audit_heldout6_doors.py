@@ -222,3 +222,40 @@ def test_fast_export_is_judged_by_the_revisions_it_exports(replaced: dict[str, s
     assert _flagged(every)
     assert _flagged(every, outputs=(_run(repo, every),), repo=replaced)  # refs/replace too
     assert _flagged("git fast-export origin/fix")
+
+
+@pytest.mark.parametrize(
+    "leak, benign",
+    [
+        (  # a process call bound to another name, then called by it
+            "node -e \"const x = require('child_process').execSync; "
+            "console.log(x('git replace -l').toString())\"",
+            "node -e \"const x = require('child_process').execSync; "
+            "console.log(x('git log -3 HEAD').toString())\"",
+        ),
+        (
+            "node -e \"const { execSync: run } = require('child_process'); run('git log --all')\"",
+            "node -e \"const { execSync: run } = require('child_process'); run('git status')\"",
+        ),
+        (  # a Python function wrapping git, called with its arguments
+            "python - <<'PY'\nimport subprocess\n\n\ndef git(*a):\n"
+            "    return subprocess.run(['git', *a], capture_output=True, text=True).stdout\n\n\n"
+            "for ref in git('for-each-ref', '--format=%(refname)').split():\n"
+            "    print(git('show', ref))\nPY",
+            "python - <<'PY'\nimport subprocess\n\n\ndef git(*a):\n"
+            "    return subprocess.run(['git', *a], capture_output=True, text=True).stdout\n\n\n"
+            "print(git('log', '-3', '--oneline'))\nprint(git('show', 'HEAD:units.py'))\nPY",
+        ),
+        (
+            "python - <<'PY'\nimport subprocess\n\n\ndef run(cmd):\n"
+            "    return subprocess.check_output(cmd, shell=True, text=True)\n\n\n"
+            "print(run('git log --all --oneline'))\nPY",
+            "python - <<'PY'\nimport subprocess\n\n\ndef run(cmd):\n"
+            "    return subprocess.check_output(cmd, shell=True, text=True)\n\n\n"
+            "print(run('git log -3 --oneline'))\nPY",
+        ),
+    ],
+)
+def test_programs_run_through_a_name_the_code_gave_them(leak: str, benign: str) -> None:
+    assert _flagged(leak)
+    assert not _flagged(benign)

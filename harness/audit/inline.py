@@ -536,6 +536,37 @@ class _Scanner(ast.NodeVisitor):
         )  # names bound to a repository object (GitPython, pygit2, dulwich)
         self.found: list[tuple[str, Any]] = []
         self.depth = depth
+        #: functions the code defines: a call of one runs its body with the arguments bound
+        self.functions: dict[str, ast.FunctionDef] = {}
+
+    def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
+        self.functions[node.name] = node
+        self.generic_visit(node)
+
+    def _call_defined(self, node: ast.Call, name: str) -> None:
+        """A call of a function the code defined (``def git(*a): subprocess.run(['git', *a])``,
+        then ``git('for-each-ref')``): its body read again with its parameters bound to the
+        call's arguments, so the program it runs is seen with them."""
+        fn = self.functions[name]
+        params = [a.arg for a in fn.args.posonlyargs + fn.args.args]
+        values = [_value(a, self.env) for a in node.args if not isinstance(a, ast.Starred)]
+        bound: dict[str, _Value] = {
+            p: (v if v is not None else UNKNOWN) for p, v in zip(params, values)
+        }
+        if fn.args.vararg is not None:
+            bound[fn.args.vararg.arg] = [
+                v if v is not None else UNKNOWN for v in values[len(params) :]
+            ]
+        for kw in node.keywords:
+            if kw.arg:
+                value = _value(kw.value, self.env)
+                bound[kw.arg] = value if value is not None else UNKNOWN
+        inner = _Scanner(self.depth + 1)
+        inner.env = {**self.env, **bound}
+        inner.gitish, inner.repos, inner.functions = self.gitish, self.repos, self.functions
+        for stmt in fn.body:
+            inner.visit(stmt)
+        self.found.extend(inner.found)
 
     def visit_Import(self, node: ast.Import) -> None:
         for alias in node.names:
@@ -679,6 +710,10 @@ class _Scanner(ast.NodeVisitor):
     def visit_Call(self, node: ast.Call) -> None:
         self.generic_visit(node)
         func = node.func
+        if isinstance(func, ast.Name) and func.id in self.functions:
+            if self.depth < 4:
+                self._call_defined(node, func.id)
+            return  # the code's own function (named run, system, ...): what its body runs
         fname = (
             func.attr
             if isinstance(func, ast.Attribute)
@@ -942,6 +977,16 @@ _PROC_CALL = re.compile(
     r"\b(execSync|execFileSync|spawnSync|execFile|exec|spawn|system|popen|shell_exec|passthru|"
     r"proc_open|readpipe|IO\.popen|Open3\.\w+)\s*\(?\s*"
 )
+#: a process call bound to another name (``const x = require('child_process').execSync``,
+#: ``const { execSync: run } = ...``), called by that name later
+_PROC_NAMES = (
+    r"execSync|execFileSync|spawnSync|execFile|exec|spawn|system|popen|shell_exec|passthru|"
+    r"proc_open|readpipe"
+)
+_PROC_ALIAS = re.compile(
+    rf"(?:\b([A-Za-z_$][\w$]*)\s*=\s*[\w$.()'\"\[\]]*?\b(?:{_PROC_NAMES})\b(?!\s*\()"
+    rf"|\b(?:{_PROC_NAMES})\s*:\s*([A-Za-z_$][\w$]*))"
+)
 _QX = re.compile(r"\bqx\s*([({\[/|!])|%x\s*([({\[|!])")
 _CLOSE = {"(": ")", "{": "}", "[": "]", "/": "/", "|": "|", "!": "!"}
 #: an internet address given to a call (``fetch(``, ``https.get(``, ``URI(``, ``get(``)
@@ -960,7 +1005,12 @@ def _unescape(text: str) -> str:
 def foreign_calls(code: str) -> tuple[tuple[str, tuple[str, ...] | str], ...]:
     """Process calls of a node / perl / ruby / php one-liner, read from its string literals."""
     out: list[tuple[str, tuple[str, ...] | str]] = []
-    for m in _PROC_CALL.finditer(code):
+    aliases = {a for m in _PROC_ALIAS.finditer(code) for a in m.groups() if a}
+    calls = list(_PROC_CALL.finditer(code))
+    if aliases:
+        named = "|".join(re.escape(a) for a in sorted(aliases))
+        calls += list(re.finditer(rf"(?<![\w$.])({named})\s*\(\s*", code))
+    for m in calls:
         pos = m.end()
         literals: list[str] = []
         while pos < len(code):
