@@ -151,6 +151,8 @@ def test_git_in_a_submodule_resolves_in_the_submodules_store(
         leak = "git -C vendor/dur show v1.3.0 -- dur.py"
         assert _audit_rules(superproject, leak)
         assert _audit_rules(superproject, "git -C vendor/dur diff HEAD origin/main")
+        # git's other global options before -C
+        assert _audit_rules(superproject, "git --no-pager -C vendor/dur show v1.3.0:dur.py")
         assert not _audit_rules(superproject, "git -C vendor/dur log --oneline HEAD")
         assert not _audit_rules(superproject, "git show v1.3.0:recipe.toml")  # the superproject's
     finally:

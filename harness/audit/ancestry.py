@@ -436,8 +436,9 @@ def _ref_matches(name: str, pattern: str) -> bool:
 
 
 _NO_REPLACE = re.compile(r"--no-replace-objects|GIT_NO_REPLACE_OBJECTS=(?!0|false|no)")
-_RUN_IN = re.compile(r"^git\s+(?:-c\s+\S+\s+)*-C\s+(\"[^\"]*\"|'[^']*'|\S+)")
-_GIT_SUB = re.compile(r"^git\s+(?:-c\s+\S+\s+|-C\s+(?:\"[^\"]*\"|'[^']*'|\S+)\s+)*")
+_GLOBAL = r"(?:-c\s+\S+|--[\w-]+(?:=\S+)?|-[pP])\s+"
+_RUN_IN = re.compile(rf"^git\s+(?:{_GLOBAL})*-C\s+(\"[^\"]*\"|'[^']*'|\S+)")
+_GIT_SUB = re.compile(rf"^git\s+(?:{_GLOBAL}|-C\s+(?:\"[^\"]*\"|'[^']*'|\S+)\s+)*")
 
 
 def resolve_refs(hit: Hit, ancestry: Ancestry) -> tuple[str, str | None]:
