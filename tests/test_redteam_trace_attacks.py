@@ -143,7 +143,7 @@ def reopen(path, folder=False):
         if VIA == "/dev/stdin":
             os.dup2(fd, 0)
             return os.open("/dev/stdin", flags)
-        return os.open(VIA.format(fd=fd), flags)
+        return os.open(VIA.format(fd=fd, tid=os.getpid()), flags)
     finally:
         os.close(fd)
 
@@ -167,7 +167,13 @@ _REOPEN_SEEN = ("/dev/fd/{fd}", "/proc/self/fd/{fd}")
 #: root, where /proc/self names no process (the tracer is outside the sandbox's PID namespace:
 #: ENOENT, not the ELOOP/EXDEV it takes for a /proc link), so nothing is resolved and no row is
 #: written; the kernel follows the caller's own descriptor
-_REOPEN_UNSEEN = ("/dev/./fd/{fd}", "/proc/./self/fd/{fd}", "//proc/self/fd/{fd}", "/dev/stdin")
+_REOPEN_UNSEEN = (
+    "/dev/./fd/{fd}",
+    "/proc/./self/fd/{fd}",
+    "//proc/self/fd/{fd}",
+    "/proc/self/task/{tid}/fd/{fd}",
+    "/dev/stdin",
+)
 
 
 @pytest.mark.heavy
@@ -184,7 +190,8 @@ def test_a_descriptor_reopened_through_proc_is_a_finding(
 @_works(
     "seccomp_trace.c resolve() special-cases only the exact prefixes /proc/self/fd/, "
     "/proc/thread-self/fd/ and /dev/fd/; any other spelling (/dev/./fd/N, /proc/./self/fd/N, "
-    "//proc/self/fd/N, /dev/stdin) is walked with openat2 RESOLVE_IN_ROOT in /proc/PID/root, "
+    "//proc/self/fd/N, /proc/self/task/TID/fd/N, /dev/stdin) is walked with openat2 "
+    "RESOLVE_IN_ROOT in /proc/PID/root, "
     "where /proc/self fails with ENOENT for the tracer (outside the sandbox's PID namespace); "
     "'magic' is set only for a path starting with '/proc/' failing with ELOOP/EXDEV, so the "
     "open returns without a row, while the kernel reopens the O_PATH descriptor of the object"
@@ -194,6 +201,49 @@ def test_a_descriptor_reopened_through_another_spelling(
     tmp_path: Path, seccomp: None, via: str
 ) -> None:
     proc, audit = _traced(tmp_path, f"python3 t.py '{via}'", {"t.py": _REOPEN})
+    _safe(proc, audit)
+
+
+#: openat2 with RESOLVE_IN_ROOT resolves an absolute path inside its directory descriptor: the
+#: store opened O_PATH (unreported) is the root, "/ab/cdef..." names one of its objects
+_OPENAT2_IN_ROOT = """\
+import ctypes, os, zlib
+libc = ctypes.CDLL(None, use_errno=True)
+
+class How(ctypes.Structure):
+    _fields_ = [("flags", ctypes.c_uint64), ("mode", ctypes.c_uint64), ("resolve", ctypes.c_uint64)]
+
+store = os.open("." + "git/objects", os.O_PATH | os.O_DIRECTORY)
+
+def open_in(path, flags):
+    how = How(flags, 0, 0x10)  # RESOLVE_IN_ROOT
+    fd = libc.syscall(437, store, path.encode(), ctypes.byref(how), ctypes.sizeof(how))
+    if fd < 0:
+        raise OSError(ctypes.get_errno(), path)
+    return fd
+
+top = open_in("/", os.O_RDONLY | os.O_DIRECTORY)
+for xx in os.listdir(top):
+    if len(xx) != 2:
+        continue
+    sub = open_in("/" + xx, os.O_RDONLY | os.O_DIRECTORY)
+    for name in os.listdir(sub):
+        text = zlib.decompress(os.read(open_in("/" + xx + "/" + name, os.O_RDONLY), 1 << 20))
+        if b"SECRET" in text:
+            print(text.decode("latin1"))
+"""
+
+
+@pytest.mark.heavy
+@_works(
+    "open_row takes an absolute path as the file it names in the caller's root and ignores the "
+    "directory descriptor; openat2 with RESOLVE_IN_ROOT resolves '/' as that descriptor, so "
+    "'/ab/<38 hex>' under a descriptor of .git/objects (opened O_PATH, unreported) is checked "
+    "and walked by the tracer as a path of the root (not git storage, nothing there: no row) "
+    "and opened by the kernel in the object store"
+)
+def test_openat2_resolving_in_a_descriptor_of_the_store(tmp_path: Path, seccomp: None) -> None:
+    proc, audit = _traced(tmp_path, "python3 t.py", {"t.py": _OPENAT2_IN_ROOT})
     _safe(proc, audit)
 
 
@@ -446,3 +496,42 @@ def test_libgit2_in_the_phase_is_a_finding(tmp_path: Path, seccomp: None) -> Non
     proc, audit = _traced(tmp_path, f"{sys.executable} t.py", {"t.py": _PYGIT2})
     assert SECRET in proc.stdout, proc.stderr[-2000:]
     assert _flagged(audit)
+
+
+#: the own git directory with a HEAD that is a link (above), read by a git that is not the
+#: machine's own program at its path: its every open of git storage is an open row
+_NOT_THE_MACHINES_GIT = {
+    "a copy of git": "cp /usr/bin/git /tmp/g; GIT_DIR=/tmp/f /tmp/g log -p",
+    "git through the dynamic loader": (
+        "GIT_DIR=/tmp/f /lib64/ld-linux-x86-64.so.2 /usr/bin/git log -p"
+    ),
+}
+
+
+@pytest.mark.heavy
+@pytest.mark.parametrize("name", sorted(_NOT_THE_MACHINES_GIT))
+def test_a_head_that_is_a_link_read_by_another_git_is_a_finding(
+    tmp_path: Path, seccomp: None, name: str
+) -> None:
+    if not Path("/lib64/ld-linux-x86-64.so.2").exists() and "loader" in name:
+        pytest.skip("no x86-64 dynamic loader at its usual path")
+    _, code = _LINK_HEAD["commondir naming the task repository"]
+    proc, audit = _traced(tmp_path, "python3 t.py; " + _NOT_THE_MACHINES_GIT[name], {"t.py": code})
+    assert SECRET in proc.stdout, proc.stderr[-2000:]
+    assert _flagged(audit)
+
+
+@pytest.mark.heavy
+def test_cat_file_batch_fed_by_a_pipe_is_a_finding(tmp_path: Path, seccomp: None) -> None:
+    """Stopped by the git rules: ``cat-file --batch`` whose input the audit cannot read is high."""
+    proc, audit = _traced(tmp_path, "git branch --format='%(objectname)' | git cat-file --batch")
+    assert SECRET in proc.stdout, proc.stderr[-2000:]
+    assert _flagged(audit)
+
+
+@pytest.mark.heavy
+def test_the_loader_preload_file_cannot_be_written(tmp_path: Path, seccomp: None) -> None:
+    """Stopped: /etc is read-only in the sandbox, so /etc/ld.so.preload (code loaded into every
+    program, the machine's git included, with nothing in its environment) cannot be planted."""
+    proc, _ = _traced(tmp_path, "echo /tmp/x.so > /etc/ld.so.preload; echo rc=$?")
+    assert "rc=1" in proc.stdout and "Read-only file system" in proc.stderr, proc.stderr
