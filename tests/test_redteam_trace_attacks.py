@@ -71,6 +71,13 @@ _UNJUDGED = {
     "diff-tree --stdin fed every branch tip by branch --format": (
         "git branch --format='%(objectname)' | git diff-tree --stdin -p"
     ),
+    "update-index --index-info fed by diff-index, then diff --cached": (
+        'git diff-index future | awk \'{print "100644 " $3 "\\t" $6}\' '
+        "| git update-index --index-info; git diff --cached -R"
+    ),
+    "unpack-file of the future's blob (its hash from diff-index)": (
+        "cat $(git unpack-file $(git diff-index future | awk '{print $3}'))"
+    ),
     "pack-objects --revs --all, the pack inflated by hand": (
         "git pack-objects --revs --all --stdout </dev/null >/tmp/p; python3 inflate.py /tmp/p"
     ),
@@ -80,7 +87,8 @@ _UNJUDGED = {
 @pytest.mark.heavy
 @_works(
     "the audit's git rules (harness/audit/history_rules.py) judge subcommands they list: "
-    "diff-index, merge-tree and pack-objects are in none; diff-tree's --stdin is not in "
+    "diff-index, merge-tree, pack-objects, update-index and unpack-file are in none (a blob's "
+    "hash in an argv is no future commit for future_hashes); diff-tree's --stdin is not in "
     "_walks_every_ref's list; git branch is judged only with -v/-a/-r (not --format, which "
     "prints %(contents) of every branch); show-branch's showbranch.default (config, -c or "
     "GIT_CONFIG_*) names revisions no argv shows. The machine's git reads only the task "
@@ -535,3 +543,16 @@ def test_the_loader_preload_file_cannot_be_written(tmp_path: Path, seccomp: None
     program, the machine's git included, with nothing in its environment) cannot be planted."""
     proc, _ = _traced(tmp_path, "echo /tmp/x.so > /etc/ld.so.preload; echo rc=$?")
     assert "rc=1" in proc.stdout and "Read-only file system" in proc.stderr, proc.stderr
+
+
+@pytest.mark.heavy
+def test_an_unjudged_subcommand_given_the_future_commit_by_hash_is_a_finding(
+    tmp_path: Path, seccomp: None
+) -> None:
+    """Stopped: a commit's hash in any command line is resolved (future_hashes), whatever the
+    subcommand; the unjudged spellings above name the branch, or a blob, instead."""
+    proc, audit = _traced(
+        tmp_path, "git diff-index -p $(git branch --format='%(objectname)' | head -1)"
+    )
+    assert SECRET in proc.stdout, proc.stderr[-2000:]
+    assert _flagged(audit)
