@@ -78,6 +78,10 @@ _UNJUDGED = {
     "unpack-file of the future's blob (its hash from diff-index)": (
         "cat $(git unpack-file $(git diff-index future | awk '{print $3}'))"
     ),
+    "fmt-merge-msg --log fed every branch tip by branch --format": (
+        "git branch --format='%(objectname)%09%09branch %(refname:short) of .' "
+        "| git fmt-merge-msg --log"
+    ),
     "pack-objects --revs --all, the pack inflated by hand": (
         "git pack-objects --revs --all --stdout </dev/null >/tmp/p; python3 inflate.py /tmp/p"
     ),
@@ -87,8 +91,9 @@ _UNJUDGED = {
 @pytest.mark.heavy
 @_works(
     "the audit's git rules (harness/audit/history_rules.py) judge subcommands they list: "
-    "diff-index, merge-tree, pack-objects, update-index and unpack-file are in none (a blob's "
-    "hash in an argv is no future commit for future_hashes); diff-tree's --stdin is not in "
+    "diff-index, merge-tree, pack-objects, update-index, unpack-file and fmt-merge-msg are "
+    "in none (a blob's hash in an argv is no future commit for future_hashes); "
+    "diff-tree's --stdin is not in "
     "_walks_every_ref's list; git branch is judged only with -v/-a/-r (not --format, which "
     "prints %(contents) of every branch); show-branch's showbranch.default (config, -c or "
     "GIT_CONFIG_*) names revisions no argv shows. The machine's git reads only the task "
