@@ -38,7 +38,7 @@ are not GRPO-style groups (:func:`evotree.diagnostics.signal_series.is_group_run
 dead); ``groups_revived`` and ``groups_killed`` count the groups that went dead -> alive and
 alive -> dead.
 
-The "harness version" hook: ``thresholds`` (analyzer name -> overrides, as in
+The "analyzer version" hook: ``thresholds`` (analyzer name -> overrides, as in
 ``[diagnose.thresholds]``) stands for another version of the analyzers; the same thresholds are
 used before and after, and the result records them with a ``harness_version`` label.
 """
@@ -455,7 +455,7 @@ class BacktestResult:
             "run_ids": list(self.run_ids),
             "transform": self.transform.to_dict(),
             "layers": list(self.layers) if self.layers is not None else None,
-            "harness": {
+            "analyzers": {
                 "harness_version": self.harness_version,
                 "thresholds": self.thresholds,
                 "dead_group_std_epsilon": self.std_epsilon,
@@ -485,7 +485,7 @@ def backtest(
     """Re-run the analyzers over the stored rollouts of ``run_ids``, as they are and under
     ``transform`` (None: the identity), and report the changes (see the module doc).
 
-    ``thresholds``: analyzer name -> overrides (another "harness version" of the analyzers,
+    ``thresholds``: analyzer name -> overrides (another "analyzer version",
     used on both sides); ``harness_version`` labels it in the result (default ``"builtin"``, or
     ``"builtin+overrides"`` with overrides). Raises :class:`BacktestError` for a bad transform,
     no runs or runs with no evidence under ``runs_dir``; ``ConfigError`` for bad thresholds.

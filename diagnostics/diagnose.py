@@ -21,7 +21,7 @@ from evotree.diagnostics.findings import (
     sort_findings,
     write_findings_file,
 )
-from evotree.diagnostics.harnesses import ActiveHarness, harness_trust_finding
+from evotree.diagnostics.analyzer_versions import ActiveAnalyzers, analyzers_trust_finding
 from evotree.core.errors import EvotreeError
 from evotree.core.events import Finding as FindingPayload
 from evotree.core.ledger import Event, LedgerTxn
@@ -186,15 +186,15 @@ def diagnose(
     ws: Workspace,
     version: str,
     *,
-    harness: ActiveHarness,
+    analyzers: ActiveAnalyzers,
     layers: list[str] | None = None,
     record: bool = True,
 ) -> DiagnoseResult:
     """Diagnose every run of ``version`` recorded on this machine; record the findings.
 
-    ``harness`` is the harness in force (thresholds, plug-in analyzers), from
-    :func:`evotree.gates.harnesses.active_harness`: the end of the signed chain, never the
-    candidate's tree. It is required so that no caller silently diagnoses with another one.
+    ``analyzers`` is the analyzer version in force (thresholds, plug-in analyzers), from
+    :func:`evotree.gates.analyzer_versions.active_analyzers`: the end of the signed chain, never
+    the candidate's tree. It is required so that no caller silently diagnoses with another one.
     """
 
     started = time.monotonic()
@@ -206,21 +206,20 @@ def diagnose(
         hide
     ):  # EvoPolicyGym's boundary: the score and version layers only report the judge's figures
         chosen = [layer for layer in chosen if layer not in ("score", "version")]
-    found = _run_layers(ws, record_v.id, run_ids, parent_runs, chosen, harness, hide)
+    found = _run_layers(ws, record_v.id, run_ids, parent_runs, chosen, analyzers, hide)
     interventions = None
     if "version" in chosen:
         from evotree.diagnostics.version import intervention_table, version_findings
 
         found += version_findings(ws, record_v.id, B=ws.config.gates.bootstrap_samples)
         interventions = intervention_table(ws)
-    # every finding names the harness version that produced it (plug-ins may name their own)
+    # every finding names the analyzer version that produced it (plug-ins may name their own)
     found = sort_findings(
-        replace(f, harness_version=harness.id) if f.harness_version == "builtin" else f
+        replace(f, harness_version=analyzers.id) if f.harness_version == "builtin" else f
         for f in found
     )
-    unsigned = harness_trust_finding(
-        harness, record_v.id
-    )  # harness ref or ledger off the signed chain
+    # the analyzers ref or the ledger off the signed chain
+    unsigned = analyzers_trust_finding(analyzers, record_v.id)
     if unsigned is not None:
         found = sort_findings([unsigned, *found])
     worst = max_severity(found)
@@ -273,11 +272,11 @@ def _run_layers(
     run_ids: list[str],
     parent_runs: list[str],
     chosen: list[str],
-    harness: ActiveHarness,
+    analyzers: ActiveAnalyzers,
     hide: bool,
 ) -> list[Finding]:
-    """The score layer's findings and the signal and behavior analyzers' (with the harness's
-    thresholds), over the evidence views of the runs."""
+    """The score layer's findings and the signal and behavior analyzers' (with the analyzer
+    version's thresholds), over the evidence views of the runs."""
     con = connect(runs_dir(ws), findings_dir=ws.state_dir / "findings", hide_judge=hide)
     try:
         found: list[Finding] = []
@@ -291,7 +290,7 @@ def _run_layers(
                 version=version,
                 layers=other,
                 parent_run_ids=parent_runs,
-                thresholds=harness.thresholds or None,
+                thresholds=analyzers.thresholds or None,
             )
     finally:
         con.close()

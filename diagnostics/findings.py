@@ -27,7 +27,7 @@ An :class:`Analyzer` turns the evidence of one run into findings. The contract:
   once per run, :meth:`AnalysisContext.shared`); :func:`query` runs SQL naming them and
   returns the self-contained query to record as evidence.
 * findings are built with :meth:`Analyzer.finding`, which fills layer, run, version and
-  harness version and checks the code is one of ``codes``.
+  analyzer version and checks the code is one of ``codes``.
 
 Built-in analyzers register themselves with :func:`register_analyzer` when their module is
 imported (signal layer: :mod:`evotree.diagnostics.signal`, behavior layer: :mod:`evotree.diagnostics.behavior`;
@@ -362,7 +362,7 @@ def _check_analyzer(cls: type[Analyzer]) -> None:
 
 def register_analyzer(cls: type[Analyzer] | None = None, *, replace: bool = False) -> Any:
     """Register an analyzer class (usable as a decorator). A second class with the same name is
-    refused unless ``replace=True`` (a workspace's harness overriding a built-in)."""
+    refused unless ``replace=True`` (a workspace's analyzer version overriding a built-in)."""
 
     def add(klass: type[Analyzer]) -> type[Analyzer]:
         _check_analyzer(klass)

@@ -1,6 +1,6 @@
 """Sign-off as data: what a person is asked to sign, what they type back, what their answer records.
 
-Every ceremony (promote, approve-run, runs void, judge promote, harness promote) is a
+Every ceremony (promote, approve-run, runs void, judge promote, analyzers promote) is a
 :class:`SignOff` built by the gates layer from the signed policy; one driver
 (:func:`evotree.cli.signoff.run_signoff`) runs them all the same way: a person at a terminal (no
 pipe, no CI), the workspace's signed policy, the approver's key checked (allowed, not the
@@ -18,8 +18,8 @@ from evotree.gates.signoff import Approver
 from evotree.core.text import escape_control
 from evotree.gates.promote import record_run_approval
 from evotree.gates.promote import version_tip
-from evotree.gates.harnesses import plan_harness_promotion
-from evotree.gates.harnesses import record_harness_promotion
+from evotree.gates.analyzer_versions import plan_analyzers_promotion
+from evotree.gates.analyzer_versions import record_analyzers_promotion
 from evotree.gates.judges import plan_judge_promotion
 from evotree.gates.judges import record_judge_promotion
 from evotree.gates.run_void import record_run_void
@@ -97,16 +97,19 @@ def approve_run_signoff(ws: Any, policy: Any, version: str, runs: int) -> SignOf
     )
 
 
-def harness_signoff(ws: Any, policy: Any, harness_id: str) -> SignOff:
-    """``evotree harness promote``: the analyzers' thresholds and plug-in code that judge every version."""
+def analyzers_signoff(ws: Any, policy: Any, analyzers_id: str) -> SignOff:
+    """``evotree analyzers promote``: the analyzers' thresholds and plug-in code that judge every
+    version."""
     import json
 
-    plan = plan_harness_promotion(ws, harness_id)
+    plan = plan_analyzers_promotion(ws, analyzers_id)
     diff = plan.diff
     lines = [
-        f"harness {plan.harness} @ {str(plan.commit)[:10] if plan.commit else 'built-in'}: "
+        f"analyzer version {plan.analyzers} @ "
+        f"{str(plan.commit)[:10] if plan.commit else 'built-in'}: "
         f"{_esc(plan.hypothesis)} (created by {_esc(plan.created_by)})",
-        f"replaces {plan.previous_harness} @ {str(plan.previous_commit)[:10] if plan.previous_commit else 'built-in'}",
+        f"replaces {plan.previous_analyzers} @ "
+        f"{str(plan.previous_commit)[:10] if plan.previous_commit else 'built-in'}",
     ]
     if diff["thresholds"]:
         lines.append("thresholds:")
@@ -132,15 +135,15 @@ def harness_signoff(ws: Any, policy: Any, harness_id: str) -> SignOff:
         lines.append(f"  read it before signing: git show {plan.commit[:10]}:analyzers.py")
     lines.append(f"diff sha256 (signed): {plan.diff_hash}")
     return SignOff(
-        action="promote a harness",
-        subject=plan.harness,
+        action="promote an analyzer version",
+        subject=plan.analyzers,
         creator=plan.created_by,
         lines=lines,
         subject_label="version id",
         subject_shown="the version id",
-        question=f"put harness {plan.harness} in force? [yes/no]",
-        refusal=("not approved; nothing was recorded", "type yes to promote the harness"),
-        record=lambda approver, _d, _t: record_harness_promotion(ws, policy, approver, plan),
+        question=f"put analyzer version {plan.analyzers} in force? [yes/no]",
+        refusal=("not approved; nothing was recorded", "type yes to promote the analyzer version"),
+        record=lambda approver, _d, _t: record_analyzers_promotion(ws, policy, approver, plan),
     )
 
 

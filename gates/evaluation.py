@@ -1,4 +1,4 @@
-"""Evidence gates: score, audits, signal findings, protected paths, budget, harness version.
+"""Evidence gates: score, audits, signal findings, protected paths, budget, analyzer version.
 
 Voiding a run whose evidence cannot be counted (a signed decision) is :mod:`evotree.gates.run_void`.
 
@@ -30,11 +30,11 @@ from evotree.harness.budget import champion_reruns_left
 from evotree.harness.budget import trusted_usage
 from evotree.harness.reservations import counted_reservations
 from evotree.diagnostics.diagnose import diagnose
-from evotree.gates.harnesses import active_harness
-from evotree.diagnostics.harnesses import ANALYZERS_FILE
-from evotree.diagnostics.harnesses import BUILTIN
-from evotree.diagnostics.harnesses import HARNESS_FILE
-from evotree.gates.harnesses import trusted_harness
+from evotree.gates.analyzer_versions import active_analyzers
+from evotree.diagnostics.analyzer_versions import ANALYZERS_FILE
+from evotree.diagnostics.analyzer_versions import BUILTIN
+from evotree.diagnostics.analyzer_versions import THRESHOLDS_FILE
+from evotree.gates.analyzer_versions import trusted_analyzers
 from evotree.gates.policy import blob_at
 from evotree.diagnostics.findings import analyzer_classes
 from evotree.diagnostics.findings import run_analyzers
@@ -57,7 +57,7 @@ __all__ = [
     "protected_gate",
 ]
 
-GATE_NAMES = ("score", "audit", "signal", "protected", "budget", "harness")
+GATE_NAMES = ("score", "audit", "signal", "protected", "budget", "analyzers")
 _LEAK_BLOCKS = ("high", "critical")
 
 
@@ -135,7 +135,7 @@ def evaluate_gates(
     """Evaluate every evidence gate for ``version`` against the champion's policy.
 
     ``run_plugins=False`` (the sign-off process of ``evotree promote``): no code from the
-    workspace runs — a harness's plug-in ``analyzers.py`` could otherwise read the approver's
+    workspace runs — a version's plug-in ``analyzers.py`` could otherwise read the approver's
     key in their own process. The signal gate then re-runs the built-in analyzers and adds the
     critical findings of the recorded diagnosis (which ran the plug-ins, in the agent's process).
     """
@@ -185,7 +185,7 @@ def evaluate_gates(
     findings = evidence_rows + aggregate_findings(findings)
     results.append(_protected_gate(ws, policy, record.id, commit))
     results.append(_budget_gate(ws, policy, record))
-    results.append(_harness_gate(ws, record.id))
+    results.append(_analyzers_gate(ws, record.id))
     return GateReport(
         version=record.id,
         commit=commit,
@@ -637,16 +637,19 @@ def _signal_gate(
 ) -> tuple[GateResult, list[dict[str, Any]]]:
     """Re-analyses the evidence now (the recorded findings file is not trusted on its own)."""
 
-    hid, plugin_source, thresholds, _trust = _harness_data(ws)
+    hid, plugin_source, thresholds, _trust = _analyzers_data(ws)
     note = ""
     try:
         if run_plugins or plugin_source is None:
             found = diagnose(
-                ws, version, harness=active_harness(ws), layers=["signal"], record=False
+                ws, version, analyzers=active_analyzers(ws), layers=["signal"], record=False
             ).findings
         else:
             found = _builtin_signal(ws, version, thresholds) + _recorded_critical(ws, version)
-            note = f" (plug-in analyzers of harness {hid} not executed here; their recorded criticals counted)"
+            note = (
+                f" (plug-in analyzers of analyzer version {hid} not executed here; "
+                "their recorded criticals counted)"
+            )
     except EvotreeError as exc:
         return GateResult(
             "signal",
@@ -664,7 +667,7 @@ def _signal_gate(
         "critical": len(critical),
         "total": len(found),
         "codes": sorted({str(f.get("code")) for f in critical}),
-        "harness": hid,
+        "analyzers": hid,
         "plugin_code_executed": bool(plugin_source) and (run_plugins or plugin_source is None),
     }
     if not critical:
@@ -685,20 +688,22 @@ def _signal_gate(
     ), shown
 
 
-def _harness_data(ws: Workspace) -> tuple[str, str | None, dict[str, Any], Any]:
-    """(harness id, plug-in source or None, threshold overrides, trust) of the harness in force, read as data.
+def _analyzers_data(ws: Workspace) -> tuple[str, str | None, dict[str, Any], Any]:
+    """(analyzer version, plug-in source or None, threshold overrides, trust) of the analyzers
+    in force, read as data.
 
-    The harness in force is the end of the chain of signed harness promotions
-    (:func:`evotree.gates.harnesses.trusted_harness`), never whatever ``refs/evotree/harness``
-    points to: a ref moved by hand is reported in ``trust`` (the harness gate fails on it).
+    The analyzers in force are the end of the chain of signed analyzers promotions
+    (:func:`evotree.gates.analyzer_versions.trusted_analyzers`), never whatever
+    ``refs/evotree/harness`` points to: a ref moved by hand is reported in ``trust`` (the
+    analyzers gate fails on it).
     """
     import tomllib
 
-    trust = trusted_harness(ws)
+    trust = trusted_analyzers(ws)
     if trust.commit is None:
         return BUILTIN, None, {}, trust
     source = blob_at(ws, trust.commit, ANALYZERS_FILE)
-    text = blob_at(ws, trust.commit, HARNESS_FILE) or b""
+    text = blob_at(ws, trust.commit, THRESHOLDS_FILE) or b""
     try:
         thresholds = tomllib.loads(text.decode("utf-8", errors="replace")).get("thresholds", {})
     except tomllib.TOMLDecodeError:
@@ -769,7 +774,7 @@ def _recorded_critical(ws: Workspace, version: str) -> list[dict[str, Any]]:
 # ------------------------------------------------------------------ protected paths
 def protected_gate(ws: Workspace, policy: Policy, version: str, commit: str) -> GateResult:
     """The ``protected`` gate: the candidate's tree equals the champion's at every protected path
-    (judge, policy, signers, harness; globs as in the audit), and its patch against the pristine
+    (judge, policy, signers, analyzers; globs as in the audit), and its patch against the pristine
     base (``[protect].base``) has no blocking finding (:func:`evotree.harness.version_patch.version_patch`,
     the rules the audit and the check before a run use)."""
 
@@ -898,20 +903,21 @@ def _budget_gate(ws: Workspace, policy: Policy, record: Any) -> GateResult:
     )
 
 
-# ------------------------------------------------------------------ harness version
-def _harness_gate(ws: Workspace, version: str) -> GateResult:
-    """The harness in force must be signed, and the candidate diagnosed (``evotree diagnose``) with it."""
+# ---------------------------------------------------------------- analyzer version
+def _analyzers_gate(ws: Workspace, version: str) -> GateResult:
+    """The analyzers in force must be signed, and the candidate diagnosed (``evotree diagnose``)
+    with them."""
     import json
 
-    active, _, _, trust = _harness_data(
+    active, _, _, trust = _analyzers_data(
         ws
-    )  # read as data: active_harness() would load plug-in code
+    )  # read as data: active_analyzers() would load plug-in code
     if not trust.trusted:
         return GateResult(
-            "harness",
+            "analyzers",
             "fail",
-            f"{trust.warning}: the gates do not judge with an unsigned harness",
-            {"active_harness": active, "problems": trust.problems},
+            f"{trust.warning}: the gates do not judge with unsigned analyzers",
+            {"active_analyzers": active, "problems": trust.problems},
             trust.fix,
         )
     path = ws.state_dir / "findings" / f"{version}.jsonl"
@@ -920,10 +926,10 @@ def _harness_gate(ws: Workspace, version: str) -> GateResult:
     )
     if not path.exists() or not diagnosed:
         return GateResult(
-            "harness",
+            "analyzers",
             "fail",
             f"{version} has not been diagnosed on this machine",
-            {"active_harness": active},
+            {"active_analyzers": active},
             f"evotree diagnose {version}",
         )
     stamps = set()
@@ -932,15 +938,16 @@ def _harness_gate(ws: Workspace, version: str) -> GateResult:
             stamps.add(json.loads(line).get("harness_version"))
         except (json.JSONDecodeError, AttributeError):
             stamps.add("<unreadable>")
-    numbers = {"active_harness": active, "diagnosed_with": sorted(s for s in stamps if s)}
+    numbers = {"active_analyzers": active, "diagnosed_with": sorted(s for s in stamps if s)}
     if not stamps or stamps == {active}:
         return GateResult(
-            "harness", "pass", f"diagnosed with the harness in force ({active})", numbers
+            "analyzers", "pass", f"diagnosed with the analyzers in force ({active})", numbers
         )
     return GateResult(
-        "harness",
+        "analyzers",
         "fail",
-        f"diagnosed with {', '.join(sorted(map(str, stamps)))}, the harness in force is {active}",
+        f"diagnosed with {', '.join(sorted(map(str, stamps)))}, "
+        f"the analyzers in force are {active}",
         numbers,
         f"re-diagnose: evotree diagnose {version}",
     )

@@ -3,7 +3,8 @@
 The judge's hidden data (validation and held-out pools, reference answers: the files of
 ``[eval].judge_paths``) lives on ``refs/evotree/judge`` (:mod:`evotree.harness.judge_store`),
 never in a checkout. What scores every run is a person's decision, so changing it is signed
-exactly like a harness promotion, in two steps by two principals: :func:`propose_judge` (``evotree
+exactly like an analyzers promotion, in two steps by two principals: :func:`propose_judge`
+(``evotree
 judge propose DIR``) records who proposes the judge files of a directory (``judge.proposed``: the
 judge tree, the judge it would replace, the diff and the proposer's identity);
 :func:`plan_judge_promotion` writes the judge commit from the directory, computes the diff (file
@@ -11,8 +12,9 @@ names, sizes, sha256: never contents) and finds the proposal of exactly that tre
 anything; :func:`record_judge_promotion` signs an ``evotree.judge-promotion`` statement naming the
 diff's sha256 and the proposer (``created_by``, so that ``evotree verify`` refuses a signer who
 proposed), appends ``judge.promoted`` (the ledger's ``judge`` in force) and compare-and-swaps the
-ref. The approver must not be the proposer (:func:`evotree.gates.signoff.approver_for`, as for a
-harness's creator). :func:`trusted_judge` is the end of the signed chain as ``evotree verify``
+ref. The approver must not be the proposer (:func:`evotree.gates.signoff.approver_for`, as for an
+analyzer version's creator). :func:`trusted_judge` is the end of the signed chain as
+``evotree verify``
 walks it.
 
 :func:`migrate_judge` moves a workspace made before the store: the signed champion's judge
@@ -343,8 +345,8 @@ def record_judge_promotion(
     """Sign the judge promotion, append ``judge.promoted``, then CAS-move ``refs/evotree/judge``.
 
     ``policy`` from :func:`evotree.gates.verify.trusted_policy`, ``approver`` from
-    :func:`evotree.gates.signoff.approver_for` with the plan's proposer: the same rules as a
-    harness promotion (an allowed key, not the proposer's; refused here too). The statement names
+    :func:`evotree.gates.signoff.approver_for` with the plan's proposer: the same rules as an
+    analyzers promotion (an allowed key, not the proposer's; refused here too). The statement names
     the new and the previous judge commit, the sha256 of the diff shown and the proposer
     (``created_by``: ``evotree verify`` refuses a statement whose signer proposed it).
     """

@@ -1,5 +1,5 @@
 """Signed statements: the one form every signed record takes (promotion, decision, run approval,
-harness promotion), and signing one with a check against the champion's allowed signers.
+analyzers promotion), and signing one with a check against the champion's allowed signers.
 
 ``evotree verify`` checks them all with :func:`evotree.gates.verify.check_signed_statement`.
 """
@@ -44,7 +44,7 @@ def sign_statement(policy: Policy, approver: Approver, statement: dict[str, Any]
 def new_statement(ws: Workspace, kind: str, approver: Approver, **fields: Any) -> dict[str, Any]:
     """A statement of type ``kind`` to sign: workspace anchor, approver, key, time and a nonce, plus ``fields``.
 
-    Every signed record (promotion, decision, run approval, harness promotion) has this form,
+    Every signed record (promotion, decision, run approval, analyzers promotion) has this form,
     so ``evotree verify`` checks them all with :func:`evotree.gates.verify.check_signed_statement`.
     """
     return {

@@ -9,12 +9,13 @@ raises :class:`UntrustedState`, which names the problems and ``evotree verify``.
 
 The walk is cached by the ledger tip and the champion and judge refs (``.evotree/cache/trust.json``,
 evotree's own state, never pushed or fetched). When only events that cannot change the chain were
-appended since (runs, findings, spend: not a promotion, decision, harness or judge event) and the
-ledger's champion, judge and harness are the same, the cached result stands without a new walk.
+appended since (runs, findings, spend: not a promotion, decision, analyzers or judge event) and the
+ledger's champion, judge and analyzers are the same, the cached result stands without a new walk.
 
-The harness's and the judge's signed chains are read through :func:`chain_trust` (one type,
+The analyzers' and the judge's signed chains are read through :func:`chain_trust` (one type,
 :class:`evotree.core.chain_trust.ChainTrust`): the same walk, kept in this process by the ledger
-tip, the champion, harness and judge refs, their reflogs and the signers accepted here — any move
+tip, the champion, analyzers and judge refs, their reflogs and the signers accepted here — any
+move
 of one of them walks again. Kept in memory only: nothing on disk can tell it a chain is signed.
 """
 
@@ -30,10 +31,10 @@ from typing import TYPE_CHECKING, Any
 from evotree.core.chain_trust import CHAINS, ChainTrust
 from evotree.core.ledger import EventKind
 from evotree.core.refs import CHAMPION_REF, JUDGE_REF, LEDGER_REF
-from evotree.diagnostics.harnesses import BUILTIN
+from evotree.diagnostics.analyzer_versions import ACTIVE_KEY, BUILTIN, RECORDS_KEY
 from evotree.gates.bootstrap import accepted_state, unaccepted_signers
 from evotree.gates.errors import TamperingFound
-from evotree.gates.verify import HARNESS_PROBLEMS, JUDGE_PROBLEMS, verify_workspace
+from evotree.gates.verify import ANALYZERS_PROBLEMS, JUDGE_PROBLEMS, verify_workspace
 
 if TYPE_CHECKING:
     from evotree.core.workspace import Workspace
@@ -46,7 +47,7 @@ CHAIN_KINDS = frozenset(
         EventKind.WORKSPACE_INITIALIZED.value,
         EventKind.PROMOTION.value,
         EventKind.DECISION.value,
-        EventKind.HARNESS_PROMOTED.value,
+        EventKind.ANALYZERS_PROMOTED.value,
         EventKind.JUDGE_PROMOTED.value,
         EventKind.JUDGE_MIGRATED.value,
         EventKind.FINALIZE.value,
@@ -92,7 +93,7 @@ def _ref(ws: Workspace, name: str) -> str | None:
 
 def _meta_key(meta: dict[str, Any]) -> str:
     return json.dumps(
-        {k: meta.get(k) for k in ("champion", "judge", "harness_active", "harnesses", "finalize")},
+        {k: meta.get(k) for k in ("champion", "judge", ACTIVE_KEY, RECORDS_KEY, "finalize")},
         sort_keys=True,
         default=str,
     )
@@ -202,18 +203,18 @@ def in_force(ws: Workspace) -> InForce:
     return result
 
 
-# ---------------------------------------------------------------------------- harness and judge chains
+# ------------------------------------------------------------------- analyzers and judge chains
 _WALKS: OrderedDict[tuple[Any, ...], dict[str, ChainTrust]] = OrderedDict()
 _WALKS_LOCK = threading.Lock()
 _MAX_WALKS = 32
 
 
 def _walk_key(ws: Workspace) -> tuple[Any, ...]:
-    """What the harness and judge chains' verdict depends on: the ledger tip, the refs the walk
+    """What the analyzers and judge chains' verdict depends on: the ledger tip, the refs the walk
     checks with their reflogs' lengths, and the signers accepted here."""
     repo = ws.git.repo
     refs: list[Any] = []
-    for name in (LEDGER_REF, CHAMPION_REF, JUDGE_REF, CHAINS["harness"][0]):
+    for name in (LEDGER_REF, CHAMPION_REF, JUDGE_REF, CHAINS["analyzers"][0]):
         ref = repo.references.get(name)
         try:
             logged = sum(1 for _ in ref.log()) if ref is not None else 0
@@ -224,9 +225,9 @@ def _walk_key(ws: Workspace) -> tuple[Any, ...]:
 
 
 def chain_trust(ws: Workspace, chain: str) -> ChainTrust:
-    """Where the signed ``chain`` ("harness" or "judge") ends, and what disagrees with it.
+    """Where the signed ``chain`` ("analyzers" or "judge") ends, and what disagrees with it.
 
-    The harness chain starts at the built-in ``h0`` (no commit), the judge chain at init's judge;
+    The analyzers chain starts at the built-in ``h0`` (no commit), the judge chain at init's judge;
     both are walked by :func:`evotree.gates.verify.verify_workspace` (promotions checked against
     the allowed signers of the champion in force at their point of the ledger), once per state of
     the ledger and refs (:func:`_walk_key`).
@@ -238,13 +239,13 @@ def chain_trust(ws: Workspace, chain: str) -> ChainTrust:
         found = _WALKS.get(key)
     if found is None:
         report = verify_workspace(ws, check_tags=False)
-        harness = report.harness or {}
+        analyzers = report.analyzers or {}
         found = {
-            "harness": ChainTrust(
-                "harness",
-                str(harness.get("id") or BUILTIN),
-                harness.get("commit"),
-                tuple(p.message for p in report.problems if p.kind in HARNESS_PROBLEMS),
+            "analyzers": ChainTrust(
+                "analyzers",
+                str(analyzers.get("id") or BUILTIN),
+                analyzers.get("commit"),
+                tuple(p.message for p in report.problems if p.kind in ANALYZERS_PROBLEMS),
             ),
             "judge": ChainTrust(
                 "judge",

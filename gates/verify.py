@@ -4,16 +4,16 @@ The chain of trust starts at the ledger's ``workspace.initialized`` event (the a
 commit and its allowed signers). Each ``promotion`` must carry a statement signed by a principal
 of the allowed signers of the champion it replaces, naming that champion's commit as its
 predecessor and the sha256 of the recorded dossier as its evidence hash. The champion ref and the
-ledger's ``meta.json`` must name the end of that chain. Harness promotions (``harness.promoted``)
-form a second chain from the built-in harness ``h0`` (no ``refs/evotree/harness``): each must be
+ledger's ``meta.json`` must name the end of that chain. Analyzers promotions (``harness.promoted``)
+form a second chain from the built-in analyzers ``h0`` (no ``refs/evotree/harness``): each must be
 signed by a principal of the allowed signers of the champion in force at that point of the
-ledger, follow the previous signed harness, and name the sha256 of the diff shown to the
+ledger, follow the previous signed analyzer version, and name the sha256 of the diff shown to the
 approver (recomputed here from the two commits); ``refs/evotree/harness`` and the ledger's
 ``harness_active`` must name its end. The judge store (``refs/evotree/judge``: the hidden judge
 data) is a third chain: its root is the judge commit ``workspace.initialized`` records (none for a
 workspace made before the store); ``judge.migrated`` may start it only while there is none, with
 exactly the files of the signed champion's judge paths (recomputed here); every later change is a
-``judge.promoted`` signed like a harness promotion (the sha256 of the diff of file names and
+``judge.promoted`` signed like an analyzers promotion (the sha256 of the diff of file names and
 hashes, recomputed from the two commits). ``refs/evotree/judge`` and the ledger's ``judge`` must
 name its end, and every ``run.started`` must name it as the judge data of its time. Anyone can
 write refs and ledger commits;
@@ -32,6 +32,13 @@ from typing import TYPE_CHECKING, Any
 
 from evotree.core.ledger import EventKind
 from evotree.core.refs import CHAMPION_REF, JUDGE_REF, LEDGER_REF
+from evotree.diagnostics.analyzer_versions import (
+    ACTIVE_KEY,
+    ANALYZERS_REF,
+    BUILTIN,
+    RECORDS_KEY,
+    analyzers_diff,
+)
 from evotree.gates.signing import canonical, sha256_hex, verify, verify_tag
 
 if TYPE_CHECKING:
@@ -42,8 +49,8 @@ if TYPE_CHECKING:
 __all__ = [
     "trusted_policy",
     "DECISION_TYPE",
-    "HARNESS_PROBLEMS",
-    "HARNESS_PROMOTION_TYPE",
+    "ANALYZERS_PROBLEMS",
+    "ANALYZERS_PROMOTION_TYPE",
     "JUDGE_EVENT",
     "JUDGE_MIGRATED_EVENT",
     "JUDGE_PROBLEMS",
@@ -63,8 +70,10 @@ DECISION_TYPE = "evotree.decision"
 RUN_APPROVAL_TYPE = "evotree.run-approval"
 #: the statement of the first allowed signers, added after init (evotree.gates.bootstrap)
 SIGNERS_TYPE = "evotree.signers-bootstrap"
-HARNESS_PROMOTION_TYPE = "evotree.harness-promotion"
-HARNESS_EVENT = EventKind.HARNESS_PROMOTED.value
+#: the analyzers promotion's statement; persisted name (existing ledgers and signed statements
+#: use it)
+ANALYZERS_PROMOTION_TYPE = "evotree.harness-promotion"
+ANALYZERS_EVENT = EventKind.ANALYZERS_PROMOTED.value
 JUDGE_PROMOTION_TYPE = "evotree.judge-promotion"
 JUDGE_EVENT = EventKind.JUDGE_PROMOTED.value
 JUDGE_MIGRATED_EVENT = EventKind.JUDGE_MIGRATED.value
@@ -78,8 +87,9 @@ JUDGE_PROBLEMS = (
     "judge_ref",
     "judge_reflog",
 )
-#: Problems that make the harness in force untrusted (the ledger itself, or the harness chain).
-HARNESS_PROBLEMS = (
+#: Problems that make the analyzers in force untrusted (the ledger itself, or their chain). The
+#: ``harness_*`` kinds keep the lineage's first spelling: scripts and reports read them.
+ANALYZERS_PROBLEMS = (
     "ledger_root",
     "ledger_reinit",
     "ledger_rewritten",
@@ -130,8 +140,9 @@ class VerifyReport:
     problems: list[Problem] = field(default_factory=list)
     checked: dict[str, int] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
-    harness: dict[str, Any] = field(default_factory=lambda: {"id": "h0", "commit": None})
-    harness_promotions: list[dict[str, Any]] = field(default_factory=list)
+    #: the end of the analyzers chain: {"id": the analyzer version in force, "commit"}
+    analyzers: dict[str, Any] = field(default_factory=lambda: {"id": "h0", "commit": None})
+    analyzers_promotions: list[dict[str, Any]] = field(default_factory=list)
     #: the end of the judge chain: {"commit": the judge store's commit in force, or None}
     judge: dict[str, Any] = field(default_factory=lambda: {"commit": None})
     judge_promotions: list[dict[str, Any]] = field(default_factory=list)
@@ -207,7 +218,7 @@ def verify_workspace(
         "run_approvals": 0,
         "tags": 0,
         "reflog_entries": 0,
-        "harness_promotions": 0,
+        "analyzers_promotions": 0,
         "judge_promotions": 0,
     }
     if not entries or entries[0].event.kind != EventKind.WORKSPACE_INITIALIZED.value:
@@ -236,12 +247,12 @@ def verify_workspace(
             walk.problems,
             checked,
             walk.report.notes,
-            walk.harness_commits,
+            walk.analyzers_commits,
             walk.judge_commits,
         )
     report = walk.report
     report.champion, report.champion_commit = walk.champion, walk.commit
-    report.harness = {"id": walk.harness_id, "commit": walk.harness_commit}
+    report.analyzers = {"id": walk.analyzers_id, "commit": walk.analyzers_commit}
     report.judge = {"commit": walk.judge_commit}
     report.problems = walk.problems
     report.ok = not walk.problems
@@ -251,7 +262,7 @@ def verify_workspace(
 @dataclass
 class _ChainWalk:
     """The state of :func:`verify_workspace`'s walk: the signed chains' ends so far (champion,
-    policy, harness, judge), the commits each chain reached, and the problems found."""
+    policy, analyzers, judge), the commits each chain reached, and the problems found."""
 
     ws: Workspace
     policy: Policy
@@ -263,13 +274,13 @@ class _ChainWalk:
     checked: dict[str, int]
     check_tags: bool
     records: dict[str, Any]
-    harness_records: dict[str, Any]
+    analyzer_records: dict[str, Any]
     judge_commit: str | None
     chain_commits: set[str] = field(default_factory=set)
     problems: list[Problem] = field(default_factory=list)
-    harness_id: str = "h0"  # the root of the harness chain: the built-in analyzers
-    harness_commit: str | None = None
-    harness_commits: set[str] = field(default_factory=set)
+    analyzers_id: str = "h0"  # the root of the analyzers chain: the built-in ones
+    analyzers_commit: str | None = None
+    analyzers_commits: set[str] = field(default_factory=set)
     judge_commits: set[str] = field(default_factory=set)
 
     @classmethod
@@ -309,7 +320,7 @@ class _ChainWalk:
             checked=checked,
             check_tags=check_tags,
             records={r.id: r for r in ws.ledger.versions()},
-            harness_records=ws.ledger.meta().get("harnesses") or {},
+            analyzer_records=ws.ledger.meta().get(RECORDS_KEY) or {},
             judge_commit=judge_commit,
             chain_commits={anchor_commit},
             judge_commits={judge_commit} if judge_commit else set(),
@@ -373,8 +384,8 @@ class _ChainWalk:
             )
         elif kind == EventKind.RUN_APPROVED.value:
             self._run_approval(entry, data)
-        elif kind == HARNESS_EVENT:
-            self._harness_promotion(entry, data)
+        elif kind == ANALYZERS_EVENT:
+            self._analyzers_promotion(entry, data)
         elif kind in (JUDGE_EVENT, JUDGE_MIGRATED_EVENT):
             self._judge_change(entry, data)
 
@@ -472,30 +483,30 @@ class _ChainWalk:
             }
         )
 
-    def _harness_promotion(self, entry: LedgerEntry, data: dict[str, Any]) -> None:
-        self.checked["harness_promotions"] += 1
-        reasons = _check_harness_promotion(
+    def _analyzers_promotion(self, entry: LedgerEntry, data: dict[str, Any]) -> None:
+        self.checked["analyzers_promotions"] += 1
+        reasons = _check_analyzers_promotion(
             self.ws,
             self.policy,
             data,
             self.anchor_commit,
-            self.harness_id,
-            self.harness_commit,
-            self.harness_records,
+            self.analyzers_id,
+            self.analyzers_commit,
+            self.analyzer_records,
         )
         if reasons:
             self.problem(
                 "harness_promotion",
-                f"promotion of harness {data.get('harness')} at ledger "
+                f"promotion of analyzer version {data.get('harness')} at ledger "
                 f"{entry.commit[:10]} is not valid: " + "; ".join(reasons),
                 None,
                 entry,
             )
             return
         statement = data["statement"]
-        self.report.harness_promotions.append(
+        self.report.analyzers_promotions.append(
             {
-                "harness": statement["harness"],
+                "analyzers": statement["harness"],
                 "commit": statement["commit"],
                 "previous": statement["previous_harness"],
                 "approver": statement.get("approver"),
@@ -504,9 +515,9 @@ class _ChainWalk:
                 "ledger_commit": entry.commit,
             }
         )
-        self.harness_id, self.harness_commit = str(statement["harness"]), statement["commit"]
-        if self.harness_commit:
-            self.harness_commits.add(self.harness_commit)
+        self.analyzers_id, self.analyzers_commit = str(statement["harness"]), statement["commit"]
+        if self.analyzers_commit:
+            self.analyzers_commits.add(self.analyzers_commit)
 
     def _judge_change(self, entry: LedgerEntry, data: dict[str, Any]) -> None:
         event = entry.event
@@ -545,7 +556,7 @@ class _ChainWalk:
         self.judge_commits.add(self.judge_commit)
 
     def check_ends(self) -> None:
-        """The ledger's meta, the champion ref, the harness and the judge ends match the walk."""
+        """The ledger's meta, the champion ref, the analyzers and the judge ends match the walk."""
         meta_champion = self.ws.ledger.meta().get("champion")
         if meta_champion != self.champion:
             self.problems.append(
@@ -567,7 +578,7 @@ class _ChainWalk:
                     self.champion,
                 )
             )
-        _check_harness_end(self.ws, self.harness_id, self.harness_commit, self.problems)
+        _check_analyzers_end(self.ws, self.analyzers_id, self.analyzers_commit, self.problems)
         _check_judge_end(self.ws, self.judge_commit, self.problems)
 
 
@@ -676,16 +687,15 @@ def _check_reflogs(
     problems: list[Problem],
     checked: dict[str, int],
     notes: list[str],
-    harness_chain: set[str] | None = None,
+    analyzers_chain: set[str] | None = None,
     judge_chain: set[str] | None = None,
 ) -> None:
-    """Every value the champion (harness, judge) ref took must be a signed champion (harness, judge);
+    """Every value the champion (analyzers, judge) ref took must be a signed one;
     the ledger must only grow."""
-    from evotree.diagnostics.harnesses import HARNESS_REF
 
     repo = ws.git.repo
     zero = "0" * 40
-    for name in (CHAMPION_REF, LEDGER_REF, HARNESS_REF, JUDGE_REF):
+    for name in (CHAMPION_REF, LEDGER_REF, ANALYZERS_REF, JUDGE_REF):
         ref = repo.references.get(name)
         if ref is None:
             continue
@@ -718,12 +728,12 @@ def _check_reflogs(
                         f"({item.message}), which no signed judge promotion put in force",
                     )
                 )
-            if name == HARNESS_REF and new != zero and new not in (harness_chain or set()):
+            if name == ANALYZERS_REF and new != zero and new not in (analyzers_chain or set()):
                 problems.append(
                     Problem(
                         "harness_reflog",
-                        f"{HARNESS_REF} once pointed to {new[:10]} "
-                        f"({item.message}), which no signed harness promotion put in force",
+                        f"{ANALYZERS_REF} once pointed to {new[:10]} "
+                        f"({item.message}), which no signed analyzers promotion put in force",
                     )
                 )
             if (
@@ -744,7 +754,7 @@ def _check_reflogs(
                 )
 
 
-def _check_harness_promotion(
+def _check_analyzers_promotion(
     ws: Workspace,
     policy: Policy,
     data: dict[str, Any],
@@ -753,46 +763,50 @@ def _check_harness_promotion(
     previous_commit: str | None,
     records: dict[str, Any],
 ) -> list[str]:
-    """Reasons why a ``harness.promoted`` event is not a valid signed step of the harness chain."""
-    from evotree.diagnostics.harnesses import BUILTIN, harness_diff
+    """Reasons why a ``harness.promoted`` event is not a valid signed step of the analyzers
+    chain."""
 
     statement = data.get("statement")
     if not isinstance(statement, dict):
-        return ["no signed statement (harness promotions need a person's signed sign-off)"]
+        return ["no signed statement (analyzers promotions need a person's signed sign-off)"]
     reasons: list[str] = []
     hid, commit = statement.get("harness"), statement.get("commit")
     if not isinstance(hid, str) or hid != data.get("harness"):
         reasons.append(
-            f"the statement is for harness {hid!r}, the event for {data.get('harness')!r}"
+            f"the statement is for analyzer version {hid!r}, the event for {data.get('harness')!r}"
         )
     if (
         statement.get("previous_harness") != previous
         or statement.get("previous_commit") != previous_commit
     ):
         reasons.append(
-            f"it replaces harness {statement.get('previous_harness')} @ "
-            f"{str(statement.get('previous_commit'))[:10]}, but the signed chain's harness is "
+            f"it replaces analyzer version {statement.get('previous_harness')} @ "
+            f"{str(statement.get('previous_commit'))[:10]}, but the signed chain's analyzer "
+            "version is "
             f"{previous} @ {str(previous_commit)[:10]}"
         )
     if hid == BUILTIN:
         if commit is not None:
-            reasons.append("the built-in harness h0 has no commit")
+            reasons.append("the built-in analyzers h0 have no commit")
     elif not _is_commit(ws, commit):
-        reasons.append(f"the harness commit {str(commit)[:10]} is not a commit of this repository")
+        reasons.append(
+            f"the analyzers commit {str(commit)[:10]} is not a commit of this repository"
+        )
     record = records.get(str(hid)) if hid != BUILTIN else {"created_by": "evotree"}
     if not isinstance(record, dict):
-        reasons.append(f"harness {hid!r} has no record in the ledger")
+        reasons.append(f"analyzer version {hid!r} has no record in the ledger")
     elif statement.get("created_by") != record.get("created_by"):
         reasons.append("the statement's creator differs from the ledger's")
     if not reasons:
         try:
-            diff = harness_diff(ws, previous, previous_commit, str(hid), commit)
-        except Exception as exc:  # noqa: BLE001 - an unreadable harness commit is a problem, not a crash
-            reasons.append(f"the diff between the harness commits cannot be recomputed: {exc}")
+            diff = analyzers_diff(ws, previous, previous_commit, str(hid), commit)
+        # an unreadable analyzers commit is a problem, not a crash
+        except Exception as exc:  # noqa: BLE001
+            reasons.append(f"the diff between the analyzers commits cannot be recomputed: {exc}")
         else:
             if sha256_hex(canonical(diff)) != statement.get("diff_hash"):
                 reasons.append(
-                    "the signed diff hash differs from the diff of the two harness commits"
+                    "the signed diff hash differs from the diff of the two analyzers commits"
                 )
             if sha256_hex(canonical(data.get("diff"))) != statement.get("diff_hash"):
                 reasons.append("the recorded diff is not the one signed (edited)")
@@ -800,39 +814,41 @@ def _check_harness_promotion(
         policy,
         statement,
         data.get("signature"),
-        expect_type=HARNESS_PROMOTION_TYPE,
+        expect_type=ANALYZERS_PROMOTION_TYPE,
         anchor=anchor,
         version=None,
     )
     return reasons
 
 
-def _check_harness_end(
-    ws: Workspace, harness_id: str, commit: str | None, problems: list[Problem]
+def _check_analyzers_end(
+    ws: Workspace, analyzers_id: str, commit: str | None, problems: list[Problem]
 ) -> None:
-    """``refs/evotree/harness`` and the ledger's ``harness_active`` must name the end of the harness chain."""
-    from evotree.diagnostics.harnesses import BUILTIN, HARNESS_REF
+    """``refs/evotree/harness`` and the ledger's ``harness_active`` must name the end of the
+    analyzers chain."""
 
-    meta = ws.ledger.meta().get("harness_active") or BUILTIN
-    if meta != harness_id:
+    meta = ws.ledger.meta().get(ACTIVE_KEY) or BUILTIN
+    if meta != analyzers_id:
         problems.append(
             Problem(
                 "ledger_harness",
-                f"the ledger names harness {meta} as active, but the last signed "
-                f"harness promotion put {harness_id} in force",
+                f"the ledger names analyzer version {meta} as active, but the last signed "
+                f"analyzers promotion put {analyzers_id} in force",
             )
         )
-    ref = ws.git.ref_target(HARNESS_REF)
+    ref = ws.git.ref_target(ANALYZERS_REF)
     if (str(ref) if ref is not None else None) != commit:
         where = (
-            f"{harness_id} @ {commit[:10]}" if commit else f"{harness_id}: no {HARNESS_REF} at all"
+            f"{analyzers_id} @ {commit[:10]}"
+            if commit
+            else f"{analyzers_id}: no {ANALYZERS_REF} at all"
         )
         problems.append(
             Problem(
                 "harness_ref",
-                f"{HARNESS_REF} points to {str(ref)[:10] if ref else 'nothing'}, not "
-                f"to the end of the signed chain of harness promotions ({where}): it was moved "
-                "without a signed harness promotion",
+                f"{ANALYZERS_REF} points to {str(ref)[:10] if ref else 'nothing'}, not "
+                f"to the end of the signed chain of analyzers promotions ({where}): it was moved "
+                "without a signed analyzers promotion",
             )
         )
 
@@ -983,8 +999,9 @@ def trusted_policy(ws: Workspace, report: Any = None) -> Policy:
     if report is None:
         report = verify_workspace(ws, check_tags=False)
     # an invalid decision or run approval grants nothing (it is ignored where approvals are
-    # looked up, and `evotree verify` reports it); the harness chain has its own check (the
-    # harness gate, evotree.gates.harnesses.trusted_harness); anything about the champion chain blocks
+    # looked up, and `evotree verify` reports it); the analyzers chain has its own check (the
+    # analyzers gate, evotree.gates.analyzer_versions.trusted_analyzers); anything about the
+    # champion chain blocks
     # a run judged under a moved champion is reported by verify; the score gate already leaves out
     # every run not judged by the signed champion's commit, so it does not block the policy itself
     # a hand-moved judge ref is not followed (runs take the ledger's judge) and a run judged off the

@@ -2,7 +2,7 @@
 
 An agent can write the repository's ``.git/config`` and ``.git/info/attributes`` and, in a shared
 shell, put a folder first on PATH. Each test plants one of those and checks that nothing of it
-runs (or is believed) inside ``promote``, ``approve-run``, ``verify`` or ``harness promote``. A
+runs (or is believed) inside ``promote``, ``approve-run``, ``verify`` or ``analyzers promote``. A
 "control" step shows the same plant is live for a plain ``git`` (the attack the old code let in).
 """
 
@@ -42,13 +42,13 @@ def plant_filter(repo: Path, marker: Path) -> None:
     (repo / ".git" / "info" / "attributes").write_text("* filter=x\n")
 
 
-def harness_draft_with_filter(
+def analyzers_draft_with_filter(
     tmp_path: Path, keys: dict[str, Any]
 ) -> tuple[Path, dict[str, Any], Path, Path]:
-    """A gate workspace with a committed harness draft ("stricter") and a clean/smudge filter
+    """A gate workspace with a committed analyzers draft ("stricter") and a clean/smudge filter
     planted that touches ``tmp_path/ran``: (repo, the draft's branch answer, its worktree, marker)."""
     repo = gate_repo(tmp_path / "w", keys)
-    harness = Cli(repo).json("harness", "branch", "-m", "stricter")
+    harness = Cli(repo).json("analyzers", "branch", "-m", "stricter")
     worktree = repo / harness["worktree"]
     commit_file(worktree, "harness.toml", "[thresholds]\n", "thresholds")
     marker = tmp_path / "ran"
@@ -271,12 +271,12 @@ def test_hooks_fsmonitor_and_hooks_path_do_not_run_in_sign_offs(
     assert not marker.exists(), marker.read_text()
 
 
-def test_harness_promote_status_runs_no_filter_or_fsmonitor(
+def test_analyzers_promote_status_runs_no_filter_or_fsmonitor(
     tmp_path: Path, keys: dict[str, Any]
 ) -> None:
-    from evotree.gates.harnesses import plan_harness_promotion
+    from evotree.gates.analyzer_versions import plan_analyzers_promotion
 
-    repo, harness, worktree, marker = harness_draft_with_filter(tmp_path, keys)
+    repo, harness, worktree, marker = analyzers_draft_with_filter(tmp_path, keys)
     git(
         repo, "config", "core.fsmonitor", str(script(tmp_path / "fsm", f"touch {marker}\nexit 1\n"))
     )
@@ -284,8 +284,8 @@ def test_harness_promote_status_runs_no_filter_or_fsmonitor(
         "[thresholds]\n"
     )  # same bytes, new mtime: git must look again
     os.utime(worktree / "harness.toml", (1, 1))
-    plan = plan_harness_promotion(Workspace.open(repo), harness["id"])
-    assert plan.harness == harness["id"]
+    plan = plan_analyzers_promotion(Workspace.open(repo), harness["id"])
+    assert plan.analyzers == harness["id"]
     assert not marker.exists()
 
 

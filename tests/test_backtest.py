@@ -181,7 +181,7 @@ def test_small_instruction_following_term_revives_dead_groups(tmp_path: Path) ->
     assert {"code": "signal.dead_groups_high", "severity": "critical"}.items() <= next(
         f for f in out["runs"][0]["findings_before"] if f["code"] == "signal.dead_groups_high"
     ).items()
-    assert out["harness"]["harness_version"] == "builtin" and out["harness"]["thresholds"] == {}
+    assert out["analyzers"]["harness_version"] == "builtin" and out["analyzers"]["thresholds"] == {}
 
 
 def test_dataclass_transform_and_uncompacted_run_read_in_place(tmp_path: Path) -> None:
@@ -217,14 +217,14 @@ def test_stricter_threshold_makes_a_warn_appear(tmp_path: Path) -> None:
     assert after is not None and after.severity == "warn" and after.evidence["warn_ratio"] == 0.2
     change = next(c for c in result.changes if c.code == "signal.dead_groups_high")
     assert (change.kind, change.before, change.after) == ("severity_changed", "critical", "warn")
-    harness = result.to_dict()["harness"]
-    assert harness == {
+    analyzers = result.to_dict()["analyzers"]
+    assert analyzers == {
         "harness_version": "harness-v2",
         "thresholds": strict,
         "dead_group_std_epsilon": 1e-3,
     }
     assert backtest(tmp_path, ["r1"], thresholds=strict).harness_version == "builtin+overrides"
-    # a looser std_epsilon is another harness: groups with std 0.05 count as dead again
+    # a looser std_epsilon is another analyzer version: groups with std 0.05 count as dead again
     loose = backtest(
         tmp_path,
         ["r1"],

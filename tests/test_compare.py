@@ -145,7 +145,7 @@ def _promote_judge(ws: Workspace, edit: Any, key: Path, tmp_path: Path) -> None:
 
 
 def test_mismatched_pools_refused_unless_intersected(tmp_path: Path, keys: dict[str, Any]) -> None:
-    from test_harness_signoff import signed_run_repo
+    from test_analyzers_signoff import signed_run_repo
 
     ws = Workspace.open(signed_run_repo(tmp_path / "w", keys))
     v1 = recipe_version(ws, "skill = 0.6\nsteps = 1\n")

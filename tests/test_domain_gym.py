@@ -386,7 +386,7 @@ def test_a_solved_cartpole_passes_the_signal_gate(tmp_path: Path) -> None:
     groups. No dead-group finding, the real signal gate passes, and no GRPO skill is suggested."""
     from evotree.diagnostics.diagnose import diagnose
     from evotree.gates.evaluation import evaluate_gates
-    from evotree.gates.harnesses import active_harness
+    from evotree.gates.analyzer_versions import active_analyzers
     from evotree.memory.suggestions import suggest  # the function, not the module
 
     ws = gym_workspace(tmp_path / "w", train=8, validation=3)
@@ -394,7 +394,7 @@ def test_a_solved_cartpole_passes_the_signal_gate(tmp_path: Path) -> None:
     (record,) = run_versions(ws, [v1])
     assert record.status == "succeeded", record.error
     assert {r["reward"] for r in rows(run_dir(ws, record) / "rollouts.parquet")} == {500.0}
-    found = diagnose(ws, v1, harness=active_harness(ws)).findings
+    found = diagnose(ws, v1, analyzers=active_analyzers(ws)).findings
     codes = {f["code"] for f in found}
     assert not {
         c

@@ -505,14 +505,14 @@ def test_person_at_a_terminal_promotes_and_verify_passes(
     # the dossier's comparison and the score gate show one Δ, one CI, one p
     assert report["comparison"]["ci"] == score["numbers"]["ci"]
     assert report["comparison"]["p_value"] == score["numbers"]["p_value"]
-    harness_gate = next(g for g in report["gates"] if g["name"] == "harness")
-    assert harness_gate["status"] == "fail" and harness_gate["fix"] == f"evotree diagnose {v1}"
+    analyzers_gate = next(g for g in report["gates"] if g["name"] == "analyzers")
+    assert analyzers_gate["status"] == "fail" and analyzers_gate["fix"] == f"evotree diagnose {v1}"
     runs = run_versions(Workspace.open(repo), ["v0", v1], seeds=3)  # seeds 0, 1 again and 2
     assert all(r.status == "succeeded" for r in runs)
-    # a harness whose plug-in code runs wherever analyzers load: fine in the agent's process,
+    # analyzers whose plug-in code runs wherever they load: fine in the agent's process,
     # never in the approver's (it could read their key)
     marker = tmp_path / "plugin-ran"
-    harness = Cli(repo).json("harness", "branch", "-m", "a plug-in")
+    harness = Cli(repo).json("analyzers", "branch", "-m", "a plug-in")
     hid = harness["id"]
     commit_file(
         repo / harness["worktree"],
@@ -520,9 +520,9 @@ def test_person_at_a_terminal_promotes_and_verify_passes(
         f"import pathlib\npathlib.Path({str(marker)!r}).write_text('ran')\n",
         "plug-in",
     )
-    from test_harness_signoff import (
+    from test_analyzers_signoff import (
         promote_signed,
-    )  # a harness goes in force only with a signed sign-off
+    )  # an analyzer version goes in force only with a signed sign-off
 
     promote_signed(repo, hid, keys["bob"][0])
     Cli(repo)("diagnose", v1)
@@ -552,7 +552,7 @@ def test_person_at_a_terminal_promotes_and_verify_passes(
     assert not marker.exists()  # no plug-in code ran in the approver's process
     signal = next(g for g in result["dossier"]["gates"] if g["name"] == "signal")
     assert (
-        signal["numbers"]["plugin_code_executed"] is False and signal["numbers"]["harness"] == hid
+        signal["numbers"]["plugin_code_executed"] is False and signal["numbers"]["analyzers"] == hid
     )
     git(repo, "merge-base", "--is-ancestor", git(repo, "rev-parse", f"evotree/{v1}"), "main")
     assert git(repo, "rev-parse", "refs/evotree/champion") == candidate

@@ -16,7 +16,7 @@ import pygit2
 import pytest
 from conftest import EVOTREE_BIN, Cli, git, validate
 from fixtures_ws import child_env, finish, spawn
-from test_harness_signoff import signed_run_repo
+from test_analyzers_signoff import signed_run_repo
 from test_runs import make_run_repo
 
 from evotree.core.errors import EvotreeError

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 from conftest import EVOTREE_BIN, Cli, commit_file, git
-from test_approver_process import harness_draft_with_filter, script
+from test_approver_process import analyzers_draft_with_filter, script
 from test_gates import gate_repo, new_version
 
 from evotree.core.workspace import Workspace
@@ -25,12 +25,12 @@ pytestmark = pytest.mark.heavy
 
 
 # ---------------------------------------------------------------------------- the approver's process
-def test_harness_promote_status_with_a_rewritten_pointer_runs_no_filter(
+def test_analyzers_promote_status_with_a_rewritten_pointer_runs_no_filter(
     tmp_path: Path, keys: dict[str, Any]
 ) -> None:
-    from evotree.gates.harnesses import plan_harness_promotion
+    from evotree.gates.analyzer_versions import plan_analyzers_promotion
 
-    repo, harness, worktree, marker = harness_draft_with_filter(tmp_path, keys)
+    repo, harness, worktree, marker = analyzers_draft_with_filter(tmp_path, keys)
     # the worktree's pointer names a clean decoy repository: `git config --list` run in the
     # worktree lists the decoy's settings (none), so no filter is blanked out
     decoy = tmp_path / "decoy"
@@ -39,7 +39,7 @@ def test_harness_promote_status_with_a_rewritten_pointer_runs_no_filter(
     (worktree / "harness.toml").write_text("[thresholds]\n")
     os.utime(worktree / "harness.toml", (1, 1))
     try:
-        plan_harness_promotion(Workspace.open(repo), harness["id"])
+        plan_analyzers_promotion(Workspace.open(repo), harness["id"])
     except Exception:  # noqa: BLE001 - refusing is a safe outcome too
         pass
     assert not marker.exists(), "the repository's clean filter ran in the approver's process"
@@ -339,21 +339,21 @@ def test_the_agent_cannot_read_the_judge_through_a_worktree_it_branches(tmp_path
     assert _result(proc)["judge"] is None
 
 
-def test_a_link_planted_where_the_next_harness_worktree_goes_is_refused(tmp_path: Path) -> None:
+def test_a_link_planted_where_the_next_analyzers_worktree_goes_is_refused(tmp_path: Path) -> None:
     repo = make_workspace(tmp_path / "ws")
     target = tmp_path / "elsewhere"
     target.mkdir()
     plant = (
         "import os; base = os.environ['EVOTREE_AGENT_WORKTREES']; "
-        f"os.symlink({str(target)!r}, os.path.join(base, 'harness-h1')); print('planted')"
+        f"os.symlink({str(target)!r}, os.path.join(base, 'analyzers-h1')); print('planted')"
     )
     proc = _agent(repo, "--", sys.executable, "-c", plant)
     assert proc.returncode == 0 and "planted" in proc.stdout, proc.stderr
     try:
-        Cli(repo).json("harness", "branch", "-m", "stricter")
+        Cli(repo).json("analyzers", "branch", "-m", "stricter")
     except AssertionError:
         pass  # refused: the safe outcome
-    assert list(target.iterdir()) == [], "the harness was checked out through the agent's link"
+    assert list(target.iterdir()) == [], "the version was checked out through the agent's link"
 
 
 #: Races the server's branch(skills=...): as soon as the new worktree appears, its writable .git

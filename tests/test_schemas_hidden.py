@@ -191,7 +191,7 @@ def _person_commands(version: str, run_id: str, tmp: Path) -> list[tuple[tuple[s
         (("report", version), "error"),
         (("finalize", "--dry-run"), "finalize-plan"),
         (("spend", "record", "--usd", "0.25", "--note", "api"), "spend-record"),
-        (("harness", "list"), "harness-list"),
+        (("analyzers", "list"), "analyzers-list"),
         (("config", "show"), "config"),
         (("config", "check"), "config-check"),
         (("schema",), "schema-list"),

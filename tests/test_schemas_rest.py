@@ -46,9 +46,13 @@ COMMAND_SCHEMAS: dict[str, tuple[str, ...]] = {
     "export wandb": ("export",),
     "finalize": ("finalize", "finalize-plan"),
     "gates": ("gates",),
-    "harness branch": ("harness-version",),
-    "harness list": ("harness-list",),
-    "harness promote": ("harness-promote",),
+    "analyzers branch": ("analyzer-version",),
+    "analyzers list": ("analyzers-list",),
+    "analyzers promote": ("analyzers-promote",),
+    # `evotree harness ...`: the deprecated name of `evotree analyzers ...`, the same outputs
+    "harness branch": ("analyzer-version",),
+    "harness list": ("analyzers-list",),
+    "harness promote": ("analyzers-promote",),
     "help": ("exit-codes",),
     "import tensorboard": ("runs",),
     "ingest": ("runs",),
@@ -118,7 +122,7 @@ def _json_commands() -> set[str]:
 
 def test_every_json_command_maps_to_a_derived_schema() -> None:
     commands = _json_commands()
-    assert {"runs", "sql", "harness list", "signers accept", "export wandb"} <= commands
+    assert {"runs", "sql", "analyzers list", "signers accept", "export wandb"} <= commands
     unmapped = sorted(commands - set(COMMAND_SCHEMAS))
     assert not unmapped, f"--json command(s) without a schema: {unmapped} (derive one)"
     assert not sorted(set(COMMAND_SCHEMAS) - commands), "stale entries"
@@ -214,17 +218,17 @@ def test_signers_accepted_names_a_ledger_commit() -> None:
 
 
 @pytest.mark.heavy
-def test_harness_schema_sql_and_log_outputs_match_their_schemas(tmp_path: Path) -> None:
-    """harness branch/list, schema, sql and log --json of a real workspace (log: every event's
+def test_analyzers_schema_sql_and_log_outputs_match_their_schemas(tmp_path: Path) -> None:
+    """analyzers branch/list, schema, sql and log --json of a real workspace (log: every event's
     data checked by its kind)."""
     from test_runs import make_run_repo
 
     repo = make_run_repo(tmp_path / "ws")
     cli_ = Cli(repo)
-    validate(cli_.json("harness", "branch", "-m", "stricter"), "harness-version")
-    listed = cli_.json("harness", "list")
-    validate(listed, "harness-list")
-    assert [h["id"] for h in listed["harnesses"]] == ["h0", "h1"]
+    validate(cli_.json("analyzers", "branch", "-m", "stricter"), "analyzer-version")
+    listed = cli_.json("analyzers", "list")
+    validate(listed, "analyzers-list")
+    assert [h["id"] for h in listed["analyzers"]] == ["h0", "h1"]
     validate(cli_.json("schema"), "schema-list")
     made = cli_.json("branch", "-m", "idea")
     validate(cli_.json("run", made["id"]), "runs")

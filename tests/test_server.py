@@ -190,6 +190,8 @@ def test_the_tools_are_the_agent_verbs_and_nothing_that_promotes(repo: Path) -> 
         "approve_run",
         "harness_promote",
         "harness",
+        "analyzers",
+        "analyzers_promote",
         "judge",
         "judge_promote",
         "config",

@@ -13,7 +13,7 @@ from test_runs import make_run_repo
 
 import evotree.memory as memory
 from evotree.diagnostics.diagnose import diagnose
-from evotree.gates.harnesses import active_harness
+from evotree.gates.analyzer_versions import active_analyzers
 from evotree.core.versions import create_version
 from evotree.core.workspace import Workspace, init_workspace
 from evotree.gates.runs import run_versions
@@ -32,7 +32,7 @@ def _dead_group_version(ws: Workspace, *, dead: bool = True) -> str:
     commit_file(ws.root / rec.worktree, "recipe.toml", "skill = 0.5\nsteps = 4\n", "recipe")
     (record,) = run_versions(ws, [rec.id])
     assert record.status == "succeeded", record.error
-    diagnose(ws, rec.id, harness=active_harness(ws), layers=["signal"])
+    diagnose(ws, rec.id, analyzers=active_analyzers(ws), layers=["signal"])
     return rec.id
 
 

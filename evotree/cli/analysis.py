@@ -12,8 +12,8 @@ from evotree.core.errors import UsageError
 from evotree.diagnostics.backtest import backtest as backtest_fn
 from evotree.harness.records import list_runs
 from evotree.harness.records import runs_dir
-from evotree.diagnostics.harnesses import harness_thresholds
-from evotree.gates.harnesses import active_harness
+from evotree.diagnostics.analyzer_versions import analyzer_thresholds
+from evotree.gates.analyzer_versions import active_analyzers
 from evotree.cli.render import _console
 from evotree.cli.render import _esc
 from evotree.cli.render import _SEVERITY_STYLE
@@ -121,18 +121,19 @@ def diagnose(version: str, layers: tuple[str, ...]) -> Any:
     "overrides",
     multiple=True,
     metavar="ANALYZER.KEY=VALUE",
-    help="Override an analyzer threshold (another harness version); repeatable.",
+    help="Override an analyzer threshold (another analyzer version); repeatable.",
 )
 @click.option(
+    "--analyzers",
     "--harness",
-    "harness_id",
+    "analyzers_id",
     default=None,
     metavar="HN",
-    help="Use harness version HN's thresholds (default: the active harness).",
+    help="Use analyzer version HN's thresholds (default: the one in force; --harness: old name).",
 )
 @outputs(renderer("backtest"))
 def backtest(
-    version: str, transform: str | None, overrides: tuple[str, ...], harness_id: str | None
+    version: str, transform: str | None, overrides: tuple[str, ...], analyzers_id: str | None
 ) -> Any:
     """Re-run the analyzers over a version's stored rollouts, without retraining.
 
@@ -154,9 +155,9 @@ def backtest(
             fix=f"run it first: evotree run {version}",
         )
 
-    harness = harness_id or active_harness(ws).id
+    analyzers = analyzers_id or active_analyzers(ws).id
     thresholds: dict[str, dict[str, Any]] = {
-        k: dict(v) for k, v in harness_thresholds(ws, harness).items()
+        k: dict(v) for k, v in analyzer_thresholds(ws, analyzers).items()
     }
     for item in overrides:
         key, sep, value = item.partition("=")
@@ -172,7 +173,7 @@ def backtest(
         except ValueError:
             parsed = value  # a word that merely starts like a number or true/false: keep it as text
         thresholds.setdefault(analyzer, {})[name] = parsed
-    label = harness + ("+overrides" if overrides else "")
+    label = analyzers + ("+overrides" if overrides else "")
     return backtest_fn(
         runs_dir(ws),
         run_ids,

@@ -231,7 +231,7 @@ def gates_cmd(version: str, B: int | None, B_old: int | None, as_json: bool) -> 
     delta, CI and p as `evotree compare` — tested one-sided at alpha over sequential looks;
     the fix says how many more seeds would likely settle it), audit (no leak finding of high severity or above), signal (no critical
     signal finding), protected (judge, policy and signers identical to the champion's),
-    budget, harness (diagnosed with the harness in force). The policy is read from the
+    budget, analyzers (diagnosed with the analyzers in force). The policy is read from the
     champion's tree only. Exit 0 whether or not the gates pass; see `passed` in --json.
     """
 

@@ -18,7 +18,7 @@ import click
 from evotree.core import __version__
 from evotree.cli.common import EXIT_CODE_HELP, SHORT_EXIT_CODE_HELP
 
-__all__ = ["main", "cli", "COMMANDS"]
+__all__ = ["main", "cli", "COMMANDS", "HIDDEN"]
 
 #: Each top-level command, the module of ``evotree.cli`` that registers it, and the one line
 #: ``evotree --help`` shows. Only the module of the command that runs is imported, so a command
@@ -72,10 +72,11 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "analysis",
         "Re-run the analyzers over a version's stored rollouts, without retraining.",
     ),
-    "harness": (
-        "harness",
-        "Harness versions: the diagnostic thresholds' own lineage (evotree/harness/hN).",
+    "analyzers": (
+        "analyzers",
+        "Analyzer versions: the diagnostic thresholds' own lineage (hN, on evotree/harness/hN).",
     ),
+    "harness": ("analyzers", "Deprecated name of `evotree analyzers` (same commands)."),
     "judge": ("judge", "The judge store: hidden judge data on refs/evotree/judge, in no checkout."),
     "config": ("config", "Inspect and validate evotree.toml."),
     "schema": ("config", "List the JSON schemas of --json outputs, or print one (e.g."),
@@ -163,6 +164,9 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "signers": ("signers", "Who may sign promotions: the champion's gates/allowed_signers."),
 }
 
+#: Commands that run but ``evotree --help`` does not list (deprecated names).
+HIDDEN = frozenset({"harness"})
+
 
 class LazyGroup(click.Group):
     """The ``evotree`` group: lists commands from :data:`COMMANDS` and imports a command's
@@ -187,6 +191,7 @@ class LazyGroup(click.Group):
                 else self.commands[name].get_short_help_str(limit=limit),
             )
             for name in self.list_commands(ctx)
+            if name not in HIDDEN and not (name in self.commands and self.commands[name].hidden)
         ]
         if rows:
             with formatter.section("Commands"):

@@ -617,7 +617,7 @@ def backtest(result: Any) -> None:
     data = result.to_dict()
     _console.print(
         f"backtest of {len(data['run_ids'])} run(s) under [bold]{_esc(str(result.transform))}[/] "
-        f"(harness {_esc(str(data['harness']['harness_version']))})"
+        f"(analyzers {_esc(str(data['analyzers']['harness_version']))})"
     )
     for run in data["runs"]:
         before, after = run.get("dead_group_ratio_before"), run.get("dead_group_ratio_after")
@@ -637,16 +637,17 @@ def _pct(value: Any) -> str:
     return "—" if value is None else f"{100 * value:.1f}%"
 
 
-def harness_created(record: Any) -> None:
+def analyzers_created(record: Any) -> None:
     _console.print(
-        f"[green]✓[/] created harness [bold]{_esc(record.id)}[/] from {_esc(record.parent or '-')} "
-        f"on branch {_esc(record.branch or '-')}; edit harness.toml in {_esc(record.worktree or '-')}, "
-        f"commit, then `evotree harness promote {_esc(record.id)}`"
+        f"[green]✓[/] created analyzer version [bold]{_esc(record.id)}[/] from "
+        f"{_esc(record.parent or '-')} on branch {_esc(record.branch or '-')}; edit harness.toml "
+        f"in {_esc(record.worktree or '-')}, commit, then "
+        f"`evotree analyzers promote {_esc(record.id)}`"
     )
 
 
-def harness_list(result: Any) -> None:
+def analyzers_list(result: Any) -> None:
     result = result.to_dict() if hasattr(result, "to_dict") else result
-    for h in result["harnesses"]:
+    for h in result["analyzers"]:
         star = " [bold yellow]★ active[/]" if h["active"] else ""
         _console.print(f"[bold]{_esc(h['id'])}[/]{star} · {_esc(h['hypothesis'])}")

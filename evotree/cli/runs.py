@@ -378,7 +378,7 @@ def pull(remote: str | None, local: bool, store: str | None) -> Any:
 
     \b
     REMOTE defaults to origin. Fetched: the version branches, the ledger, champion, memory, judge
-    store, harness, run evidence (refs/evotree/*) and the signed promotion tags
+    store, analyzers, run evidence (refs/evotree/*) and the signed promotion tags
     (refs/tags/evotree/*). A local ref only moves forward; a diverged one is listed, unchanged.
     Runs this machine has are left as they are. Capped by [share] max_object_mb / max_total_mb.
     What counts is still decided here: evidence that differs from its run.finished manifest is

@@ -88,7 +88,7 @@ def serve(
     compare, diagnose, suggest, skill_list, skill_show, memory_search, memory_add,
     audit, gates, report, sql (read-only). Results are the documents of
     `evotree CMD --json`; errors carry {"error": {code, exit_code, message, fix}}.
-    Promotion, run approval, harness promotion, the judge and the policy are not
+    Promotion, run approval, analyzers promotion, the judge and the policy are not
     served: they stay with people at a terminal.
 
     \b

@@ -181,7 +181,7 @@ class ToolsSection:
     git: str = field(
         default="",
         metadata=field_help(
-            "Absolute path of the git that promote, approve-run, verify and harness promote run "
+            "Absolute path of the git that promote, approve-run, verify and analyzers promote run "
             '(owned by root, as is every folder above it); "": the first of /usr/bin, /bin, '
             "/usr/sbin, /sbin, /usr/local/bin. PATH is never consulted."
         ),

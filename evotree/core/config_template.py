@@ -188,7 +188,7 @@ candidate_max_files = 100000
 candidate_max_mb = 65536
 
 [tools]
-# The git and ssh-keygen that sign-offs (promote, approve-run, verify, harness promote) run:
+# The git and ssh-keygen that sign-offs (promote, approve-run, verify, analyzers promote) run:
 # absolute paths owned by root, resolved when the workspace was initialized; PATH is never
 # consulted for them. "" looks in /usr/bin, /bin, /usr/sbin, /sbin, /usr/local/bin.
 git = {git}

@@ -51,10 +51,12 @@ class EventKind(str, Enum):
     RUN_VOIDED = "run.voided"
     #: agent/API spend recorded (``evotree spend record``)
     SPEND_RECORDED = "spend.recorded"
-    #: a new analyzer harness branched (``evotree harness branch``)
-    HARNESS_CREATED = "harness.created"
-    #: the analyzers' lineage moved by a signed promotion (``evotree harness promote``)
-    HARNESS_PROMOTED = "harness.promoted"
+    #: a new analyzer version branched (``evotree analyzers branch``); persisted name (existing
+    #: ledgers and signed statements use it)
+    ANALYZERS_CREATED = "harness.created"
+    #: the analyzers' lineage moved by a signed promotion (``evotree analyzers promote``);
+    #: persisted name (existing ledgers and signed statements use it)
+    ANALYZERS_PROMOTED = "harness.promoted"
     #: a new judge commit proposed, then promoted by a signed statement (``evotree judge``)
     JUDGE_PROPOSED = "judge.proposed"
     JUDGE_PROMOTED = "judge.promoted"
@@ -426,16 +428,19 @@ class SpendRecorded(Payload):
 
 
 @dataclass(frozen=True)
-class HarnessCreated(Payload):
-    KIND = EventKind.HARNESS_CREATED
+class AnalyzerVersionCreated(Payload):
+    KIND = EventKind.ANALYZERS_CREATED
+    #: the analyzer version's id; persisted name (existing ledgers and signed statements use it)
     harness: str
     parent: str | None = ABSENT
     hypothesis: str = ABSENT
 
 
 @dataclass(frozen=True)
-class HarnessPromoted(Payload):
-    KIND = EventKind.HARNESS_PROMOTED
+class AnalyzersPromoted(Payload):
+    KIND = EventKind.ANALYZERS_PROMOTED
+    #: the analyzer version now in force (``harness``, ``previous_harness``: persisted names,
+    #: existing ledgers and signed statements use them)
     harness: str
     statement: Obj
     signature: str
@@ -537,8 +542,8 @@ PAYLOADS: dict[EventKind, type[Payload]] = {
         RunReleased,
         RunVoided,
         SpendRecorded,
-        HarnessCreated,
-        HarnessPromoted,
+        AnalyzerVersionCreated,
+        AnalyzersPromoted,
         JudgePromoted,
         JudgeProposed,
         JudgeMigrated,

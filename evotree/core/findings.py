@@ -115,6 +115,8 @@ class Finding:
     skills: list[str] = field(default_factory=list)
     run_id: str | None = None
     version: str | None = None
+    #: the analyzer version that produced it ("builtin", "h0", "h2", ...); persisted name
+    #: (existing ledgers and signed statements use it)
     harness_version: str = "builtin"
 
     def __post_init__(self) -> None:

@@ -203,7 +203,7 @@ class LedgerMeta(TypedDict, total=False):
     champion_reruns: dict[str, Any]
     #: the judge commit in force ({"commit": ...}, evotree.gates.judges)
     judge: dict[str, Any]
-    #: the analyzers' lineage (evotree.gates.harnesses) and the one in force
+    #: the analyzers' lineage (evotree.gates.analyzer_versions) and the one in force
     harnesses: dict[str, Any]
     harness_active: str
     #: the search's one held-out evaluation (evotree.gates.finalize) and its own account

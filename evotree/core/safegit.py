@@ -1,6 +1,6 @@
 """The approver's git and ssh-keygen: absolute system programs, and no repository setting that runs code.
 
-A person runs ``evotree promote``, ``approve-run``, ``verify`` and ``harness promote`` in a
+A person runs ``evotree promote``, ``approve-run``, ``verify`` and ``analyzers promote`` in a
 repository an agent may have written to. Its ``.git/config`` and ``.git/info/attributes`` can
 make git run programs (``filter.X.clean``/``smudge`` with ``* filter=X``, hooks, ``core.hooksPath``,
 ``core.fsmonitor``, pagers, aliases, credential helpers, diff and merge drivers), and a folder put

@@ -77,7 +77,8 @@ REFUSED = frozenset({"compare", "gates", "report", "promote", "bootstrap", "expo
 #: summaries of the evals), the version layer's headline comparisons (Δ vs parent/champion, the
 #: tree's best version, saturation, …) and the behavior layer's train-vs-eval reward checks.
 HIDDEN_FINDINGS = ("score.", "version.", "behavior.reward_eval", "behavior.reward_up_eval_down")
-#: ... except the version layer's harness-trust warning, which names no figure.
+#: ... except the version layer's analyzers-trust warning, which names no figure (its code keeps
+#: the lineage's first name: persisted name, existing ledgers and signed statements use it).
 SHOWN_FINDINGS = frozenset({"version.harness_unsigned"})
 
 _WORD = "|".join(HIDDEN_SPLITS)

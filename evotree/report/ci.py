@@ -2,7 +2,7 @@
 pull request from an ``evotree/*`` branch.
 
 It runs on ``pull_request`` (never ``pull_request_target``): code from a fork never runs with a
-write token, and the judge, thresholds and gates come from the champion and harness refs
+write token, and the judge, thresholds and gates come from the champion and analyzers refs
 fetched from the base repository, not from the pull request's branch.
 """
 
@@ -72,7 +72,7 @@ jobs:
       - uses: actions/checkout@v4
         with:
           fetch-depth: 0
-      - name: Fetch the version tree (ledger, champion, harness, version branches)
+      - name: Fetch the version tree (ledger, champion, analyzers, version branches)
         run: |
           git fetch --no-tags --update-head-ok origin '+refs/evotree/*:refs/evotree/*' '+refs/heads/evotree/*:refs/heads/evotree/*'
           git config user.name "evotree CI"

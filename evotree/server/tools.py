@@ -55,11 +55,13 @@ __all__ = [
 log = logging.getLogger("evotree.server")
 
 #: No tool name contains one of these: promotion and approvals need a person at a terminal, and
-#: the judge, the harness in force and the policy change only through signed promotions.
+#: the judge, the analyzers in force and the policy change only through signed promotions
+#: ("harness": the analyzers' lineage's first name).
 FORBIDDEN_WORDS = (
     "promote",
     "approve",
     "approval",
+    "analyzers",
     "harness",
     "judge",
     "policy",

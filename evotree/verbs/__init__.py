@@ -458,7 +458,7 @@ class Session:
         self, version: str, *, layers: Sequence[str] | None = None, record: bool = True
     ) -> DiagnoseResult:
         from evotree.diagnostics.diagnose import diagnose as diagnose_fn
-        from evotree.gates.harnesses import active_harness
+        from evotree.gates.analyzer_versions import active_analyzers
 
         ws = self.act()
         return shown(
@@ -466,7 +466,7 @@ class Session:
             diagnose_fn(
                 ws,
                 version,
-                harness=active_harness(ws),
+                analyzers=active_analyzers(ws),
                 layers=list(layers) if layers else None,
                 record=record,
             ),

@@ -192,7 +192,10 @@ class RunBacktestRow(TypedDict):
     groups_killed: int
 
 
-class BacktestHarness(TypedDict):
+class BacktestAnalyzers(TypedDict):
+    """The analyzers a backtest used: their version label (the findings' ``harness_version``
+    stamp) and threshold overrides."""
+
     harness_version: str
     #: analyzer -> threshold overrides
     thresholds: dict[str, Any]
@@ -208,7 +211,7 @@ class BacktestOutput(TypedDict):
     #: the reward transform (RewardTransform.to_dict())
     transform: dict[str, Any]
     layers: list[str] | None
-    harness: BacktestHarness
+    analyzers: BacktestAnalyzers
     runs: list[RunBacktestRow]
     #: every run's changes together
     changes: list[FindingChangeRow]

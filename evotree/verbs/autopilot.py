@@ -563,7 +563,7 @@ class _Pilot:
 
     def _look(self, version: str, outcome: Outcome) -> tuple[Any, Any, dict[str, Any]]:
         """Diagnose and evaluate the gates once; the score gate's verdict into ``outcome``."""
-        self.session.diagnose(version)  # the harness gate reads this machine's diagnosis
+        self.session.diagnose(version)  # the analyzers gate reads this machine's diagnosis
         report = self.session.gates(version)
         score = _score(report)
         numbers = dict(getattr(score, "numbers", None) or {})

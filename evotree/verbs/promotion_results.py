@@ -1,6 +1,7 @@
 """Typed rows of the gate and promotion verbs' ``--json`` outputs: the gate policy and the
-compared runs' evidence, judge and harness diffs, the signed chains' promotions, accepted signers,
-the harness list and finalize's dry run. Their schemas are derived from these types
+compared runs' evidence, judge and analyzers diffs, the signed chains' promotions, accepted
+signers, the analyzer versions' list and finalize's dry run. Their schemas are derived from these
+types
 (:mod:`evotree.verbs.schemas`)."""
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, NotRequired, TypedDict
 
 from evotree.core.schemas.derive import schema_note
-from evotree.diagnostics.harnesses import HarnessVersion
+from evotree.diagnostics.analyzer_versions import AnalyzerVersion
 from evotree.gates.finalize import FinalizePlan
 from evotree.verbs.results import COMMIT_PATTERN
 
@@ -20,13 +21,13 @@ __all__ = [
     "JudgeFileRow",
     "JudgeDiffFile",
     "JudgeDiff",
-    "HarnessDiff",
+    "AnalyzersDiff",
     "ChainEnd",
     "PromotionRow",
-    "HarnessPromotionRow",
+    "AnalyzersPromotionRow",
     "JudgePromotionRow",
     "FinalizeDryRun",
-    "HarnessListResult",
+    "AnalyzersListResult",
     "SignersAccepted",
 ]
 
@@ -106,15 +107,17 @@ class JudgeDiff(TypedDict):
 
 
 class AnalyzersChange(TypedDict):
-    """The harness's analyzers.py, compared with the harness in force."""
+    """The analyzer version's analyzers.py, compared with the one in force."""
 
     status: Literal["absent", "added", "changed", "unchanged", "removed"]
     sha256: str | None
     previous_sha256: str | None
 
 
-class HarnessDiff(TypedDict):
-    """What a harness promotion changes; its canonical JSON's sha256 is what the approver signs."""
+class AnalyzersDiff(TypedDict):
+    """What an analyzers promotion changes; its canonical JSON's sha256 is what the approver signs
+    (so its keys ``harness``, ``previous_harness`` are persisted names: existing ledgers and
+    signed statements use them)."""
 
     harness: str
     commit: str | None
@@ -126,7 +129,7 @@ class HarnessDiff(TypedDict):
 
 
 class ChainEnd(TypedDict):
-    """The end of a signed chain (harness: its id and commit; judge: its commit, null: none)."""
+    """The end of a signed chain (analyzers: its id and commit; judge: its commit, null: none)."""
 
     id: NotRequired[str]
     commit: str | None
@@ -145,10 +148,11 @@ class PromotionRow(TypedDict):
     ledger_commit: NotRequired[str]
 
 
-class HarnessPromotionRow(TypedDict):
-    """A signed harness promotion, oldest first."""
+class AnalyzersPromotionRow(TypedDict):
+    """A signed analyzers promotion, oldest first."""
 
-    harness: str
+    #: the analyzer version it put in force
+    analyzers: str
     commit: str | None
     previous: str | None
     approver: str | None
@@ -185,25 +189,25 @@ class FinalizeDryRun:
 
 
 @dataclass(frozen=True)
-class HarnessListResult:
-    """``evotree harness list --json``: the harness versions, the built-in ``h0`` first."""
+class AnalyzersListResult:
+    """``evotree analyzers list --json``: the analyzer versions, the built-in ``h0`` first."""
 
-    #: the end of the signed chain of harness promotions (what diagnose and the gates use)
+    #: the end of the signed chain of analyzers promotions (what diagnose and the gates use)
     active: str
-    #: false (with a warning) when the harness ref or the ledger disagree with the signed chain
+    #: false (with a warning) when the analyzers ref or the ledger disagree with the signed chain
     signed: bool
     warning: str | None
-    harnesses: list[HarnessVersion]
+    analyzers: list[AnalyzerVersion]
     v: int = 1
 
     @classmethod
-    def of(cls, data: dict[str, Any]) -> HarnessListResult:
-        """From :func:`evotree.gates.harnesses.list_harnesses`'s dict."""
+    def of(cls, data: dict[str, Any]) -> AnalyzersListResult:
+        """From :func:`evotree.gates.analyzer_versions.list_analyzer_versions`'s dict."""
         return cls(
             active=data["active"],
             signed=bool(data["signed"]),
             warning=data["warning"],
-            harnesses=[HarnessVersion(**h) for h in data["harnesses"]],
+            analyzers=[AnalyzerVersion(**h) for h in data["analyzers"]],
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -212,7 +216,7 @@ class HarnessListResult:
             "active": self.active,
             "signed": self.signed,
             "warning": self.warning,
-            "harnesses": [h.to_dict() for h in self.harnesses],
+            "analyzers": [h.to_dict() for h in self.analyzers],
         }
 
 

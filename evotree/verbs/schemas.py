@@ -30,7 +30,7 @@ from evotree.core.versions import PruneResult, TreeView, VersionDetail
 from evotree.core.workspace import InitResult
 from evotree.diagnostics.compare import VersionComparison
 from evotree.diagnostics.diagnose import DiagnoseResult
-from evotree.diagnostics.harnesses import HarnessVersion
+from evotree.diagnostics.analyzer_versions import AnalyzerVersion
 from evotree.harness.ecosystem import ExportResult as ToolExportResult
 from evotree.harness.ecosystem import StagedCheck
 from evotree.report.leaderboard import Leaderboard
@@ -40,7 +40,7 @@ from evotree.gates.bootstrap import SignersAdded
 from evotree.gates.evaluation import GATE_NAMES, GateReport
 from evotree.gates.run_void import RunVoidResult
 from evotree.gates.finalize import Candidate, FinalizeResult
-from evotree.gates.harnesses import HarnessPromotionResult
+from evotree.gates.analyzer_versions import AnalyzersPromotionResult
 from evotree.gates.judges import (
     JudgeExportResult,
     JudgeMigrationResult,
@@ -75,9 +75,9 @@ from evotree.verbs.promotion_results import (
     CompareEvidence,
     FinalizeDryRun,
     GatePolicy,
-    HarnessDiff,
-    HarnessListResult,
-    HarnessPromotionRow,
+    AnalyzersDiff,
+    AnalyzersListResult,
+    AnalyzersPromotionRow,
     JudgeDiff,
     JudgeFileRow,
     JudgePromotionRow,
@@ -475,18 +475,18 @@ DERIVED: dict[str, Derived] = {
         extra={"v": _V},
         hints={
             "promotions": list[PromotionRow],
-            "harness_promotions": list[HarnessPromotionRow],
+            "analyzers_promotions": list[AnalyzersPromotionRow],
             "judge_promotions": list[JudgePromotionRow],
-            "harness": ChainEnd,
+            "analyzers": ChainEnd,
             "judge": ChainEnd,
         },
         fields={
             "ok": {"description": "false (exit 33) when tampering was found"},
             "anchor": {"description": "the root of the chain of trust: workspace.initialized"},
             "champion": {"description": "the end of the signed chain"},
-            "harness": {
-                "description": "the end of the signed chain of harness promotions "
-                "(h0, commit null: the built-in harness)"
+            "analyzers": {
+                "description": "the end of the signed chain of analyzers promotions "
+                "(h0, commit null: the built-in analyzers)"
             },
             "Problem.kind": {
                 "description": "ledger_root, promotion, champion_ref, "
@@ -574,15 +574,18 @@ DERIVED: dict[str, Derived] = {
         "evotree signers add --json: signers allowed by a signed step",
         fields={"previous_commit": _COMMIT, "commit": _COMMIT, "ledger_commit": _COMMIT},
     ),
-    "harness-promote": Derived(
-        HarnessPromotionResult,
-        "evotree harness promote --json",
+    "analyzers-promote": Derived(
+        AnalyzersPromotionResult,
+        "evotree analyzers promote --json",
         extra={"v": _V},
-        hints={"diff": HarnessDiff},
+        hints={"diff": AnalyzersDiff},
         fields={
             **_SIGNED,
-            "harness": {"pattern": "^h[0-9]+$", "description": "the harness now in force"},
-            "commit": {"description": "its commit (null: h0, the built-in harness)"},
+            "analyzers": {
+                "pattern": "^h[0-9]+$",
+                "description": "the analyzer version now in force",
+            },
+            "commit": {"description": "its commit (null: h0, the built-in analyzers)"},
         },
     ),
     "promote": Derived(
@@ -802,14 +805,14 @@ DERIVED: dict[str, Derived] = {
         "evotree run|runs|ingest|import tensorboard --json: run records, oldest first",
         fields={f"RunRecord.{k}": v for k, v in _RUN_FIELDS.items()},
     ),
-    "harness-version": Derived(
-        HarnessVersion,
-        "evotree harness branch --json: the harness version created",
+    "analyzer-version": Derived(
+        AnalyzerVersion,
+        "evotree analyzers branch --json: the analyzer version created",
         fields={"id": {"pattern": "^h[0-9]+$"}},
     ),
-    "harness-list": Derived(
-        HarnessListResult,
-        "evotree harness list --json",
+    "analyzers-list": Derived(
+        AnalyzersListResult,
+        "evotree analyzers list --json",
         fields={"active": {"pattern": "^h[0-9]+$"}},
     ),
     "config": Derived(Config, "evotree config show --json: the configuration in force"),
@@ -884,14 +887,25 @@ VERB_SCHEMAS: dict[str, str] = {
 }
 
 
+#: Schemas renamed with the analyzers' lineage (it was called the harness): old name -> current.
+RENAMED = {
+    "harness-promote": "analyzers-promote",
+    "harness-version": "analyzer-version",
+    "harness-list": "analyzers-list",
+}
+
+
 def schema_aliases() -> dict[str, str]:
     """Old schema name -> its current name: each shipped ``_`` name (a file holding a ``$ref``)
-    whose ``-`` name is derived or shipped."""
+    whose ``-`` name is derived or shipped, and the :data:`RENAMED` ones."""
     current = set(DERIVED) | set(shipped.schema_names(include_aliases=True))
     return {
-        name: name.replace("_", "-")
-        for name in shipped.schema_names(include_aliases=True)
-        if "_" in name and name.replace("_", "-") in current
+        **{
+            name: name.replace("_", "-")
+            for name in shipped.schema_names(include_aliases=True)
+            if "_" in name and name.replace("_", "-") in current
+        },
+        **RENAMED,
     }
 
 
@@ -899,7 +913,7 @@ def schema_names(*, include_aliases: bool = False) -> list[str]:
     """Every schema :func:`load_schema` gives: the derived ones and the shipped files (the old
     ``_`` names too with ``include_aliases``)."""
     aliases = schema_aliases()
-    names = set(DERIVED) | set(shipped.schema_names(include_aliases=True))
+    names = set(DERIVED) | set(shipped.schema_names(include_aliases=True)) | set(RENAMED)
     return sorted(n for n in names if include_aliases or n not in aliases)
 
 

@@ -1,19 +1,22 @@
-"""Harness versions: the analyzers' thresholds evolve on their own lineage, like policy versions.
+"""Analyzer versions: the analyzers' thresholds evolve on their own lineage, like policy versions.
 
-A harness version ``hN`` is a branch ``evotree/harness/hN`` with a worktree, whose tree holds
-``harness.toml`` (threshold overrides per analyzer, e.g. ``[thresholds.dead_groups]``).
-``h0`` is the built-in harness. A harness may also carry ``analyzers.py``: plug-in
-analyzers registered with :func:`evotree.diagnostics.findings.register_analyzer`, loaded from the
-promoted commit only. ``evotree harness promote hN`` points ``refs/evotree/harness``
-at the branch's tip; ``evotree diagnose`` reads the thresholds from that ref only, so a policy
-version's branch (which may hold any ``harness.toml`` it likes) can never change the harness
-that judges it, and every finding records the harness version that produced it.
+An analyzer version ``hN`` is a branch ``evotree/harness/hN`` with a worktree, whose tree holds
+``harness.toml`` (threshold overrides per analyzer, e.g. ``[thresholds.dead_groups]``); the
+branch prefix, the ref and the file keep the lineage's first name because existing ledgers and
+signed statements use them. ``h0`` is the built-in analyzers. A version may also carry
+``analyzers.py``: plug-in analyzers registered with
+:func:`evotree.diagnostics.findings.register_analyzer`, loaded from the promoted commit only.
+``evotree analyzers promote hN`` points ``refs/evotree/harness`` at the branch's tip;
+``evotree diagnose`` reads the thresholds from that ref only, so a policy version's branch (which
+may hold any ``harness.toml`` it likes) can never change the analyzers that judge it, and every
+finding records the analyzer version that produced it (``harness_version``, a stored field).
 
-A harness decides what the signal gate blocks, so promoting one is a person's signed decision,
-exactly like promoting a version: the signed lineage (which harness is in force, branching,
-promoting) lives in :mod:`evotree.gates.harnesses`, above this layer. This module holds the
-records and reads harness commits as data (thresholds, the ``analyzers.py`` source, the diff
-a promotion signs); :func:`load_harness` loads the harness the gates layer says is in force.
+The analyzers decide what the signal gate blocks, so promoting a version is a person's signed
+decision, exactly like promoting a policy version: the signed lineage (which analyzer version is
+in force, branching, promoting) lives in :mod:`evotree.gates.analyzer_versions`, above this layer.
+This module holds the records and reads analyzer versions' commits as data (thresholds, the
+``analyzers.py`` source, the diff a promotion signs); :func:`load_analyzer_version` loads the
+version the gates layer says is in force.
 """
 
 from __future__ import annotations
@@ -42,28 +45,39 @@ if TYPE_CHECKING:
 __all__ = [
     "ANALYZERS_FILE",
     "BRANCH_PREFIX",
+    "ACTIVE_KEY",
     "BUILTIN",
-    "HARNESS_FILE",
-    "HARNESS_REF",
+    "RECORDS_KEY",
+    "THRESHOLDS_FILE",
+    "ANALYZERS_REF",
     "TEMPLATE",
-    "ActiveHarness",
-    "HarnessVersion",
-    "harness_diff",
-    "harness_records",
-    "harness_thresholds",
-    "harness_trust_finding",
-    "load_harness",
-    "parse_harness_toml",
+    "ActiveAnalyzers",
+    "AnalyzerVersion",
+    "analyzers_diff",
+    "analyzer_records",
+    "analyzer_thresholds",
+    "analyzers_trust_finding",
+    "load_analyzer_version",
+    "parse_thresholds_toml",
     "read_blob",
 ]
 
-HARNESS_FILE = "harness.toml"
+# The names marked "persisted" keep the lineage's first spelling: persisted name (existing
+# ledgers and signed statements use it).
+#: the thresholds file of an analyzer version's tree (persisted name)
+THRESHOLDS_FILE = "harness.toml"
 ANALYZERS_FILE = "analyzers.py"
-HARNESS_REF = NAMESPACE + "harness"
+#: the ref of the analyzer version in force (persisted name)
+ANALYZERS_REF = NAMESPACE + "harness"
 BUILTIN = "h0"
+#: the ledger meta key of the analyzer versions' records (persisted name)
+RECORDS_KEY = "harnesses"
+#: the ledger meta key of the analyzer version in force (persisted name)
+ACTIVE_KEY = "harness_active"
+#: the branches of analyzer versions (persisted name)
 BRANCH_PREFIX = "evotree/harness/"
 TEMPLATE = """\
-# An evotree harness version: threshold overrides for the analyzers of `evotree diagnose`.
+# An evotree analyzer version: threshold overrides for the analyzers of `evotree diagnose`.
 # `evotree diagnose --help` and diagnostics/signal.py, behavior.py list the analyzers and keys.
 # Example:
 # [thresholds."signal.dead_groups"]
@@ -72,8 +86,8 @@ TEMPLATE = """\
 
 
 @dataclass
-class HarnessVersion:
-    """One harness version as the ledger records it."""
+class AnalyzerVersion:
+    """One analyzer version as the ledger records it."""
 
     id: str
     parent: str | None
@@ -89,24 +103,26 @@ class HarnessVersion:
 
 
 @dataclass
-class ActiveHarness:
-    """The harness in force: its id, the threshold overrides and plug-in analyzers of its commit."""
+class ActiveAnalyzers:
+    """The analyzer version in force: its id, the threshold overrides and plug-in analyzers of
+    its commit."""
 
     id: str
     commit: str | None
     thresholds: dict[str, dict[str, Any]]
     analyzers_source: str | None = None
-    #: False when refs/evotree/harness or the ledger does not match the signed harness chain;
-    #: the harness used is then the end of that chain, and ``warning`` says what was found.
+    #: False when refs/evotree/harness or the ledger does not match the signed analyzers' chain;
+    #: the version used is then the end of that chain, and ``warning`` says what was found.
     signed: bool = True
     warning: str | None = None
 
     def load_analyzers(self) -> list[str]:
-        """Import the harness's ``analyzers.py`` (once per commit); return the analyzers it registered.
+        """Import the version's ``analyzers.py`` (once per commit); return the analyzers it
+        registered.
 
         The module registers :class:`evotree.diagnostics.findings.Analyzer` subclasses with
-        ``register_analyzer``; each is stamped with this harness version. The code comes from the
-        promoted harness ref only, never from a policy version's tree.
+        ``register_analyzer``; each is stamped with this analyzer version. The code comes from the
+        promoted analyzers ref only, never from a policy version's tree.
         """
         if not self.analyzers_source or self.commit is None:
             return []
@@ -115,7 +131,7 @@ class ActiveHarness:
 
         from evotree.diagnostics.findings import analyzer_classes
 
-        name = f"evotree_harness_{self.commit[:12]}"
+        name = f"evotree_analyzers_{self.commit[:12]}"
         if name in sys.modules:
             return list(getattr(sys.modules[name], "_EVOTREE_REGISTERED", []))
         before = {cls.name: cls for cls in analyzer_classes()}
@@ -123,12 +139,13 @@ class ActiveHarness:
         module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
         try:
             exec(
-                compile(self.analyzers_source, f"<harness {self.id}: {ANALYZERS_FILE}>", "exec"),
+                compile(self.analyzers_source, f"<analyzers {self.id}: {ANALYZERS_FILE}>", "exec"),
                 module.__dict__,
             )
         except Exception as exc:  # noqa: BLE001 - a broken plug-in must say where it broke
             raise EvotreeError(
-                f"{ANALYZERS_FILE} of harness {self.id} failed to load: {type(exc).__name__}: {exc}",
+                f"{ANALYZERS_FILE} of analyzer version {self.id} failed to load: "
+                f"{type(exc).__name__}: {exc}",
                 fix=f"fix it on branch {BRANCH_PREFIX}{self.id} and promote again",
             ) from None
         added = [cls for cls in analyzer_classes() if before.get(cls.name) is not cls]
@@ -139,11 +156,13 @@ class ActiveHarness:
         return module._EVOTREE_REGISTERED
 
 
-def parse_harness_toml(text: str, source: str) -> dict[str, dict[str, Any]]:
+def parse_thresholds_toml(text: str, source: str) -> dict[str, dict[str, Any]]:
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{source}: not valid TOML: {exc}", fix=f"fix {HARNESS_FILE}") from None
+        raise ConfigError(
+            f"{source}: not valid TOML: {exc}", fix=f"fix {THRESHOLDS_FILE}"
+        ) from None
     unknown = set(data) - {"thresholds"}
     thresholds = data.get("thresholds", {})
     if (
@@ -153,7 +172,8 @@ def parse_harness_toml(text: str, source: str) -> dict[str, dict[str, Any]]:
     ):
         raise ConfigError(
             f"{source}: expected only [thresholds.<analyzer>] tables, actually: {sorted(data)}",
-            fix='put each override under [thresholds."<analyzer name>"], e.g. [thresholds."signal.dead_groups"]',
+            fix='put each override under [thresholds."<analyzer name>"], '
+            'e.g. [thresholds."signal.dead_groups"]',
         )
     from evotree.diagnostics.findings import analyzer_classes, make_thresholds
 
@@ -169,8 +189,8 @@ def parse_harness_toml(text: str, source: str) -> dict[str, dict[str, Any]]:
     return thresholds
 
 
-def harness_records(txn: LedgerTxn) -> dict[str, dict[str, Any]]:
-    return dict(txn.meta.get("harnesses") or {})
+def analyzer_records(txn: LedgerTxn) -> dict[str, dict[str, Any]]:
+    return dict(txn.meta.get(RECORDS_KEY) or {})
 
 
 def read_blob(ws: Workspace, commit: str | None, name: str) -> bytes | None:
@@ -184,7 +204,7 @@ def read_blob(ws: Workspace, commit: str | None, name: str) -> bytes | None:
 
 
 def _raw_thresholds(ws: Workspace, commit: str | None) -> dict[str, dict[str, Any]]:
-    raw = read_blob(ws, commit, HARNESS_FILE)
+    raw = read_blob(ws, commit, THRESHOLDS_FILE)
     if raw is None:
         return {}
     data = tomllib.loads(raw.decode("utf-8", errors="replace"))
@@ -197,10 +217,11 @@ def _raw_thresholds(ws: Workspace, commit: str | None) -> dict[str, dict[str, An
     )
 
 
-def harness_diff(
+def analyzers_diff(
     ws: Workspace, previous: str, previous_commit: str | None, hid: str, commit: str | None
 ) -> dict[str, Any]:
-    """What a harness promotion changes: every threshold changed, and ``analyzers.py`` (status, sha256).
+    """What an analyzers promotion changes: every threshold changed, and ``analyzers.py``
+    (status, sha256).
 
     Computed from the two commits only (no workspace code runs), so ``evotree verify`` can
     recompute it and check the sha256 the approver signed.
@@ -236,6 +257,8 @@ def harness_diff(
         if old_sha == new_sha
         else "changed"
     )
+    # the keys are signed (the approver signs this dict's sha256) and verify recomputes them:
+    # persisted names (existing ledgers and signed statements use them)
     return {
         "harness": hid,
         "commit": commit,
@@ -246,17 +269,19 @@ def harness_diff(
     }
 
 
-def load_harness(ws: Workspace, trust: ChainTrust) -> ActiveHarness:
-    """The harness ``trust`` names, loaded: its thresholds and plug-in analyzers (never a policy branch).
+def load_analyzer_version(ws: Workspace, trust: ChainTrust) -> ActiveAnalyzers:
+    """The analyzer version ``trust`` names, loaded: its thresholds and plug-in analyzers (never
+    a policy branch).
 
-    ``trust`` comes from :func:`evotree.gates.harnesses.trusted_harness`, the end of the signed chain
-    of harness promotions (the gates layer verifies signatures; this layer only reads commits).
-    A chain with problems gives ``signed=False`` and a ``warning`` (see :func:`harness_trust_finding`).
+    ``trust`` comes from :func:`evotree.gates.analyzer_versions.trusted_analyzers`, the end of the
+    signed chain of analyzers promotions (the gates layer verifies signatures; this layer only
+    reads commits). A chain with problems gives ``signed=False`` and a ``warning`` (see
+    :func:`analyzers_trust_finding`).
     """
     if trust.commit is None:
-        return ActiveHarness(BUILTIN, None, {}, signed=trust.trusted, warning=trust.warning)
+        return ActiveAnalyzers(BUILTIN, None, {}, signed=trust.trusted, warning=trust.warning)
     source = read_blob(ws, trust.commit, ANALYZERS_FILE)
-    harness = ActiveHarness(
+    active = ActiveAnalyzers(
         trust.id,
         trust.commit,
         {},
@@ -264,21 +289,22 @@ def load_harness(ws: Workspace, trust: ChainTrust) -> ActiveHarness:
         signed=trust.trusted,
         warning=trust.warning,
     )
-    harness.load_analyzers()  # plug-ins first: harness.toml may set their thresholds too
-    text = read_blob(ws, trust.commit, HARNESS_FILE)
-    harness.thresholds = parse_harness_toml(
-        text.decode() if text is not None else "", f"{HARNESS_FILE} of {trust.id}"
+    active.load_analyzers()  # plug-ins first: harness.toml may set their thresholds too
+    text = read_blob(ws, trust.commit, THRESHOLDS_FILE)
+    active.thresholds = parse_thresholds_toml(
+        text.decode() if text is not None else "", f"{THRESHOLDS_FILE} of {trust.id}"
     )
-    return harness
+    return active
 
 
-def harness_trust_finding(harness: ActiveHarness, version: str | None = None) -> Finding | None:
-    """A critical ``version.harness_unsigned`` finding when the harness in force is not signed, else None.
+def analyzers_trust_finding(active: ActiveAnalyzers, version: str | None = None) -> Finding | None:
+    """A critical ``version.harness_unsigned`` finding (a stored code: persisted name) when the
+    analyzers in force are not signed, else None.
 
     ``evotree diagnose`` adds it to its result so that an agent or a person reading the findings
-    sees that the harness ref or ledger was changed without a signed harness promotion.
+    sees that the analyzers ref or ledger was changed without a signed analyzers promotion.
     """
-    if harness.signed:
+    if active.signed:
         return None
     from evotree.diagnostics.findings import Finding
 
@@ -286,25 +312,26 @@ def harness_trust_finding(harness: ActiveHarness, version: str | None = None) ->
         layer="version",
         code="version.harness_unsigned",
         severity="critical",
-        title=harness.warning or "the harness in force is not signed",
-        evidence={"harness_used": harness.id, "commit": harness.commit},
-        suggestion="run `evotree verify`; restore refs/evotree/harness to the signed chain; promote "
-        "harnesses only with `evotree harness promote HN` (a person's signed sign-off)",
+        title=active.warning or "the analyzers in force are not signed",
+        evidence={"harness_used": active.id, "commit": active.commit},
+        suggestion="run `evotree verify`; restore refs/evotree/harness to the signed chain; "
+        "promote analyzer versions only with `evotree analyzers promote HN` (a person's signed "
+        "sign-off)",
         version=version,
-        harness_version=harness.id,
+        harness_version=active.id,
     )
 
 
-def harness_thresholds(ws: Workspace, hid: str) -> dict[str, dict[str, Any]]:
-    """The threshold overrides of harness version ``hid`` (its branch tip; ``h0``: none)."""
+def analyzer_thresholds(ws: Workspace, hid: str) -> dict[str, dict[str, Any]]:
+    """The threshold overrides of analyzer version ``hid`` (its branch tip; ``h0``: none)."""
     if hid == BUILTIN:
         return {}
-    records = ws.ledger.meta().get("harnesses") or {}
+    records = ws.ledger.meta().get(RECORDS_KEY) or {}
     if hid not in records:
         raise UnknownVersion(
-            f"unknown harness version {hid!r}", fix="`evotree harness list` lists them"
+            f"unknown analyzer version {hid!r}", fix="`evotree analyzers list` lists them"
         )
     target = ws.git.ref_target(f"refs/heads/{records[hid]['branch']}")
     tree = ws.git.repo[target].tree
-    text = ws.git.repo[tree[HARNESS_FILE].id].data.decode() if HARNESS_FILE in tree else ""
-    return parse_harness_toml(text, f"{HARNESS_FILE} of {hid}")
+    text = ws.git.repo[tree[THRESHOLDS_FILE].id].data.decode() if THRESHOLDS_FILE in tree else ""
+    return parse_thresholds_toml(text, f"{THRESHOLDS_FILE} of {hid}")

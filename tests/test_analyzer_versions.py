@@ -1,18 +1,20 @@
-"""Harness versions: their own lineage, read only from the promoted ref, stamped on findings.
+"""Analyzer versions: their own lineage, read only from the promoted ref, stamped on findings.
 
-Promoting a harness is a person's signed sign-off (tests/test_harness_signoff.py): these tests
-promote through that real path (a pty, Bob's allowed key) with ``promote_signed``.
+Promoting an analyzer version is a person's signed sign-off (tests/test_analyzers_signoff.py):
+these tests promote through that real path (a pty, Bob's allowed key) with ``promote_signed``.
 """
 
 from __future__ import annotations
 
+import json
+import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import Cli, commit_file, git
-from fixtures_ws import finish, spawn
-from test_harness_signoff import promote_signed, signed_run_repo
+from conftest import EVOTREE_BIN, Cli, commit_file, git
+from fixtures_ws import child_env, finish, spawn
+from test_analyzers_signoff import promote_signed, signed_run_repo
 
 from evotree.core.versions import create_version
 from evotree.core.workspace import Workspace
@@ -34,7 +36,7 @@ def _dead_group_version(ws: Workspace) -> str:
     return rec.id
 
 
-def test_harness_lineage_changes_findings_and_is_recorded(
+def test_analyzers_lineage_changes_findings_and_is_recorded(
     tmp_path: Path, keys: dict[str, Any]
 ) -> None:
     ws = Workspace.open(signed_run_repo(tmp_path / "w", keys))
@@ -47,7 +49,7 @@ def test_harness_lineage_changes_findings_and_is_recorded(
     ]  # 20 % < 25 %
     assert {f["harness_version"] for f in before["findings"]} == {"h0"}
 
-    created = cli.json("harness", "branch", "-m", "catch 10 % dead groups")
+    created = cli.json("analyzers", "branch", "-m", "catch 10 % dead groups")
     assert created["id"] == "h1" and created["parent"] == "h0"
     worktree = ws.root / created["worktree"]
     commit_file(
@@ -70,7 +72,7 @@ def test_harness_lineage_changes_findings_and_is_recorded(
     ]  # h1 not promoted
 
     promote_signed(ws.root, "h1", keys["bob"][0])
-    listed = cli.json("harness", "list")
+    listed = cli.json("analyzers", "list")
     assert listed["active"] == "h1" and listed["signed"] is True
     assert git(ws.root, "rev-parse", "refs/evotree/harness") == git(
         ws.root, "rev-parse", "evotree/harness/h1"
@@ -80,24 +82,26 @@ def test_harness_lineage_changes_findings_and_is_recorded(
     assert dead and dead[0]["severity"] == "warn" and dead[0]["harness_version"] == "h1"
     kinds = [e["kind"] for e in cli.json("log", "-n", "5")["events"]]
     assert "harness.promoted" in kinds and "harness.created" in kinds
-    assert [h["id"] for h in cli.json("harness", "list")["harnesses"]] == ["h0", "h1"]
+    assert [h["id"] for h in cli.json("analyzers", "list")["analyzers"]] == ["h0", "h1"]
     assert {f["harness_version"] for f in cli.json("diagnose", v1)["findings"]} == {"h1"}
-    # backtest under another harness version: h0 does not flag the 20 % dead groups, h1 does
+    # backtest under another analyzer version: h0 does not flag the 20 % dead groups, h1 does
     for hid, flagged in (("h0", False), ("h1", True)):
-        result = cli.json("backtest", v1, "--harness", hid)
-        assert result["harness"]["harness_version"] == hid
+        result = cli.json("backtest", v1, "--analyzers", hid)
+        assert result["analyzers"]["harness_version"] == hid
         codes = {f["code"] for f in result["runs"][0]["findings_before"]}
         assert ("signal.dead_groups_high" in codes) is flagged
+    # --harness, the option's old name, still picks the version
+    assert cli.json("backtest", v1, "--harness", "h1")["analyzers"]["harness_version"] == "h1"
 
 
-def test_bad_harness_is_refused_at_promotion(tmp_path: Path, keys: dict[str, Any]) -> None:
+def test_bad_analyzer_version_is_refused_at_promotion(tmp_path: Path, keys: dict[str, Any]) -> None:
 
-    from evotree.gates.harnesses import plan_harness_promotion
+    from evotree.gates.analyzer_versions import plan_analyzers_promotion
     from evotree.core.errors import ConfigError, UnknownVersion
 
     ws = Workspace.open(signed_run_repo(tmp_path / "w", keys))
     cli = Cli(ws.root)
-    created = cli.json("harness", "branch", "-m", "typo")
+    created = cli.json("analyzers", "branch", "-m", "typo")
     commit_file(
         ws.root / created["worktree"],
         "harness.toml",
@@ -107,12 +111,12 @@ def test_bad_harness_is_refused_at_promotion(tmp_path: Path, keys: dict[str, Any
     with pytest.raises(
         ConfigError, match="warn_ratoi"
     ):  # validated before anything is shown or signed
-        plan_harness_promotion(ws, "h1")
-    code, out = finish(spawn(ws.root, "harness", "promote", "h1", "--key", str(keys["bob"][0])))
+        plan_analyzers_promotion(ws, "h1")
+    code, out = finish(spawn(ws.root, "analyzers", "promote", "h1", "--key", str(keys["bob"][0])))
     assert code == 6 and "warn_ratoi" in out and "one-time code" not in out
-    assert cli.json("harness", "list")["active"] == "h0"
+    assert cli.json("analyzers", "list")["active"] == "h0"
     with pytest.raises(UnknownVersion, match="h9"):
-        plan_harness_promotion(ws, "h9")
+        plan_analyzers_promotion(ws, "h9")
 
 
 PLUGIN = '''
@@ -149,20 +153,49 @@ def isolated_registry():
     findings._REGISTRY.clear()
     findings._REGISTRY.update(saved)
     for name in set(sys.modules) - modules:
-        if name.startswith("evotree_harness_"):
+        if name.startswith("evotree_analyzers_"):
             del sys.modules[name]
 
 
-def test_harness_plugin_analyzer_runs_only_once_promoted(
+def test_plugin_analyzer_runs_only_once_promoted(
     tmp_path: Path, isolated_registry: None, keys: dict[str, Any]
 ) -> None:
     ws = Workspace.open(signed_run_repo(tmp_path / "w", keys))
     v1 = _dead_group_version(ws)
     run_versions(ws, [v1])
     cli = Cli(ws.root)
-    created = cli.json("harness", "branch", "-m", "flag long runs")
+    created = cli.json("analyzers", "branch", "-m", "flag long runs")
     commit_file(ws.root / created["worktree"], "analyzers.py", PLUGIN, "plug-in analyzer")
     assert not [f for f in cli.json("diagnose", v1)["findings"] if f["code"] == "signal.long_run"]
     promote_signed(ws.root, created["id"], keys["bob"][0], expect=("analyzers.py: ADDED",))
     found = [f for f in cli.json("diagnose", v1)["findings"] if f["code"] == "signal.long_run"]
     assert found and found[0]["harness_version"] == created["id"]
+
+
+def test_the_old_harness_command_still_runs_and_says_it_is_deprecated(repo: Path) -> None:
+    """`evotree harness list --json` (the lineage's first name) prints what `evotree analyzers
+    list --json` prints, with one deprecation line on stderr; --help lists only `analyzers`."""
+    from evotree.cli.analyzers import DEPRECATION
+    from evotree.verbs.schemas import load_schema
+
+    Cli(repo)("init", "--json")
+
+    def evotree(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [str(EVOTREE_BIN), "-C", str(repo), *args],
+            capture_output=True,
+            text=True,
+            check=False,
+            env=child_env(),
+        )
+
+    old, new = evotree("harness", "list", "--json"), evotree("analyzers", "list", "--json")
+    assert old.returncode == new.returncode == 0, old.stderr + new.stderr
+    assert json.loads(old.stdout) == json.loads(new.stdout)
+    assert [h["id"] for h in json.loads(old.stdout)["analyzers"]] == ["h0"]
+    assert old.stderr.strip().splitlines() == [DEPRECATION]
+    assert DEPRECATION not in new.stderr
+    # the old schema name resolves to the new schema
+    assert load_schema("harness-list") == load_schema("analyzers-list")
+    listed = evotree("--help").stdout
+    assert "analyzers" in listed and "harness " not in listed.replace("the harness", "")

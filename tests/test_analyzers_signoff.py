@@ -1,8 +1,10 @@
-"""Harness promotions need a person's signed sign-off, like a champion's (threat tests and the honest path).
+"""Analyzers promotions need a person's signed sign-off, like a champion's (threat tests and the
+honest path).
 
-A harness decides what `evotree diagnose` and the signal gate flag. Each attempt to put one in
-force without a signed sign-off fails clearly and leaves the harness in force unchanged; a
-harness ref moved by hand is reported by `evotree verify` (exit 33), fails the gates' harness
+An analyzer version decides what `evotree diagnose` and the signal gate flag. Each attempt to put
+one in
+force without a signed sign-off fails clearly and leaves the analyzers in force unchanged; an
+analyzers ref moved by hand is reported by `evotree verify` (exit 33), fails the gates' analyzers
 gate, and is not followed by `evotree diagnose`. Real git repositories, real SSH keys, the real
 CLI under a pty (pexpect), real runs.
 """
@@ -52,22 +54,24 @@ def signed_run_repo(path: Path, keys: dict[str, tuple[Path, str]]) -> Path:
 def promote_signed(
     repo: Path, hid: str, key: Path, *, expect: tuple[str, ...] = ()
 ) -> dict[str, Any]:
-    """A person at a terminal promotes harness ``hid``: types it and the one-time code, says yes."""
-    child = spawn(repo, "harness", "promote", hid, "--key", str(key), "--json")
+    """A person at a terminal promotes analyzer version ``hid``: types it and the one-time code,
+    says yes."""
+    child = spawn(repo, "analyzers", "promote", hid, "--key", str(key), "--json")
     for text in expect:
         child.expect(re.escape(text))
     answer_challenge(child, hid)
-    child.expect(r"put harness \S+ in force\? \[yes/no\]: ")
+    child.expect(r"put analyzer version \S+ in force\? \[yes/no\]: ")
     child.sendline("yes")
     code, out = finish(child)
     assert code == 0, out
     result = json.loads(out[out.index('{"') :])
-    validate(result, "harness-promote")
+    validate(result, "analyzers-promote")
     return result
 
 
-def harness_state(repo: Path) -> tuple[str, str, int]:
-    """(harness ref, ledger's active harness, harness promotions): what no refused attempt may change."""
+def analyzers_state(repo: Path) -> tuple[str, str, int]:
+    """(analyzers ref, ledger's active version, analyzers promotions): what no refused attempt
+    may change."""
     ws = Workspace.open(repo)
     promoted = sum(1 for e in ws.ledger.entries() if e.event.kind == "harness.promoted")
     return (
@@ -79,22 +83,23 @@ def harness_state(repo: Path) -> tuple[str, str, int]:
 
 @pytest.fixture
 def hws(tmp_path: Path, keys: dict[str, tuple[Path, str]]) -> Path:
-    """A signed workspace with harness h1 (created by Ada, the agent's identity): stricter thresholds."""
+    """A signed workspace with analyzer version h1 (created by Ada, the agent's identity):
+    stricter thresholds."""
     repo = signed_run_repo(tmp_path / "w", keys)
-    created = Cli(repo).json("harness", "branch", "-m", "catch 10 % dead groups")
+    created = Cli(repo).json("analyzers", "branch", "-m", "catch 10 % dead groups")
     commit_file(repo / created["worktree"], "harness.toml", STRICT, "stricter")
     return repo
 
 
 # ---------------------------------------------------------------------------- refusals
-def test_harness_promote_refused_without_a_terminal(hws: Path, keys: dict[str, Any]) -> None:
-    before = harness_state(hws)
+def test_analyzers_promote_refused_without_a_terminal(hws: Path, keys: dict[str, Any]) -> None:
+    before = analyzers_state(hws)
     proc = subprocess.run(
         [
             str(EVOTREE_BIN),
             "-C",
             str(hws),
-            "harness",
+            "analyzers",
             "promote",
             "h1",
             "--key",
@@ -107,64 +112,65 @@ def test_harness_promote_refused_without_a_terminal(hws: Path, keys: dict[str, A
         env=child_env(),
     )
     assert proc.returncode == 31, proc.stderr
-    assert "refusing to promote a harness" in proc.stderr and "not a terminal" in proc.stderr
+    assert "refusing to promote an analyzer version" in proc.stderr
+    assert "not a terminal" in proc.stderr
     assert "fix:" in proc.stderr
     result = Cli(hws).runner.invoke(
         __import__("evotree.cli.main", fromlist=["cli"]).cli,
-        ["-C", str(hws), "harness", "promote", "h1", "--json"],
+        ["-C", str(hws), "harness", "promote", "h1", "--json"],  # the deprecated name
         input="h1\n",
     )
     assert result.exit_code == 31
     error = json.loads(result.stdout)
     validate(error, "error")
     assert error["error"]["code"] == "signoff_refused"
-    assert harness_state(hws) == before == ("", "h0", 0)
+    assert analyzers_state(hws) == before == ("", "h0", 0)
 
 
 @pytest.mark.parametrize("variable", ["CI", "GITLAB_CI"])
-def test_harness_promote_refused_in_ci_even_at_a_terminal(
+def test_analyzers_promote_refused_in_ci_even_at_a_terminal(
     hws: Path, keys: dict[str, Any], variable: str
 ) -> None:
-    before = harness_state(hws)
+    before = analyzers_state(hws)
     code, out = finish(
-        spawn(hws, "harness", "promote", "h1", "--key", str(keys["bob"][0]), **{variable: "1"})
+        spawn(hws, "analyzers", "promote", "h1", "--key", str(keys["bob"][0]), **{variable: "1"})
     )
     assert code == 31 and "CI environment" in out and variable in out
-    assert harness_state(hws) == before
+    assert analyzers_state(hws) == before
 
 
-def test_harness_creator_cannot_approve_it_and_unknown_keys_are_refused(
+def test_analyzers_creator_cannot_approve_it_and_unknown_keys_are_refused(
     hws: Path, keys: dict[str, Any]
 ) -> None:
-    before = harness_state(hws)
-    code, out = finish(spawn(hws, "harness", "promote", "h1", "--key", str(keys["ada"][0])))
+    before = analyzers_state(hws)
+    code, out = finish(spawn(hws, "analyzers", "promote", "h1", "--key", str(keys["ada"][0])))
     assert code == 31 and "cannot approve itself" in out
-    code, out = finish(spawn(hws, "harness", "promote", "h1", "--key", str(keys["mallory"][0])))
+    code, out = finish(spawn(hws, "analyzers", "promote", "h1", "--key", str(keys["mallory"][0])))
     assert code == 32 and "is not in gates/allowed_signers of the champion" in out
     # a wrong one-time code, and a "no": nothing recorded either
-    child = spawn(hws, "harness", "promote", "h1", "--key", str(keys["bob"][0]))
+    child = spawn(hws, "analyzers", "promote", "h1", "--key", str(keys["bob"][0]))
     answer_challenge(child, "h1", code="AAAA-AAAA")
     code, out = finish(child)
     assert code == 31 and "does not match the code shown" in out
-    child = spawn(hws, "harness", "promote", "h1", "--key", str(keys["bob"][0]))
+    child = spawn(hws, "analyzers", "promote", "h1", "--key", str(keys["bob"][0]))
     answer_challenge(child, "h1")
     child.expect(r"\[yes/no\]: ")
     child.sendline("no")
     code, out = finish(child)
     assert code == 31 and "nothing was recorded" in out
-    assert harness_state(hws) == before
+    assert analyzers_state(hws) == before
 
 
 def test_hand_moved_harness_ref_is_reported_refused_and_not_followed(
     hws: Path, keys: dict[str, Any]
 ) -> None:
-    from evotree.diagnostics.harnesses import harness_trust_finding
-    from evotree.gates.harnesses import active_harness
+    from evotree.diagnostics.analyzer_versions import analyzers_trust_finding
+    from evotree.gates.analyzer_versions import active_analyzers
     from evotree.core.versions import create_version
     from evotree.gates.evaluation import evaluate_gates
 
     # the agent writes a lenient harness and points the ref at it by hand
-    lenient = Cli(hws).json("harness", "branch", "-m", "silence dead groups")
+    lenient = Cli(hws).json("analyzers", "branch", "-m", "silence dead groups")
     commit_file(hws / lenient["worktree"], "harness.toml", LENIENT, "lenient")
     git(hws, "update-ref", "refs/evotree/harness", git(hws, "rev-parse", "evotree/harness/h2"))
     report = Cli(hws).json("verify", code=33)
@@ -173,39 +179,39 @@ def test_hand_moved_harness_ref_is_reported_refused_and_not_followed(
         "harness_ref",
         "harness_reflog",
     }  # now and in its log
-    assert "without a signed harness promotion" in report["problems"][0]["message"]
-    assert report["harness"] == {"id": "h0", "commit": None}
+    assert "without a signed analyzers promotion" in report["problems"][0]["message"]
+    assert report["analyzers"] == {"id": "h0", "commit": None}
     assert "harness_ref" in Cli(hws)("verify", code=33).output
     # diagnose does not follow it: the built-in thresholds, flagged as not signed
     ws = Workspace.open(hws)
-    harness = active_harness(ws)
-    assert (harness.id, harness.thresholds, harness.signed) == ("h0", {}, False)
-    assert "not signed" in (harness.warning or "")
-    finding = harness_trust_finding(harness, "v1")
+    active = active_analyzers(ws)
+    assert (active.id, active.thresholds, active.signed) == ("h0", {}, False)
+    assert "not signed" in (active.warning or "")
+    finding = analyzers_trust_finding(active, "v1")
     assert (
         finding is not None
         and finding.severity == "critical"
         and finding.code == "version.harness_unsigned"
     )
-    listed = Cli(hws).json("harness", "list")
+    listed = Cli(hws).json("analyzers", "list")
     assert (
         listed["active"] == "h0" and listed["signed"] is False and "not signed" in listed["warning"]
     )
-    # the gates' harness gate fails closed, saying why and how to restore the ref
+    # the gates' analyzers gate fails closed, saying why and how to restore the ref
     v1 = create_version(ws, hypothesis="anything").id
-    gate = next(g for g in evaluate_gates(ws, v1, run_audit=False).gates if g.name == "harness")
+    gate = next(g for g in evaluate_gates(ws, v1, run_audit=False).gates if g.name == "analyzers")
     assert gate.status == "fail" and "not signed" in gate.summary
     assert "git update-ref -d refs/evotree/harness" in (gate.fix or "")
     # a signed promotion does not build on the tampered state
-    code, out = finish(spawn(hws, "harness", "promote", "h1", "--key", str(keys["bob"][0])))
-    assert code == 33 and "refusing to promote a harness" in out
+    code, out = finish(spawn(hws, "analyzers", "promote", "h1", "--key", str(keys["bob"][0])))
+    assert code == 33 and "refusing to promote an analyzer version" in out
     # ... and a forged ledger entry (no signature) that claims h2 is caught too
     ws.ledger.transact(
         _forged_event("h2", git(hws, "rev-parse", "evotree/harness/h2")), actor=ws.git.identity()
     )
     kinds = {p["kind"] for p in Cli(hws).json("verify", code=33)["problems"]}
     assert {"harness_promotion", "ledger_harness", "harness_ref"} <= kinds
-    assert active_harness(Workspace.open(hws)).id == "h0"
+    assert active_analyzers(Workspace.open(hws)).id == "h0"
 
 
 def _forged_event(hid: str, commit: str) -> Any:
@@ -234,17 +240,17 @@ def _forged_event(hid: str, commit: str) -> Any:
 
 
 # ---------------------------------------------------------------------------- the honest path
-def test_person_promotes_a_harness_at_a_terminal_and_verify_passes(
+def test_person_promotes_an_analyzer_version_at_a_terminal_and_verify_passes(
     hws: Path, keys: dict[str, Any]
 ) -> None:
-    from evotree.gates.harnesses import active_harness, plan_harness_promotion
+    from evotree.gates.analyzer_versions import active_analyzers, plan_analyzers_promotion
     from evotree.core.errors import UnknownVersion
     from evotree.core.versions import create_version
     from evotree.gates.evaluation import evaluate_gates
     from evotree.gates.signing import canonical, sha256_hex
 
     worktree = next(
-        h["worktree"] for h in Cli(hws).json("harness", "list")["harnesses"] if h["id"] == "h1"
+        h["worktree"] for h in Cli(hws).json("analyzers", "list")["analyzers"] if h["id"] == "h1"
     )
     commit_file(hws / worktree, "analyzers.py", PLUGIN, "plug-in")
     tip = git(hws, "rev-parse", "evotree/harness/h1")
@@ -255,8 +261,8 @@ def test_person_promotes_a_harness_at_a_terminal_and_verify_passes(
         keys["bob"][0],
         expect=("signal.dead_groups.warn_ratio: default -> 0.1", "analyzers.py: ADDED", plugin_sha),
     )
-    assert result["harness"] == "h1" and result["commit"] == tip and result["approver"] == BOB
-    assert result["previous_harness"] == "h0" and result["previous_commit"] is None
+    assert result["analyzers"] == "h1" and result["commit"] == tip and result["approver"] == BOB
+    assert result["previous_analyzers"] == "h0" and result["previous_commit"] is None
     assert result["diff"]["analyzers_py"] == {
         "status": "added",
         "sha256": plugin_sha,
@@ -273,26 +279,34 @@ def test_person_promotes_a_harness_at_a_terminal_and_verify_passes(
     assert (
         event.data["statement"]["type"] == "evotree.harness-promotion" and event.data["signature"]
     )
+    # what is stored keeps the lineage's first spelling, so ledgers written before the rename
+    # verify as they are: the statement's and the diff's keys, the event's, the meta keys
+    assert {"harness", "previous_harness"} <= set(event.data["statement"])
+    assert {"harness", "previous_harness"} <= set(event.data["diff"])
+    assert event.data["harness"] == "h1" and event.data["previous_harness"] == "h0"
+    meta = ws.ledger.meta()
+    assert meta["harness_active"] == "h1" and "h1" in meta["harnesses"]
+    assert any(e.event.kind == "harness.created" for e in ws.ledger.entries())
     report = Cli(hws).json("verify")
     validate(report, "verify")
-    assert report["ok"] and report["harness"] == {"id": "h1", "commit": tip}
-    assert [p["harness"] for p in report["harness_promotions"]] == ["h1"]
+    assert report["ok"] and report["analyzers"] == {"id": "h1", "commit": tip}
+    assert [p["analyzers"] for p in report["analyzers_promotions"]] == ["h1"]
     promotion_commit = git(hws, "rev-parse", "refs/evotree/ledger")
-    harness = active_harness(ws)
+    active = active_analyzers(ws)
     assert (
-        harness.id == "h1"
-        and harness.signed
-        and harness.thresholds["signal.dead_groups"]["warn_ratio"] == 0.1
+        active.id == "h1"
+        and active.signed
+        and active.thresholds["signal.dead_groups"]["warn_ratio"] == 0.1
     )
     v1 = create_version(ws, hypothesis="anything").id
-    gate = next(g for g in evaluate_gates(ws, v1, run_audit=False).gates if g.name == "harness")
+    gate = next(g for g in evaluate_gates(ws, v1, run_audit=False).gates if g.name == "analyzers")
     assert (
         "not signed" not in gate.summary and gate.fix == f"evotree diagnose {v1}"
     )  # signed: only needs a diagnosis
-    # library pieces that move nothing: an unknown harness, and the way back to h0
+    # library pieces that move nothing: an unknown analyzer version, and the way back to h0
     with pytest.raises(UnknownVersion):
-        plan_harness_promotion(ws, "h9")
-    back = plan_harness_promotion(ws, "h0")
+        plan_analyzers_promotion(ws, "h9")
+    back = plan_analyzers_promotion(ws, "h0")
     assert back.diff["thresholds"] == [
         {"analyzer": "signal.dead_groups", "key": "warn_ratio", "old": 0.1, "new": None}
     ]
@@ -319,8 +333,9 @@ def test_person_promotes_a_harness_at_a_terminal_and_verify_passes(
 # ---------------------------------------------------------------------------- diagnose
 @pytest.fixture
 def diagnosed_tamper(hws: Path) -> tuple[Path, str]:
-    """A version with 20 % dead groups, run; then the agent points the harness ref at h1 (warn at 10 %) by hand."""
-    from test_harness_versions import _dead_group_version
+    """A version with 20 % dead groups, run; then the agent points the
+    analyzers ref at h1 (warn at 10 %) by hand."""
+    from test_analyzer_versions import _dead_group_version
 
     from evotree.gates.runs import run_versions
 
@@ -332,7 +347,7 @@ def diagnosed_tamper(hws: Path) -> tuple[Path, str]:
     return hws, v1
 
 
-def test_diagnose_does_not_follow_a_hand_moved_harness_ref(
+def test_diagnose_does_not_follow_a_hand_moved_analyzers_ref(
     diagnosed_tamper: tuple[Path, str],
 ) -> None:
     repo, v1 = diagnosed_tamper
@@ -344,7 +359,9 @@ def test_diagnose_does_not_follow_a_hand_moved_harness_ref(
     assert {f["harness_version"] for f in result["findings"]} == {"h0"}
 
 
-def test_diagnose_result_says_the_harness_is_not_signed(diagnosed_tamper: tuple[Path, str]) -> None:
+def test_diagnose_result_says_the_analyzers_are_not_signed(
+    diagnosed_tamper: tuple[Path, str],
+) -> None:
     repo, v1 = diagnosed_tamper
     result = Cli(repo).json("diagnose", v1, "--layer", "signal")
     unsigned = [f for f in result["findings"] if f["code"] == "version.harness_unsigned"]
