@@ -203,7 +203,8 @@ class LedgerMeta(TypedDict, total=False):
     champion_reruns: dict[str, Any]
     #: the judge commit in force ({"commit": ...}, evotree.gates.judges)
     judge: dict[str, Any]
-    #: the analyzers' lineage (evotree.gates.analyzer_versions) and the one in force
+    #: the analyzers' lineage (evotree.gates.analyzer_versions) and the one in force; persisted
+    #: names (existing ledgers and signed statements use them)
     harnesses: dict[str, Any]
     harness_active: str
     #: the search's one held-out evaluation (evotree.gates.finalize) and its own account

@@ -15,7 +15,7 @@ notifications (``notifications/progress``) from the harness's progress events wh
 client asks for them (a ``progressToken``); cancelling the request (or closing the
 connection) stops the runs as Ctrl-C does: they are marked ``cancelled``.
 
-Promotion, run approval, harness promotion, the judge and the policy are not here:
+Promotion, run approval, analyzers promotion, the judge and the policy are not here:
 :data:`FORBIDDEN_WORDS` lists the words no tool name may contain (``tests/test_server.py``).
 """
 

@@ -6,7 +6,7 @@ the same ``to_dict()``, the same schema (``evotree schema NAME``). Every policy 
 who may write which version, what is hidden — is the verb layer's; this module only encodes, and
 keeps the read side of the ledger cached per ledger head (``tree``, ``show``, ``log`` of a large
 tree within milliseconds). The MCP layer (:mod:`evotree.server.tools`) turns these into tools.
-Promotion, run approval, harness promotion, the judge and the policy have no verb here, by design.
+Promotion, run approval, analyzers promotion, the judge and the policy have no verb here, by design.
 """
 
 from __future__ import annotations
