@@ -22,6 +22,7 @@ import pytest
 from test_redteam_gym_trace import SECRET, _flagged, _safe, _traced
 
 from evotree.harness import sandbox
+from evotree.harness.audit.errors import AuditInputError
 from evotree.harness.audit.trace import git_identities
 
 
@@ -182,6 +183,58 @@ def test_the_task_store_through_a_proc_link_under_a_head_of_its_own(
     tmp_path: Path, seccomp: None, how: str
 ) -> None:
     proc, audit = _traced(tmp_path, f"python3 t.py {how}", {"t.py": _STORE_THROUGH_PROC})
+    _safe(proc, audit)
+
+
+#: a commondir written into the task repository's own .git (the folder is bound writable onto
+#: itself; commondir is locked only when it was there before the phase) naming a folder of the
+#: phase's own whose objects link to the task's and whose refs/heads/main links to the task's
+#: refs/heads/future file: a plain git log -p in the task repository reads HEAD (the task's),
+#: then main through the link (the identity of a task reference), then the task's objects
+_TASK_COMMONDIR = """\
+import os, subprocess, sys
+git_dir = os.path.realpath("." + "git")
+os.makedirs("/tmp/c/refs/heads")
+os.symlink(git_dir + "/objects", "/tmp/c/objects")
+os.symlink(git_dir + "/refs/heads/future", "/tmp/c/refs/heads/main")
+with open(git_dir + "/common" + "dir", "w") as fh:
+    fh.write("/tmp/c\\n")
+print(subprocess.run(["git", "log", "-p"], capture_output=True, text=True).stdout)
+if sys.argv[1] == "removed":
+    os.unlink(git_dir + "/common" + "dir")
+"""
+
+
+@pytest.mark.heavy
+def test_a_commondir_left_in_the_task_repository_is_a_finding(
+    tmp_path: Path, seccomp: None
+) -> None:
+    """Stopped when the entry stays: the state compared after the phase has a new entry (and
+    the audit cannot even open the task repository, whose commondir names a folder that was the
+    sandbox's: it raises, which its caller must take as a failure)."""
+    try:
+        proc, audit = _traced(tmp_path, "python3 t.py left", {"t.py": _TASK_COMMONDIR})
+    except AuditInputError as exc:
+        assert "not a git repository" in str(exc)
+        assert (tmp_path / "work" / ".git" / "commondir").exists()  # what broke it
+        return
+    assert SECRET in proc.stdout, proc.stderr[-2000:]
+    assert _flagged(audit)
+
+
+@pytest.mark.heavy
+@_works(
+    "git_guard locks commondir only when it exists before the phase, and the task's .git is "
+    "bound writable onto itself, so a commondir can be created; compare() looks only at the "
+    "state after the phase, so a commondir removed before the end is no change; meanwhile "
+    "judge_git_reads sees HEAD (the task's), a reference whose identity is the task's "
+    "refs/heads/future (reached through a link named main) and the task's objects: nothing "
+    "foreign. A plain 'git log -p' argv in the task repository shows the future"
+)
+def test_a_commondir_written_into_the_task_repository_and_removed(
+    tmp_path: Path, seccomp: None
+) -> None:
+    proc, audit = _traced(tmp_path, "python3 t.py removed", {"t.py": _TASK_COMMONDIR})
     _safe(proc, audit)
 
 
