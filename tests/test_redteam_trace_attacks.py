@@ -658,3 +658,17 @@ def test_an_unjudged_subcommand_given_the_future_commit_by_hash_is_a_finding(
     )
     assert SECRET in proc.stdout, proc.stderr[-2000:]
     assert _flagged(audit)
+
+
+@pytest.mark.heavy
+@_works(
+    "future_hashes (harness/audit/ancestry.py _HEX) finds lowercase hex words only; git takes "
+    "a hash in capitals as the same object, so the future commit's hash upper-cased in the "
+    "argv of a subcommand no rule judges (diff-index) is seen by nothing"
+)
+def test_an_unjudged_subcommand_given_the_future_commit_by_a_capitalised_hash(
+    tmp_path: Path, seccomp: None
+) -> None:
+    script = "git diff-index -p $(git branch --format='%(objectname)' | head -1 | tr a-f A-F)"
+    proc, audit = _traced(tmp_path, script)
+    _safe(proc, audit)
