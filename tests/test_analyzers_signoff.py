@@ -23,8 +23,15 @@ from fixtures_ws import answer_challenge, child_env, finish, scored_project, sig
 from test_gates import BOB
 from test_runs import CONFIG, JUDGE, TRAIN
 
+from evotree.core.errors import UnknownVersion
 from evotree.core.ledger import Event, LedgerTxn
+from evotree.core.versions import create_version
 from evotree.core.workspace import Workspace
+from evotree.diagnostics.analyzer_versions import analyzers_trust_finding
+from evotree.gates.analyzer_versions import active_analyzers, plan_analyzers_promotion
+from evotree.gates.evaluation import evaluate_gates
+from evotree.gates.runs import run_versions
+from evotree.gates.signing import canonical, sha256_hex
 
 STRICT = '[thresholds."signal.dead_groups"]\nwarn_ratio = 0.1\n'
 LENIENT = '[thresholds."signal.dead_groups"]\nwarn_ratio = 0.99\n'
@@ -164,10 +171,6 @@ def test_analyzers_creator_cannot_approve_it_and_unknown_keys_are_refused(
 def test_hand_moved_harness_ref_is_reported_refused_and_not_followed(
     hws: Path, keys: dict[str, Any]
 ) -> None:
-    from evotree.diagnostics.analyzer_versions import analyzers_trust_finding
-    from evotree.gates.analyzer_versions import active_analyzers
-    from evotree.core.versions import create_version
-    from evotree.gates.evaluation import evaluate_gates
 
     # the agent writes a lenient harness and points the ref at it by hand
     lenient = Cli(hws).json("analyzers", "branch", "-m", "silence dead groups")
@@ -243,11 +246,6 @@ def _forged_event(hid: str, commit: str) -> Any:
 def test_person_promotes_an_analyzer_version_at_a_terminal_and_verify_passes(
     hws: Path, keys: dict[str, Any]
 ) -> None:
-    from evotree.gates.analyzer_versions import active_analyzers, plan_analyzers_promotion
-    from evotree.core.errors import UnknownVersion
-    from evotree.core.versions import create_version
-    from evotree.gates.evaluation import evaluate_gates
-    from evotree.gates.signing import canonical, sha256_hex
 
     worktree = next(
         h["worktree"] for h in Cli(hws).json("analyzers", "list")["analyzers"] if h["id"] == "h1"
@@ -311,7 +309,7 @@ def test_person_promotes_an_analyzer_version_at_a_terminal_and_verify_passes(
         {"analyzer": "signal.dead_groups", "key": "warn_ratio", "old": 0.1, "new": None}
     ]
     assert back.diff["analyzers_py"]["status"] == "removed" and back.commit is None
-    # an edited diff in the signed record is caught (the ledger rewritten from the promotion's commit)
+    # an edited diff in the signed record is caught (the ledger rewritten from the promotion)
     head = promotion_commit
     message = git(hws, "log", "-1", "--format=%B", head)
     subject, body = message.split("\n\n", 1)
@@ -337,7 +335,6 @@ def diagnosed_tamper(hws: Path) -> tuple[Path, str]:
     analyzers ref at h1 (warn at 10 %) by hand."""
     from test_analyzer_versions import _dead_group_version
 
-    from evotree.gates.runs import run_versions
 
     ws = Workspace.open(hws)
     v1 = _dead_group_version(ws)
@@ -368,3 +365,50 @@ def test_diagnose_result_says_the_analyzers_are_not_signed(
     assert (
         unsigned and unsigned[0]["severity"] == "critical" and "not signed" in unsigned[0]["title"]
     )
+
+
+# ------------------------------------------------------------------------ stored before the rename
+OLD_LEDGER = Path(__file__).parent / "data" / "ledgers" / "harness-promotion-v0.tar.gz"
+
+
+def test_a_promotion_signed_before_the_rename_still_verifies(tmp_path: Path) -> None:
+    """A workspace whose ledger holds a harness promotion signed by the code from before the
+    lineage was renamed (made with `evotree.gates.harnesses.record_harness_promotion`, Bob's
+    key; no private key ships) verifies byte for byte, and its version is the one in force."""
+    import tarfile
+
+    with tarfile.open(OLD_LEDGER) as archive:
+        archive.extractall(tmp_path, filter="data")
+    repo = tmp_path / "w"
+    cli = Cli(repo)
+    report = cli.json("verify")
+    validate(report, "verify")
+    tip = "42b46a37a2bbfec6d76da7207ece30bb4068ed80"
+    assert report["ok"] and report["problems"] == []
+    assert report["analyzers"] == {"id": "h1", "commit": tip}
+    steps = [(p["analyzers"], p["previous"]) for p in report["analyzers_promotions"]]
+    assert steps == [("h1", "h0")]
+    listed = cli.json("analyzers", "list")
+    assert (listed["active"], listed["signed"]) == ("h1", True)
+    assert active_analyzers(Workspace.open(repo)).thresholds == {
+        "signal.dead_groups": {"warn_ratio": 0.1}
+    }
+    # the stored statement is what the old code signed; one byte changed in it is caught
+    head = git(repo, "rev-parse", "refs/evotree/ledger")
+    message = git(repo, "log", "-1", "--format=%B", head)
+    subject, body = message.split("\n\n", 1)
+    data = json.loads(body.strip().splitlines()[-1])
+    assert data["kind"] == "harness.promoted"
+    assert data["data"]["statement"]["type"] == "evotree.harness-promotion"
+    data["data"]["statement"]["previous_harness"] = "h0 "
+    forged = subprocess.run(
+        ["git", "commit-tree", f"{head}^{{tree}}", "-p", f"{head}^", "-F", "-"],
+        cwd=repo,
+        input=f"{subject}\n\n{json.dumps(data, sort_keys=True, separators=(',', ':'))}\n",
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    git(repo, "update-ref", "refs/evotree/ledger", forged)
+    kinds = {p["kind"] for p in cli.json("verify", code=33)["problems"]}
+    assert "harness_promotion" in kinds
