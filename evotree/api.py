@@ -194,7 +194,7 @@ def compare(
 def diagnose(
     ws: Workspace, version: str, *, layers: list[str] | None = None, record: bool = True
 ) -> DiagnoseResult:
-    """``evotree diagnose``: score / signal / behavior / version findings, by the signed harness."""
+    """``evotree diagnose``: score / signal / behavior / version findings, by the signed analyzers."""
     return _session(ws).diagnose(version, layers=layers, record=record)
 
 
