@@ -65,8 +65,8 @@ order (the registry's order, and so the order of findings of equal rank):
 :mod:`~evotree.diagnostics.behavior_rollouts`.
 """
 
-# findings.BUILTIN_MODULES names this module: importing it registers the layer, in this order.
-from evotree.diagnostics import (  # noqa: F401 - imported to register the analyzers
+# findings.BUILTIN_MODULES names this module; FAMILIES is the layer's order (the registry's)
+from evotree.diagnostics import (
     behavior_lengths,
     behavior_failures,
     behavior_text,
@@ -75,4 +75,14 @@ from evotree.diagnostics import (  # noqa: F401 - imported to register the analy
     behavior_gym,
 )
 
-__all__: list[str] = []
+#: the layer's analyzer modules, in the order their analyzers run and their findings rank
+FAMILIES = (
+    behavior_lengths,
+    behavior_failures,
+    behavior_text,
+    behavior_git,
+    behavior_reward_eval,
+    behavior_gym,
+)
+
+__all__ = ["FAMILIES"]

@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import functools
 import importlib
 import itertools
 import time
@@ -382,6 +383,24 @@ def _load_builtins() -> None:
         importlib.import_module(module)
 
 
+@functools.cache
+def _builtin_rank() -> dict[str, int]:
+    """Built-in analyzer name -> its place: the layer modules' ``FAMILIES`` in order, each
+    family's analyzers in definition order. The registry's order must not depend on which
+    module some caller imported first."""
+    rank: dict[str, int] = {}
+    for module in BUILTIN_MODULES:
+        for family in importlib.import_module(module).FAMILIES:
+            for value in vars(family).values():
+                if (
+                    isinstance(value, type)
+                    and value.__module__ == family.__name__
+                    and value.__dict__.get("name") in _REGISTRY
+                ):
+                    rank.setdefault(value.__dict__["name"], len(rank))
+    return rank
+
+
 def _check_layers(layers: Iterable[str] | None) -> tuple[str, ...] | None:
     if layers is None:
         return None
@@ -396,8 +415,13 @@ def analyzer_classes(layers: Iterable[str] | None = None) -> list[type[Analyzer]
     """Registered analyzers (built-ins loaded) of ``layers`` (all when None), in layer order."""
     _load_builtins()
     chosen = _check_layers(layers)
+    rank = _builtin_rank()
+    order = {name: i for i, name in enumerate(_REGISTRY)}
     classes = [c for c in _REGISTRY.values() if chosen is None or c.layer in chosen]
-    return sorted(classes, key=lambda c: LAYERS.index(c.layer))
+    return sorted(
+        classes,
+        key=lambda c: (LAYERS.index(c.layer), rank.get(c.name, len(rank)), order[c.name]),
+    )
 
 
 def default_thresholds(layers: Iterable[str] | None = None) -> dict[str, dict[str, Any]]:

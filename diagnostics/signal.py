@@ -52,8 +52,8 @@ table's order (the registry's order, and so the order of findings of equal rank)
 :mod:`~evotree.diagnostics.signal_series`.
 """
 
-# findings.BUILTIN_MODULES names this module: importing it registers the layer, in this order.
-from evotree.diagnostics import (  # noqa: F401 - imported to register the analyzers
+# findings.BUILTIN_MODULES names this module; FAMILIES is the layer's order (the registry's)
+from evotree.diagnostics import (
     signal_groups,
     signal_reward,
     signal_collapse,
@@ -61,4 +61,13 @@ from evotree.diagnostics import (  # noqa: F401 - imported to register the analy
     signal_truncation,
 )
 
-__all__: list[str] = []
+#: the layer's analyzer modules, in the order their analyzers run and their findings rank
+FAMILIES = (
+    signal_groups,
+    signal_reward,
+    signal_collapse,
+    signal_update,
+    signal_truncation,
+)
+
+__all__ = ["FAMILIES"]
