@@ -184,3 +184,34 @@ def test_git_shown_another_history_by_its_environment_is_a_finding(task: dict[st
     (finding,) = judge_git_reads([row], [task])
     assert "GIT_GRAFT_FILE=/tmp/g" in finding["change"]
     assert judge_git_reads([_exec()], [task]) == []
+
+
+@pytest.mark.parametrize(
+    "store", ["/proc/self/root/w/.git/objects", "/proc/self/cwd/.git/objects/ab", "/dev/fd/5",
+              "//proc/./self/root/x/objects", "/dev/./fd/5/pack"]
+)
+def test_an_object_store_the_tracer_cannot_walk_through_proc_is_a_finding(
+    task: dict[str, Any], store: str
+) -> None:
+    """A store named through /proc or /dev gives rows the tracer could not walk ('unresolved'):
+    whose objects git read is unknown, so in a phase with task repositories it fails closed."""
+    row = {"kind": "gitread", "pid": 7, "what": "objects", "path": store, "unresolved": True}
+    (finding,) = judge_git_reads([_exec(), row], [task])
+    assert "/proc or /dev" in finding["change"] and "git log -p" in finding["change"]
+    assert judge_git_reads([_exec(), row], []) == []  # no task repository: nothing to hide
+
+
+def test_a_missing_loose_object_folder_is_no_finding(task: dict[str, Any], tmp_path: Path) -> None:
+    """What plain git looks for and does not find (a loose object's folder, alternates) is an
+    'unresolved' row with an ordinary path: not a store hidden behind a link."""
+    gd = Path(task["path"])
+    rows = [
+        _exec(),
+        _read("head", gd / "HEAD", content=task["head"]),
+        _read("objects", gd / "objects"),
+        {"kind": "gitread", "pid": 7, "what": "objects", "path": str(gd / "objects" / "ab"),
+         "unresolved": True},
+        {"kind": "gitread", "pid": 7, "what": "objects", "path": "/tmp/x/.git/objects/info",
+         "unresolved": True},
+    ]
+    assert judge_git_reads(rows, [task]) == []

@@ -664,6 +664,16 @@ def _judge_process_reads(
     if any(r.get("overflow") for r in reads):
         return [_read_finding("(the trace)", "more git reads than the tracer records: not judged")]
     out: list[dict[str, Any]] = []
+    hidden = [r for r in reads if _store_behind_a_link(r)]
+    if hidden and repos:
+        named = str(hidden[0].get("path"))[:200]
+        out.append(
+            _read_finding(
+                named,
+                f"git ({command}) read an object store named through /proc or /dev ({named}), "
+                "which the tracer cannot walk: whose objects it read is unknown",
+            )
+        )
     for repo in repos:
         stores = {tuple(repo.get("objects") or ())} | {
             tuple(d) for d in repo.get("object_dirs") or ()
@@ -686,6 +696,17 @@ def _judge_process_reads(
                 )
             )
     return out
+
+
+def _store_behind_a_link(row: dict[str, Any]) -> bool:
+    """An object-store read the tracer could not walk whose path goes through ``/proc`` or
+    ``/dev`` (``/proc/self/root/...``, ``/proc/self/cwd/...``, ``/dev/fd/N``: links the tracer,
+    outside the sandbox's PID namespace, cannot follow). A store git merely looked for and did
+    not find (a loose object's folder, alternates) has an ordinary path and is not one."""
+    if row.get("what") != "objects" or not row.get("unresolved"):
+        return False
+    path = posixpath.normpath("/" + str(row.get("path") or "").lstrip("/"))
+    return path.startswith(("/proc/", "/dev/")) or path in ("/proc", "/dev")
 
 
 def _identity(row: dict[str, Any]) -> tuple[Any, Any]:
