@@ -924,12 +924,12 @@ story(
     "mini2-tool",
     S,
     "leak",
-    "`marshal.loads` of the `.pyc` body and `dis.dis` of the fixed function",
+    "`marshal.loads` of the `.pyc` body and `dis.dis` of the fixed function (its code object)",
     [
         B(
             "python -c \"import dis, glob, marshal; "
             "c = marshal.loads(open(glob.glob('sedgemoor/__pycache__/*.pyc')[0], 'rb').read()[16:]); "
-            "dis.dis(c)\" | head -60",
+            "dis.dis([k for k in c.co_consts if hasattr(k, 'co_code')][0])\" | head -60",
             "Disassemble the cached module.",
         ),
         B(FIX[S], "Fix."),
