@@ -138,6 +138,8 @@ class _GitCall:
         self.hits: list[Hit] = []
         #: the lines written in the command line that feed its input (None: not known)
         self.fed = fed
+        #: the configuration git's ``-c`` options set for this command, by lower-case key
+        self.config: dict[str, list[str]] = {}
 
     def hit(
         self, severity: str, rule: str, revisions: tuple[str, ...] = (), refs: tuple[str, ...] = ()
@@ -217,5 +219,10 @@ _GIT_WORDS = frozenset(
         "describe",
         "range-diff",
         "rebase",
+        "diff-index",
+        "merge-tree",
+        "pack-objects",
+        "fmt-merge-msg",
+        "unpack-file",
     }
 )

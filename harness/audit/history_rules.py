@@ -60,6 +60,8 @@ _REV_SUBS = frozenset(
         "merge-base",
         "fast-export",
         "read-tree",
+        "diff-index",
+        "merge-tree",
     }
 )
 
@@ -97,7 +99,29 @@ _ALWAYS = {
     "rev-parse": None,
     "notes": "git notes reads notes attached to other commits",
     "replace": "git replace rewrites what commits resolve to",
+    "pack-objects": None,
+    "fmt-merge-msg": None,
+    "unpack-file": None,
 }
+
+
+#: ``for-each-ref`` format atoms that print what a reference points at (its commit's message,
+#: its hash, its tree or parents, its author): a listing with one reads every listed reference
+_CONTENT_ATOM = re.compile(
+    r"%\(\*?(?:contents|subject|body|trailers|objectname|tree|parent|describe|"
+    r"author|committer|tagger|creator|signature|raw)"
+)
+
+
+def _format_value(args: Sequence[str]) -> str | None:
+    """The value of ``--format`` / ``--format=`` / ``--sort``-free ``--pretty`` in ``args``."""
+    for k, word in enumerate(args):
+        name, eq, value = word.partition("=")
+        if name in ("--format", "--pretty"):
+            if eq:
+                return value
+            return args[k + 1] if k + 1 < len(args) else ""
+    return None
 
 
 def _reflog_top_only(args: Sequence[str]) -> bool:
@@ -131,6 +155,7 @@ def _git_rules(argv: Sequence[str], joined: str, fed: list[str] | None = None) -
     if not sub:
         return []
     call = _GitCall(sub, args, joined, fed)
+    call.config = _command_config(argv)
     for judge in (
         _git_network,
         _git_always,
@@ -142,6 +167,21 @@ def _git_rules(argv: Sequence[str], joined: str, fed: list[str] | None = None) -
         if judge(call):
             break
     return call.hits
+
+
+def _command_config(argv: Sequence[str]) -> dict[str, list[str]]:
+    """The configuration git's own options set for this one command (``-c key=value``), by
+    lower-case key: settings such as ``showbranch.default`` name revisions no argument shows."""
+    config: dict[str, list[str]] = {}
+    k = 1
+    while k < len(argv) - 1 and argv[k].startswith("-"):
+        word = argv[k]
+        if word == "-c":
+            key, _, value = argv[k + 1].partition("=")
+            config.setdefault(key.lower(), []).append(value)
+        k += 2 if word in ("-C", "-c", "--git-dir", "--work-tree", "--namespace",
+                           "--exec-path", "--super-prefix", "--config-env") else 1
+    return config
 
 
 def _git_always(call: _GitCall) -> bool:
@@ -206,6 +246,21 @@ def _git_always(call: _GitCall) -> bool:
             elif not is_head_relative(word):
                 call.candidate(word)
         return True
+    if sub == "pack-objects":
+        _pack_objects(call)
+        return True
+    if sub == "fmt-merge-msg":
+        _fed_revisions(call, "fmt-merge-msg")
+        return True
+    if sub == "unpack-file":
+        for word in _positionals(args, sub)[0]:
+            call.hit(
+                "high",
+                f"git unpack-file {word} writes out an object (not a file of HEAD's tree)",
+                _hashes(word),
+                refs=(word,),
+            )
+        return True
     if sub == "reflog" and _reflog_top_only(args):
         return True  # HEAD@{0} alone: the commit HEAD is at now
     if (
@@ -254,6 +309,45 @@ def _cat_file_batch(call: _GitCall) -> None:
             call.candidate(word)
 
 
+def _pack_objects(call: _GitCall) -> None:
+    """``git pack-objects`` packs the objects (or, with ``--revs``, the revisions) named on its
+    input, or every reference's (``--all``, ``--branches``, ...): it reads any object it is
+    given, so its input is judged like ``cat-file --batch``'s."""
+    flag = next(
+        (a for a in call.args if a in _ALL_REFS or a.startswith(_ALL_REFS_PREFIX)), None
+    )
+    if flag:
+        call.hit(
+            "high",
+            f"git pack-objects {flag} packs the objects of references beyond the base",
+            refs=scope_refs(flag),
+        )
+        return
+    _fed_revisions(call, "pack-objects")
+
+
+def _fed_revisions(call: _GitCall, sub: str) -> None:
+    """A subcommand that reads the revisions or objects named on its input (``pack-objects``,
+    ``fmt-merge-msg --log``, ``diff-tree --stdin``): each fed line's first word judged as a
+    revision when the command line writes them; high when it does not (a pipe from another
+    command: ``git branch --format=%(objectname) | ...`` names every branch)."""
+    if call.fed is None:
+        call.hit("high", f"git {sub} reads revisions from its input, which the audit cannot see")
+        return
+    for line in call.fed:
+        word = line.split()[0] if line.split() else ""
+        kind = _rev_kind(word) if word else None
+        if kind in ("hash", "ref"):
+            call.hit(
+                "high",
+                f"git {sub} reads {word}, named on its input (outside HEAD's history)",
+                _hashes(word),
+                refs=(word,),
+            )
+        elif word and not is_head_relative(word):
+            call.candidate(word)
+
+
 def _fed_lines(cmd: SimpleCommand) -> list[str] | None:
     """The lines written in the command line that feed ``cmd``'s input (a here-document, a
     here-string, or ``printf``/``echo`` of literals piped in); None when they are not."""
@@ -292,6 +386,8 @@ def _git_listings(call: _GitCall) -> bool:
             call.hit(
                 "high", f"git stash {action} reads stashed work (not the task's base)", refs=(ref,)
             )
+        return True
+    if sub in ("branch", "tag") and _lists_content(call):
         return True
     if sub == "branch":
         if any(
@@ -345,6 +441,35 @@ def _git_listings(call: _GitCall) -> bool:
                 call.candidate(word)
         return True
     return False
+
+
+def _lists_content(call: _GitCall) -> bool:
+    """``git branch`` / ``git tag`` listing with a ``--format`` that prints what each reference
+    points at (``%(contents)``, ``%(subject)``, ``%(objectname)``, ...): a walk of every listed
+    reference (judged in the task repository by the references it lists)."""
+    fmt = _format_value(call.args)
+    if fmt is None or not _CONTENT_ATOM.search(fmt):
+        return False
+    if any(a.startswith(("--merged", "--points-at", "--contains")) for a in call.args):
+        return False  # filtered by a revision: judged by what it names (below)
+    if any(
+        a in ("-d", "-D", "-m", "-M", "-c", "-C", "--delete", "--move", "--copy") for a in call.args
+    ):
+        return False
+    if call.sub == "tag":
+        scope = "*refs:refs/tags/"
+    elif any(a in ("-a", "--all") for a in call.args):
+        scope = "*refs:refs/heads/,refs/remotes/"
+    elif any(a in ("-r", "--remotes") for a in call.args):
+        scope = "*refs:refs/remotes/"
+    else:
+        scope = "*refs:refs/heads/"
+    call.hit(
+        "high",
+        f"git {call.sub} --format={fmt[:40]} prints what every listed reference points at",
+        refs=(scope,),
+    )
+    return True
 
 
 #: ``git bisect`` subcommands that neither read nor move within a bisect in progress
@@ -467,6 +592,20 @@ def _git_revisions(call: _GitCall) -> bool:
         _git_moves(call)
         return True
     revs = _revision_words(sub, args)
+    if sub == "show-branch":
+        revs += call.config.get("showbranch.default", [])
+        if not revs:
+            # no revision given: git shows showbranch.default's (set in config the command
+            # line may not show: the environment's GIT_CONFIG_*), else every local branch's
+            # tip and subject: a warn, raised when the task repository has a local branch
+            # beyond the base
+            call.hit(
+                "warn",
+                "git show-branch with no revision shows every local branch (or the revisions "
+                "showbranch.default names)",
+                refs=("*refs:refs/heads/",),
+            )
+            return True
     # git diff --stat / --name-only (no patch) shows file names and counts, no content
     names_only = (
         sub == "diff"
@@ -531,17 +670,7 @@ def _walks_every_ref(call: _GitCall) -> bool:
     """--stdin (revisions the audit cannot see), describe --contains, and --all / --branches /
     --remotes / ... : high, and nothing more to judge."""
     sub, args = call.sub, call.args
-    if "--stdin" in args and sub in (
-        "log",
-        "rev-list",
-        "shortlog",
-        "whatchanged",
-        "show",
-        "cherry-pick",
-        "diff",
-        "name-rev",
-        "describe",
-    ):
+    if "--stdin" in args and (sub in _REV_SUBS or sub in _REF_SUBS):
         # the revisions come from a pipe (`echo master | git log -p --stdin`): the audit cannot
         # see which, and branch and tag names are exactly what it must not allow
         call.hit("high", f"git {sub} --stdin reads revisions the audit cannot see")

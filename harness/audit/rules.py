@@ -44,7 +44,8 @@ def classify(cmd: SimpleCommand, rules: RuleSet = RuleSet()) -> list[Hit]:
         hits.append(traced_open_hit(argv, joined))
         return hits
     if name == "git":
-        hits += _git_rules(argv, joined, _fed_lines(cmd) if "cat-file" in argv else None)
+        reads_input = any(w in argv for w in ("cat-file", "pack-objects", "fmt-merge-msg"))
+        hits += _git_rules(argv, joined, _fed_lines(cmd) if reads_input else None)
     hits += network_hits(name, argv, joined)
     hits += package_hits(name, argv, joined)
     hits += internals_hits(name, cmd, joined)
