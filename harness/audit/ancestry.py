@@ -25,7 +25,8 @@ from evotree.harness.audit.steps import Trajectory
 
 __all__ = ["Ancestry", "content_hits", "future_hashes", "resolve_refs"]
 
-_HEX = re.compile(r"(?<![0-9A-Za-z])[0-9a-f]{7,40}(?![0-9A-Za-z])")
+#: a hex word: git takes a hash in either case (``git show 1A2B3C4`` is ``1a2b3c4``)
+_HEX = re.compile(r"(?<![0-9A-Za-z])[0-9a-fA-F]{7,40}(?![0-9A-Za-z])")
 _STASH = re.compile(r"^(?:refs/)?stash(?:@\{\d+\})?(?:[~^]\d*|\^\{\w*\})*$")
 
 
@@ -510,14 +511,15 @@ def content_hits(traj: Trajectory, ancestry: Ancestry) -> list[Hit]:
 
 
 def future_hashes(traj: Trajectory, ancestry: Ancestry) -> list[str]:
-    """The hex words of the outputs, commands and text that name commits beyond the base."""
+    """The hex words (in either case, as git reads them) of the outputs, commands and text that
+    name commits beyond the base."""
     words: dict[str, None] = {}
     texts = [s.output for s in traj.steps if s.output] + [s.command for s in traj.steps]
     if traj.text:
         texts.append(traj.text)
     for text in texts:
         for m in _HEX.finditer(text):
-            word = m.group(0)
+            word = m.group(0).lower()
             if not word.isdigit() or at_hash_place(text, m.start()):
                 words.setdefault(word, None)
     return [w for w in words if ancestry.status(w) == "future"]
