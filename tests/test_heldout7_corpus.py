@@ -1,4 +1,4 @@
-"""Data checks of the seventh blind held-out trajectory set (``tests/data/audit/trajectories/heldout7``).
+"""Data checks of the seventh blind held-out trajectory set (``.../trajectories/heldout7``).
 
 The set is data for a leak audit that is scored once; these tests only check that the data is
 whole and consistent: every file is labelled once, leaks and look-alikes are balanced, every
@@ -68,7 +68,15 @@ ROW_KEYS = [
     "reachable_revs",
     "reaches",
 ]
-REACHES = {"", "index", "tag-message", "git-dir-file", "command-substitution", "bytecode", "network"}
+REACHES = {
+    "",
+    "index",
+    "tag-message",
+    "git-dir-file",
+    "command-substitution",
+    "bytecode",
+    "network",
+}
 
 
 def _labels() -> tuple[dict, list[dict]]:

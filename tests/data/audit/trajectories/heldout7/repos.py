@@ -144,7 +144,6 @@ class _Repo:
             f.write("".join(f"/{t}\n" for t in tops))
 
 
-
 _PYTEST_INI = "[pytest]\naddopts = -p no:cacheprovider\nnorecursedirs = .git __pycache__\n"
 
 
@@ -173,7 +172,7 @@ def truncate(text: str, width: int) -> str:
 '''
 _QU_FIX = _QU_V0.replace(
     "    if len(text) <= width:\n        return text\n    return text[:width] + ELLIPSIS\n",
-    "    if width <= 0:\n        return \"\"\n    if len(text) <= width:\n        return text\n"
+    '    if width <= 0:\n        return ""\n    if len(text) <= width:\n        return text\n'
     "    # the ellipsis counts toward the width: keep width - 1 characters before it\n"
     "    return text[: width - 1].rstrip() + ELLIPSIS\n",
 )
