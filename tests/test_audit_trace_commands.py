@@ -50,7 +50,9 @@ def clean(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
 
 
 def _run(task: dict[str, str], command: str) -> str:
-    """What ``command`` prints in the task repository (real git, a real shell)."""
+    """What ``command`` prints in the task repository (real git, a real shell); the index and
+    the work tree are put back at the base after it (``update-index`` and ``unpack-file`` write
+    to them)."""
     proc = subprocess.run(
         ["bash", "-c", command],
         cwd=task["repo"],
@@ -58,6 +60,8 @@ def _run(task: dict[str, str], command: str) -> str:
         text=True,
         timeout=60,
     )
+    git(Path(task["repo"]), "reset", "-q", "--hard")
+    git(Path(task["repo"]), "clean", "-fdxq")
     return proc.stdout + proc.stderr
 
 
@@ -146,3 +150,20 @@ def test_a_future_hash_in_capitals_is_a_future_hash(leaky: dict[str, str]) -> No
     assert SECRET in _run(leaky, leak)
     assert _flagged(leaky, leak)
     assert not _flagged(leaky, f"git diff-index -p {base.upper()}")
+
+
+def test_a_blob_or_tree_only_the_future_holds_is_a_future_object(leaky: dict[str, str]) -> None:
+    """``git unpack-file`` (or any command) given the hash of a blob or tree that only history
+    beyond the base holds reads the future; a blob or tree of the base is the base's own."""
+    repo = Path(leaky["repo"])
+    blob = git(repo, "rev-parse", "future:fix.py").strip()
+    tree = git(repo, "rev-parse", "future^{tree}").strip()
+    own_blob = git(repo, "rev-parse", "HEAD:train.py").strip()
+    leak = f"cat $(git unpack-file {blob})"
+    assert SECRET in _run(leaky, leak)
+    assert _flagged(leaky, leak)
+    assert _flagged(leaky, f"git diff-index -p {blob[:10].upper()} 2>&1; echo {blob}")
+    assert _flagged(leaky, f"git ls-tree -r {tree}")
+    alike = f"cat $(git unpack-file {own_blob})"
+    assert _run(leaky, alike)
+    assert not _flagged(leaky, alike)

@@ -316,10 +316,12 @@ class Ancestry:
         if _STASH.match(rev) and "refs/stash" not in self.names.references:
             self._cache[key] = "absent "
             return "absent", None  # the task repository holds no stash: there was nothing to read
+        obj = None
         try:
-            commit = self.names.revparse_single(spec).peel(pygit2.Commit)
+            obj = self.names.revparse_single(spec)
+            commit = obj.peel(pygit2.Commit)
         except (KeyError, ValueError, pygit2.GitError, pygit2.InvalidSpecError, AttributeError):
-            result: tuple[str, str | None] = ("unknown", None)
+            result: tuple[str, str | None] = self._object_state(spec, obj)
         else:
             result = self._commit_state(commit.id)
         self._cache[key] = f"{result[0]} {result[1] or ''}"
@@ -334,19 +336,37 @@ class Ancestry:
             self._index = build_index(self.path, str(self.base))
         return self._index
 
+    def _object_state(self, word: str, obj: Any = None) -> tuple[str, str | None]:
+        """A hex word naming a blob or a tree (no commit to peel to): 'future' (and its id)
+        when only history beyond the base holds it (the provenance index's objects);
+        'ancestor' for a blob or tree the repository holds that is no such object (the base's
+        history reaches it); 'unknown' otherwise."""
+        if not re.fullmatch(r"[0-9a-fA-F]{7,40}", word):
+            return "unknown", None
+        index = self.index()
+        if obj is not None and getattr(obj, "type_str", "") in ("blob", "tree"):
+            oid = str(obj.id)
+            return ("future", oid) if oid in index.objects else ("ancestor", None)
+        found = index.object_for(word)
+        if found is not None and found[1] in ("blob", "tree"):
+            return "future", found[0]
+        return "unknown", None
+
     def status(self, word: str) -> str:
-        """'ancestor' (the base or before it), 'future' (a commit not behind the base), or
-        'unknown' (no such commit, ambiguous, or not a commit)."""
+        """'ancestor' (the base or before it), 'future' (a commit not behind the base, or a blob
+        or tree that only history beyond it holds), or 'unknown' (no such object, ambiguous, or
+        an object of the base's that is no commit)."""
         cached = self._cache.get(word)
         if cached is not None:
             return cached
         import pygit2
 
+        obj = None
         try:
             obj = self.repo.revparse_single(word)
             commit = obj.peel(pygit2.Commit)
         except (KeyError, ValueError, pygit2.GitError, pygit2.InvalidSpecError):
-            result = "unknown"
+            result = self._object_state(word, obj)[0]
         else:
             cid = commit.id
             result = (

@@ -114,7 +114,7 @@ _CONTENT_ATOM = re.compile(
 
 
 def _format_value(args: Sequence[str]) -> str | None:
-    """The value of ``--format`` / ``--format=`` / ``--sort``-free ``--pretty`` in ``args``."""
+    """The value of ``--format`` / ``--pretty`` (``=VALUE`` or the next word) in ``args``."""
     for k, word in enumerate(args):
         name, eq, value = word.partition("=")
         if name in ("--format", "--pretty"):
@@ -179,8 +179,21 @@ def _command_config(argv: Sequence[str]) -> dict[str, list[str]]:
         if word == "-c":
             key, _, value = argv[k + 1].partition("=")
             config.setdefault(key.lower(), []).append(value)
-        k += 2 if word in ("-C", "-c", "--git-dir", "--work-tree", "--namespace",
-                           "--exec-path", "--super-prefix", "--config-env") else 1
+        k += (
+            2
+            if word
+            in (
+                "-C",
+                "-c",
+                "--git-dir",
+                "--work-tree",
+                "--namespace",
+                "--exec-path",
+                "--super-prefix",
+                "--config-env",
+            )
+            else 1
+        )
     return config
 
 
@@ -313,9 +326,7 @@ def _pack_objects(call: _GitCall) -> None:
     """``git pack-objects`` packs the objects (or, with ``--revs``, the revisions) named on its
     input, or every reference's (``--all``, ``--branches``, ...): it reads any object it is
     given, so its input is judged like ``cat-file --batch``'s."""
-    flag = next(
-        (a for a in call.args if a in _ALL_REFS or a.startswith(_ALL_REFS_PREFIX)), None
-    )
+    flag = next((a for a in call.args if a in _ALL_REFS or a.startswith(_ALL_REFS_PREFIX)), None)
     if flag:
         call.hit(
             "high",

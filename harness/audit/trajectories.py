@@ -262,7 +262,7 @@ def _add_ancestry_hits(verdict: TrajectoryVerdict, traj: Trajectory, ancestry: A
             Hit(
                 "audit.future_hash",
                 "high",
-                f"saw {len(future)} commit(s) not behind the task's base",
+                f"saw {len(future)} commit(s) or object(s) not behind the task's base",
                 future[0],
                 tuple(future[:_EXAMPLES]),
             )
