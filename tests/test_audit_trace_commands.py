@@ -89,7 +89,7 @@ CASES = [
     ("git branch --format='%(objectname)' | git diff-tree --stdin -p", "git diff-tree -p HEAD"),
     ("git pack-objects --revs --all --stdout </dev/null | wc -c", "git count-objects"),
     (
-        "git diff-index future | awk '{print \"100644 \" $3 \"\\t\" $6}' "
+        'git diff-index future | awk \'{print "100644 " $3 "\\t" $6}\' '
         "| git update-index --index-info; git diff --cached -R",
         "git diff-index HEAD | cat; git diff --cached",
     ),
