@@ -54,7 +54,7 @@ from evotree.gates.signing import canonical
 from evotree.gates.signing import sha256_hex
 from evotree.gates.statements import new_statement
 from evotree.gates.statements import sign_statement
-from evotree.gates.verify import ANALYZERS_PROMOTION_TYPE
+from evotree.gates.verify_base import ANALYZERS_PROMOTION_TYPE
 from evotree.core.gitio import RefRaceLost
 
 if TYPE_CHECKING:

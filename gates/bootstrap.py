@@ -29,7 +29,7 @@ from evotree.core.refs import CHAMPION_REF, branch_ref
 from evotree.gates.errors import TamperingFound
 from evotree.gates.policy import Policy, policy_at
 from evotree.gates.statements import new_statement, sign_statement
-from evotree.gates.verify import SIGNERS_TYPE
+from evotree.gates.verify_base import SIGNERS_TYPE
 from evotree.gates.signing import canonical, sha256_hex
 
 if TYPE_CHECKING:

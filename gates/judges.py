@@ -50,11 +50,11 @@ from evotree.harness.judge_store import materialise_judge
 from evotree.gates.signing import canonical
 from evotree.gates.signing import sha256_hex
 from evotree.gates.errors import SignoffRefused
-from evotree.gates.verify import email_of
+from evotree.gates.verify_base import email_of
 from evotree.gates.errors import TamperingFound
 from evotree.gates.statements import new_statement
 from evotree.gates.statements import sign_statement
-from evotree.gates.verify import JUDGE_PROMOTION_TYPE
+from evotree.gates.verify_base import JUDGE_PROMOTION_TYPE
 from evotree.core.gitio import RefRaceLost
 from evotree.core.workspace import under_paths
 from evotree.core.workspace import judge_ref_store, write_judge_commit

@@ -20,7 +20,7 @@ from evotree.core.safegit import approver_process, refuse_program_settings
 from evotree.gates.errors import GateFailed, TamperingFound
 from evotree.gates.signing import canonical, delete_tag, run_git, sha256_hex, sign_tag
 from evotree.gates.statements import anchor_commit, new_statement, sign_statement
-from evotree.gates.verify import DECISION_TYPE, PROMOTION_TYPE, RUN_APPROVAL_TYPE, tag_name
+from evotree.gates.verify_base import DECISION_TYPE, PROMOTION_TYPE, RUN_APPROVAL_TYPE, tag_name
 from evotree.core.gitio import RefRaceLost
 from evotree.gates.policy import blob_at
 

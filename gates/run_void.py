@@ -16,7 +16,7 @@ from evotree.core.events import RunVoided
 from evotree.core.ledger import Event, LedgerTxn
 from evotree.gates.errors import SignoffRefused
 from evotree.gates.statements import new_statement, sign_statement
-from evotree.gates.verify import email_of
+from evotree.gates.verify_base import email_of
 from evotree.harness.integrity import PROBLEM_STATES, RUN_VOID_TYPE, find_run, verify_run_evidence
 
 if TYPE_CHECKING:

@@ -19,7 +19,7 @@ from typing import IO, Any
 
 from evotree.gates.errors import SignatureError, SignoffRefused
 from evotree.gates.signing import fingerprint, principals_for, public_key
-from evotree.gates.verify import email_of
+from evotree.gates.verify_base import email_of
 
 __all__ = [
     "CI_VARIABLES",

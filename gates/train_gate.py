@@ -31,8 +31,8 @@ from evotree.gates.verify import verify_workspace
 from evotree.gates.verify import trusted_policy
 from evotree.gates.promote import version_tip
 from evotree.gates.statements import anchor_commit
-from evotree.gates.verify import RUN_APPROVAL_TYPE
-from evotree.gates.verify import check_signed_statement
+from evotree.gates.verify_base import RUN_APPROVAL_TYPE
+from evotree.gates.verify_base import check_signed_statement
 
 if TYPE_CHECKING:
     from evotree.core.ledger import LedgerEntry, LedgerTxn

@@ -34,7 +34,8 @@ from evotree.core.refs import CHAMPION_REF, JUDGE_REF, LEDGER_REF
 from evotree.diagnostics.analyzer_versions import ACTIVE_KEY, BUILTIN, RECORDS_KEY
 from evotree.gates.bootstrap import accepted_state, unaccepted_signers
 from evotree.gates.errors import TamperingFound
-from evotree.gates.verify import ANALYZERS_PROBLEMS, JUDGE_PROBLEMS, verify_workspace
+from evotree.gates.verify import verify_workspace
+from evotree.gates.verify_base import ANALYZERS_PROBLEMS, JUDGE_PROBLEMS
 
 if TYPE_CHECKING:
     from evotree.core.workspace import Workspace

@@ -26,178 +26,45 @@ is never run.
 
 from __future__ import annotations
 
-import re
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from evotree.core.ledger import EventKind
 from evotree.core.refs import CHAMPION_REF, JUDGE_REF, LEDGER_REF
 from evotree.diagnostics.analyzer_versions import (
-    ACTIVE_KEY,
     ANALYZERS_REF,
-    BUILTIN,
     RECORDS_KEY,
-    analyzers_diff,
 )
-from evotree.gates.signing import canonical, sha256_hex, verify, verify_tag
+from evotree.gates.signing import canonical, sha256_hex, verify_tag
+from evotree.gates.verify_base import (
+    ANALYZERS_EVENT,
+    DECISION_TYPE,
+    JUDGE_EVENT,
+    JUDGE_MIGRATED_EVENT,
+    PROMOTION_TYPE,
+    RUN_APPROVAL_TYPE,
+    SIGNERS_TYPE,
+    Problem,
+    VerifyReport,
+    check_signed_statement,
+    email_of,
+    is_commit,
+    tag_name,
+)
+from evotree.gates.verify_chains import (
+    check_analyzers_end,
+    check_analyzers_promotion,
+    check_judge_end,
+    check_judge_migration,
+    check_judge_promotion,
+)
 
 if TYPE_CHECKING:
     from evotree.core.ledger import LedgerEntry
     from evotree.core.workspace import Workspace
     from evotree.gates.policy import Policy
 
-__all__ = [
-    "trusted_policy",
-    "DECISION_TYPE",
-    "ANALYZERS_PROBLEMS",
-    "ANALYZERS_PROMOTION_TYPE",
-    "JUDGE_EVENT",
-    "JUDGE_MIGRATED_EVENT",
-    "JUDGE_PROBLEMS",
-    "JUDGE_PROMOTION_TYPE",
-    "PROMOTION_TYPE",
-    "RUN_APPROVAL_TYPE",
-    "Problem",
-    "VerifyReport",
-    "check_signed_statement",
-    "email_of",
-    "tag_name",
-    "verify_workspace",
-]
-
-PROMOTION_TYPE = "evotree.promotion"
-DECISION_TYPE = "evotree.decision"
-RUN_APPROVAL_TYPE = "evotree.run-approval"
-#: the statement of the first allowed signers, added after init (evotree.gates.bootstrap)
-SIGNERS_TYPE = "evotree.signers-bootstrap"
-#: the analyzers promotion's statement; persisted name (existing ledgers and signed statements
-#: use it)
-ANALYZERS_PROMOTION_TYPE = "evotree.harness-promotion"
-ANALYZERS_EVENT = EventKind.ANALYZERS_PROMOTED.value
-JUDGE_PROMOTION_TYPE = "evotree.judge-promotion"
-JUDGE_EVENT = EventKind.JUDGE_PROMOTED.value
-JUDGE_MIGRATED_EVENT = EventKind.JUDGE_MIGRATED.value
-#: Problems that make the judge data in force untrusted (the ledger itself, or the judge chain).
-JUDGE_PROBLEMS = (
-    "ledger_root",
-    "ledger_reinit",
-    "ledger_rewritten",
-    "judge_promotion",
-    "ledger_judge",
-    "judge_ref",
-    "judge_reflog",
-)
-#: Problems that make the analyzers in force untrusted (the ledger itself, or their chain). The
-#: ``harness_*`` kinds keep the lineage's first spelling: scripts and reports read them.
-ANALYZERS_PROBLEMS = (
-    "ledger_root",
-    "ledger_reinit",
-    "ledger_rewritten",
-    "harness_promotion",
-    "ledger_harness",
-    "harness_ref",
-    "harness_reflog",
-)
-
-
-def tag_name(version: str) -> str:
-    """The signed tag of a promotion: ``evotree/promoted/<V>``."""
-    return f"evotree/promoted/{version}"
-
-
-def email_of(identity: Any) -> str:
-    """``"Ada <ada@x.org>"`` -> ``ada@x.org``; a bare principal is returned lower-cased."""
-    if not identity:
-        return ""
-    identity = str(identity)
-    match = re.search(r"<([^>]*)>", identity)
-    return (match.group(1) if match else identity).strip().lower()
-
-
-@dataclass
-class Problem:
-    """One thing verify found wrong."""
-
-    kind: str
-    message: str
-    version: str | None = None
-    ledger_commit: str | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-
-@dataclass
-class VerifyReport:
-    """What ``evotree verify --json`` prints (schema: ``verify.schema.json``)."""
-
-    ok: bool
-    anchor: dict[str, Any]
-    champion: str
-    champion_commit: str
-    promotions: list[dict[str, Any]] = field(default_factory=list)
-    approvals: list[dict[str, Any]] = field(default_factory=list)
-    problems: list[Problem] = field(default_factory=list)
-    checked: dict[str, int] = field(default_factory=dict)
-    notes: list[str] = field(default_factory=list)
-    #: the end of the analyzers chain: {"id": the analyzer version in force, "commit"}
-    analyzers: dict[str, Any] = field(default_factory=lambda: {"id": "h0", "commit": None})
-    analyzers_promotions: list[dict[str, Any]] = field(default_factory=list)
-    #: the end of the judge chain: {"commit": the judge store's commit in force, or None}
-    judge: dict[str, Any] = field(default_factory=lambda: {"commit": None})
-    judge_promotions: list[dict[str, Any]] = field(default_factory=list)
-    #: set by `evotree verify` (not by the walks the gates reuse): phases without a sandbox
-    sandbox_warning: str | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        out = asdict(self)
-        out["v"] = 1
-        return out
-
-
-def check_signed_statement(
-    policy: Policy,
-    statement: Any,
-    signature: Any,
-    *,
-    expect_type: str,
-    anchor: str,
-    version: str | None,
-) -> list[str]:
-    """Reasons why ``statement``/``signature`` is not a valid signed approval under ``policy`` ([] = valid)."""
-    if not isinstance(statement, dict):
-        return ["no signed statement"]
-    reasons = []
-    if statement.get("type") != expect_type:
-        reasons.append(f"statement type {statement.get('type')!r}, expected {expect_type!r}")
-    if statement.get("workspace") != anchor:
-        reasons.append("statement names another workspace (anchor commit differs)")
-    if version is not None and statement.get("version") != version:
-        reasons.append(f"statement is for {statement.get('version')!r}, the event for {version!r}")
-    approver = str(statement.get("approver") or "")
-    if policy.signers_error:
-        reasons.append(f"no allowed signers: {policy.signers_error}")
-    elif not any(s.allows(approver) for s in policy.signers):
-        reasons.append(
-            f"signer {approver!r} is not in {policy.allowed_signers_path} of {policy.champion}"
-        )
-    else:
-        # the ssh-keygen the policy records (a system program; never one found on PATH)
-        ok, message = verify(
-            policy.allowed_signers_text,
-            approver,
-            canonical(statement),
-            signature,
-            program=policy.config.tools.ssh_keygen or None,
-        )
-        if not ok:
-            reasons.append(
-                f"signature invalid: {message.splitlines()[-1] if message else 'no signature'}"
-            )
-    created_by = email_of(statement.get("created_by"))
-    if created_by and email_of(approver) == created_by:
-        reasons.append(f"approver {approver} created the version")
-    return reasons
+__all__ = ["check_signers_added", "trusted_policy", "verify_workspace"]
 
 
 def _ledger_entries(ws: Workspace) -> list[LedgerEntry]:
@@ -485,7 +352,7 @@ class _ChainWalk:
 
     def _analyzers_promotion(self, entry: LedgerEntry, data: dict[str, Any]) -> None:
         self.checked["analyzers_promotions"] += 1
-        reasons = _check_analyzers_promotion(
+        reasons = check_analyzers_promotion(
             self.ws,
             self.policy,
             data,
@@ -524,11 +391,11 @@ class _ChainWalk:
         self.checked["judge_promotions"] += 1
         promoted = event.kind == JUDGE_EVENT
         if promoted:
-            reasons = _check_judge_promotion(
+            reasons = check_judge_promotion(
                 self.ws, self.policy, data, self.anchor_commit, self.judge_commit
             )
         else:
-            reasons = _check_judge_migration(
+            reasons = check_judge_migration(
                 self.ws, self.policy, data, self.judge_commit, self.commit
             )
         what = "promotion" if promoted else "migration"
@@ -578,8 +445,8 @@ class _ChainWalk:
                     self.champion,
                 )
             )
-        _check_analyzers_end(self.ws, self.analyzers_id, self.analyzers_commit, self.problems)
-        _check_judge_end(self.ws, self.judge_commit, self.problems)
+        check_analyzers_end(self.ws, self.analyzers_id, self.analyzers_commit, self.problems)
+        check_judge_end(self.ws, self.judge_commit, self.problems)
 
 
 def _check_promotion(
@@ -618,7 +485,7 @@ def _check_promotion(
     record = records.get(str(version))
     if record is not None and statement.get("created_by") != record.created_by:
         reasons.append("the statement's creator differs from the ledger's")
-    if not _is_commit(ws, statement.get("commit")):
+    if not is_commit(ws, statement.get("commit")):
         reasons.append(
             f"the promoted commit {str(statement.get('commit'))[:10]} is not a commit of this repository"
         )
@@ -647,17 +514,6 @@ def _check_promotion(
                 f"tag {tag_name(str(version))} is signed by {tag.principal}, not the approver"
             )
     return reasons
-
-
-def _is_commit(ws: Workspace, sha: Any) -> bool:
-    import pygit2
-
-    if not isinstance(sha, str) or not re.fullmatch(r"[0-9a-f]{40}", sha):
-        return False
-    try:
-        return isinstance(ws.git.repo[sha], pygit2.Commit)
-    except (KeyError, ValueError):
-        return False
 
 
 def _check_decision(
@@ -752,238 +608,6 @@ def _check_reflogs(
                         f"which does not extend it: the ledger's history was rewritten",
                     )
                 )
-
-
-def _check_analyzers_promotion(
-    ws: Workspace,
-    policy: Policy,
-    data: dict[str, Any],
-    anchor: str,
-    previous: str,
-    previous_commit: str | None,
-    records: dict[str, Any],
-) -> list[str]:
-    """Reasons why a ``harness.promoted`` event is not a valid signed step of the analyzers
-    chain."""
-
-    statement = data.get("statement")
-    if not isinstance(statement, dict):
-        return ["no signed statement (analyzers promotions need a person's signed sign-off)"]
-    reasons: list[str] = []
-    hid, commit = statement.get("harness"), statement.get("commit")
-    if not isinstance(hid, str) or hid != data.get("harness"):
-        reasons.append(
-            f"the statement is for analyzer version {hid!r}, the event for {data.get('harness')!r}"
-        )
-    if (
-        statement.get("previous_harness") != previous
-        or statement.get("previous_commit") != previous_commit
-    ):
-        reasons.append(
-            f"it replaces analyzer version {statement.get('previous_harness')} @ "
-            f"{str(statement.get('previous_commit'))[:10]}, but the signed chain's analyzer "
-            "version is "
-            f"{previous} @ {str(previous_commit)[:10]}"
-        )
-    if hid == BUILTIN:
-        if commit is not None:
-            reasons.append("the built-in analyzers h0 have no commit")
-    elif not _is_commit(ws, commit):
-        reasons.append(
-            f"the analyzers commit {str(commit)[:10]} is not a commit of this repository"
-        )
-    record = records.get(str(hid)) if hid != BUILTIN else {"created_by": "evotree"}
-    if not isinstance(record, dict):
-        reasons.append(f"analyzer version {hid!r} has no record in the ledger")
-    elif statement.get("created_by") != record.get("created_by"):
-        reasons.append("the statement's creator differs from the ledger's")
-    if not reasons:
-        try:
-            diff = analyzers_diff(ws, previous, previous_commit, str(hid), commit)
-        # an unreadable analyzers commit is a problem, not a crash
-        except Exception as exc:  # noqa: BLE001
-            reasons.append(f"the diff between the analyzers commits cannot be recomputed: {exc}")
-        else:
-            if sha256_hex(canonical(diff)) != statement.get("diff_hash"):
-                reasons.append(
-                    "the signed diff hash differs from the diff of the two analyzers commits"
-                )
-            if sha256_hex(canonical(data.get("diff"))) != statement.get("diff_hash"):
-                reasons.append("the recorded diff is not the one signed (edited)")
-    reasons += check_signed_statement(
-        policy,
-        statement,
-        data.get("signature"),
-        expect_type=ANALYZERS_PROMOTION_TYPE,
-        anchor=anchor,
-        version=None,
-    )
-    return reasons
-
-
-def _check_analyzers_end(
-    ws: Workspace, analyzers_id: str, commit: str | None, problems: list[Problem]
-) -> None:
-    """``refs/evotree/harness`` and the ledger's ``harness_active`` must name the end of the
-    analyzers chain."""
-
-    meta = ws.ledger.meta().get(ACTIVE_KEY) or BUILTIN
-    if meta != analyzers_id:
-        problems.append(
-            Problem(
-                "ledger_harness",
-                f"the ledger names analyzer version {meta} as active, but the last signed "
-                f"analyzers promotion put {analyzers_id} in force",
-            )
-        )
-    ref = ws.git.ref_target(ANALYZERS_REF)
-    if (str(ref) if ref is not None else None) != commit:
-        where = (
-            f"{analyzers_id} @ {commit[:10]}"
-            if commit
-            else f"{analyzers_id}: no {ANALYZERS_REF} at all"
-        )
-        problems.append(
-            Problem(
-                "harness_ref",
-                f"{ANALYZERS_REF} points to {str(ref)[:10] if ref else 'nothing'}, not "
-                f"to the end of the signed chain of analyzers promotions ({where}): it was moved "
-                "without a signed analyzers promotion",
-            )
-        )
-
-
-def _champion_judge_files(ws: Workspace, policy: Policy, commit: str) -> dict[str, str]:
-    """{path: sha256} of the files under the judge paths of champion ``commit`` (its own config's)."""
-    import hashlib
-
-    import pygit2
-
-    from evotree.core.workspace import under_paths
-
-    paths = list(policy.config.eval.judge_paths)
-    repo = ws.git.repo
-    found: dict[str, str] = {}
-    stack = [(repo[commit].peel(pygit2.Tree), "")]
-    while stack:
-        tree, prefix = stack.pop()
-        for entry in tree:
-            rel = prefix + entry.name
-            if entry.filemode == pygit2.GIT_FILEMODE_TREE:
-                stack.append((repo[entry.id], rel + "/"))
-            elif under_paths(rel, paths):
-                found[rel] = hashlib.sha256(repo[entry.id].data).hexdigest()
-    return found
-
-
-def _check_judge_migration(
-    ws: Workspace, policy: Policy, data: dict[str, Any], previous: str | None, champion_commit: str
-) -> list[str]:
-    """Reasons why a ``judge.migrated`` event is not a valid (unsigned) start of the judge chain.
-
-    Unsigned is enough only because nothing is decided: the chain has no judge yet, and the
-    migrated files must be exactly those of the signed champion's judge paths at that point.
-    """
-    from evotree.harness.judge_store import judge_files
-
-    reasons: list[str] = []
-    if previous is not None:
-        reasons.append(
-            f"the ledger already had a judge ({previous[:10]}): changing it needs a signed judge promotion"
-        )
-    target = data.get("commit")
-    if not _is_commit(ws, target):
-        return reasons + [f"the judge commit {str(target)[:10]} is not a commit of this repository"]
-    if data.get("champion_commit") != champion_commit:
-        reasons.append(
-            f"it claims champion commit {str(data.get('champion_commit'))[:10]}, but the signed "
-            f"champion then was {champion_commit[:10]}"
-        )
-    try:
-        moved = {f.path: f.sha256 for f in judge_files(ws.git.repo, target)}
-        expected = _champion_judge_files(ws, policy, champion_commit)
-    except Exception as exc:  # noqa: BLE001 - an unreadable commit is a problem, not a crash
-        return reasons + [f"its files cannot be read: {exc}"]
-    if moved != expected:
-        differ = sorted(
-            set(moved) ^ set(expected)
-            | {p for p in moved if p in expected and moved[p] != expected[p]}
-        )
-        reasons.append(
-            f"its files are not those of the champion's judge paths ({', '.join(differ[:5])} differ)"
-        )
-    return reasons
-
-
-def _check_judge_promotion(
-    ws: Workspace, policy: Policy, data: dict[str, Any], anchor: str, previous: str | None
-) -> list[str]:
-    """Reasons why a ``judge.promoted`` event is not a valid signed step of the judge chain."""
-    from evotree.harness.judge_store import judge_diff
-
-    statement = data.get("statement")
-    if not isinstance(statement, dict):
-        return ["no signed statement (changing the judge needs a person's signed sign-off)"]
-    reasons: list[str] = []
-    commit = statement.get("commit")
-    if commit != data.get("commit"):
-        reasons.append(
-            f"the statement is for judge commit {str(commit)[:10]}, the event for "
-            f"{str(data.get('commit'))[:10]}"
-        )
-    if statement.get("previous_commit") != previous:
-        reasons.append(
-            f"it replaces judge {str(statement.get('previous_commit'))[:10]}, but the signed chain's "
-            f"judge is {str(previous)[:10]}"
-        )
-    if not _is_commit(ws, commit):
-        reasons.append(f"the judge commit {str(commit)[:10]} is not a commit of this repository")
-    if not reasons:
-        try:
-            diff = judge_diff(ws.git.repo, previous, str(commit))
-        except Exception as exc:  # noqa: BLE001 - an unreadable judge commit is a problem, not a crash
-            reasons.append(f"the diff between the judge commits cannot be recomputed: {exc}")
-        else:
-            if sha256_hex(canonical(diff)) != statement.get("diff_hash"):
-                reasons.append(
-                    "the signed diff hash differs from the diff of the two judge commits"
-                )
-            if sha256_hex(canonical(data.get("diff"))) != statement.get("diff_hash"):
-                reasons.append("the recorded diff is not the one signed (edited)")
-    reasons += check_signed_statement(
-        policy,
-        statement,
-        data.get("signature"),
-        expect_type=JUDGE_PROMOTION_TYPE,
-        anchor=anchor,
-        version=None,
-    )
-    return reasons
-
-
-def _check_judge_end(ws: Workspace, commit: str | None, problems: list[Problem]) -> None:
-    """``refs/evotree/judge`` and the ledger's ``judge`` must name the end of the judge chain."""
-    judge = ws.ledger.meta().get("judge")
-    meta = str(judge.get("commit")) if isinstance(judge, dict) and judge.get("commit") else None
-    if meta != commit:
-        problems.append(
-            Problem(
-                "ledger_judge",
-                f"the ledger names judge {str(meta)[:10]} as in force, but the signed "
-                f"judge chain ends at {str(commit)[:10]}",
-            )
-        )
-    ref = ws.git.ref_target(JUDGE_REF)
-    if (str(ref) if ref is not None else None) != commit:
-        where = commit[:10] if commit else f"no {JUDGE_REF} at all"
-        problems.append(
-            Problem(
-                "judge_ref",
-                f"{JUDGE_REF} points to {str(ref)[:10] if ref else 'nothing'}, not to "
-                f"the end of the signed judge chain ({where}): it was moved without a signed judge "
-                "promotion, and runs do not follow it",
-            )
-        )
 
 
 def trusted_policy(ws: Workspace, report: Any = None) -> Policy:

@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Any
 from evotree.harness.integrity import RUN_VOID_TYPE
 from evotree.gates.verify import trusted_policy
 from evotree.gates.statements import anchor_commit
-from evotree.gates.verify import check_signed_statement
-from evotree.gates.verify import email_of
+from evotree.gates.verify_base import check_signed_statement
+from evotree.gates.verify_base import email_of
 
 if TYPE_CHECKING:
     from evotree.core.workspace import Workspace

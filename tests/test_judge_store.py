@@ -231,7 +231,8 @@ def test_a_hand_moved_judge_ref_is_reported_and_not_followed(rws: Workspace) -> 
 def test_a_forged_ledger_judge_is_reported_and_blocks_sign_offs(rws: Workspace) -> None:
     from evotree.gates.errors import TamperingFound
     from evotree.gates.judges import trusted_judge
-    from evotree.gates.verify import JUDGE_EVENT, trusted_policy
+    from evotree.gates.verify import trusted_policy
+    from evotree.gates.verify_base import JUDGE_EVENT
 
     signed = judge_in_force(rws)
     forged = forged_judge(rws, {"validation": ["forged-0"]})
@@ -427,7 +428,7 @@ def test_a_migration_that_is_not_the_champions_judge_is_reported(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     import evotree.core.workspace as workspace
-    from evotree.gates.verify import JUDGE_MIGRATED_EVENT
+    from evotree.gates.verify_base import JUDGE_MIGRATED_EVENT
 
     with monkeypatch.context() as patch:
         patch.setattr(workspace, "_collect_judge_files", lambda *_: workspace._JudgeFiles())
@@ -522,7 +523,7 @@ def test_the_proposer_of_a_judge_change_cannot_approve_it(
     # a statement signed by the proposer and written into the ledger by hand is reported by verify
     from evotree.core.refs import JUDGE_REF
     from evotree.gates.statements import new_statement, sign_statement
-    from evotree.gates.verify import JUDGE_EVENT, JUDGE_PROMOTION_TYPE
+    from evotree.gates.verify_base import JUDGE_EVENT, JUDGE_PROMOTION_TYPE
 
     policy = trusted_policy(ws)
     ada = Approver("ada@example.com", keys["ada"][0], "fp")

@@ -49,7 +49,7 @@ from evotree.gates.judges import (
     JudgeStatus,
 )
 from evotree.gates.promote import PromotionResult, RunApprovalResult
-from evotree.gates.verify import VerifyReport
+from evotree.gates.verify_base import VerifyReport
 from evotree.harness.logs import RunLogs
 from evotree.harness.audit.repo import RepoAudit, SanitizeResult
 from evotree.harness.money import BudgetStatus, SpendRecord
