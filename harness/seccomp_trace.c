@@ -970,14 +970,68 @@ static int runs_system_git(uint32_t tid, uint32_t *tgid) {
  * O_PATH: nothing is opened for reading, a FIFO does not block), and read back as a path. Returns
  * its length (0: it could not be walked; *magic set when the path goes through a descriptor link
  * of /proc that could not be followed). */
+/* PATH with its empty and "." components dropped ("//proc/./self" is "/proc/self"), for the
+ * checks of a descriptor link's spellings below (the walk itself takes the path as written). */
+static void squeeze(const char *path, char *into, size_t cap) {
+    size_t o = 0;
+    const char *p = path;
+    while (*p && o + 2 < cap) {
+        while (*p == '/') p++;
+        size_t len = strcspn(p, "/");
+        if (!len) break;
+        if (!(len == 1 && p[0] == '.')) {
+            if (o + 1 + len >= cap) break;
+            into[o++] = '/';
+            memcpy(into + o, p, len);
+            o += len;
+        }
+        p += len;
+    }
+    if (!o) into[o++] = '/';
+    into[o] = 0;
+}
+
+/* Whether a squeezed path goes through a /proc link the tracer cannot follow for the caller:
+ * /proc/X/fd, /proc/X/task/Y/fd, their cwd, root and map_files (X: self, thread-self or a pid;
+ * not exe, a program, which many programs open as /proc/self/exe),
+ * or /dev/fd and /dev/std{in,out,err}. */
+static int proc_link_path(const char *p) {
+    if (!strncmp(p, "/dev/fd", 7) && (!p[7] || p[7] == '/')) return 1;
+    if (!strncmp(p, "/dev/std", 8)) return 1;
+    if (strncmp(p, "/proc/", 6)) return 0;
+    const char *q = p + 6;
+    for (int level = 0; level < 2; level++) {
+        q += strcspn(q, "/");          /* past X (then Y) */
+        if (*q != '/') return 0;
+        q++;
+        static const char *links[] = {"fd", "cwd", "root", "map_files"};
+        for (size_t k = 0; k < sizeof links / sizeof *links; k++) {
+            size_t len = strlen(links[k]);
+            if (!strncmp(q, links[k], len) && (!q[len] || q[len] == '/')) return 1;
+        }
+        if (strncmp(q, "task/", 5)) return 0;
+        q += 5;
+    }
+    return 0;
+}
+
 static size_t resolve(uint32_t pid, const char *full, char *into, size_t cap, int *magic) {
-    char link[96];
+    char link[96], norm[8300];
     const char *rest = NULL;
     unsigned long fd_no = 0;
     *magic = 0;
-    if (!strncmp(full, "/proc/self/fd/", 14)) rest = full + 14;
-    else if (!strncmp(full, "/proc/thread-self/fd/", 21)) rest = full + 21;
-    else if (!strncmp(full, "/dev/fd/", 8)) rest = full + 8;
+    squeeze(full, norm, sizeof norm);
+    const char *sp = norm;
+    if (!strncmp(sp, "/proc/self/task/", 16) || !strncmp(sp, "/proc/thread-self/", 18)) {
+        /* a thread of the caller's own: its descriptors are the process's */
+        const char *t = sp + (sp[6] == 's' ? 16 : 18);
+        if (sp[6] == 's') { t += strcspn(t, "/"); if (*t == '/') t++; }
+        if (!strncmp(t, "fd/", 3)) rest = t + 3;
+    } else if (!strncmp(sp, "/proc/self/fd/", 14)) rest = sp + 14;
+    else if (!strncmp(sp, "/dev/fd/", 8)) rest = sp + 8;
+    else if (!strcmp(sp, "/dev/stdin")) rest = "0";
+    else if (!strcmp(sp, "/dev/stdout")) rest = "1";
+    else if (!strcmp(sp, "/dev/stderr")) rest = "2";
     if (rest) {  /* the caller's own descriptor: its /proc/PID/fd/N (a trailing path is not followed) */
         char *end;
         fd_no = strtoul(rest, &end, 10);
@@ -997,7 +1051,8 @@ static size_t resolve(uint32_t pid, const char *full, char *into, size_t cap, in
     close(root);
     if (fd < 0) {
         /* RESOLVE_IN_ROOT does not follow /proc's descriptor links (ELOOP/EXDEV): fail closed */
-        *magic = !strncmp(full, "/proc/", 6) && (walk_errno == ELOOP || walk_errno == EXDEV);
+        *magic = (!strncmp(norm, "/proc/", 6) && (walk_errno == ELOOP || walk_errno == EXDEV)) ||
+                 proc_link_path(norm);
         return 0;
     }
     snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
@@ -1171,19 +1226,31 @@ static void open_row(const struct notif *n, struct buf *row) {
     uint64_t at = n->nr == NR_OPEN ? n->args[0] : n->args[1];
     size_t len = remote_string(n->pid, at, path, sizeof path);
     if (!len) return;
-    if (path[0] == '/') {
+    /* openat2 resolving beneath or in its directory descriptor (RESOLVE_BENEATH 0x08,
+     * RESOLVE_IN_ROOT 0x10) takes even an absolute path inside that folder */
+    int scoped = 0;
+    if (n->nr == NR_OPENAT2 && dirfd != -100 && n->args[2]) {
+        uint64_t how[3] = {0, 0, 0};
+        struct iovec local = {how, sizeof how}, remote = {(void *)(uintptr_t)n->args[2], sizeof how};
+        scoped = process_vm_readv((pid_t)n->pid, &local, 1, &remote, 1, 0) == (ssize_t)sizeof how &&
+                 (how[2] & 0x18);
+    }
+    int base_lost = 0;  /* the folder a relative path starts from could not be read */
+    if (path[0] == '/' && !scoped) {
         snprintf(full, sizeof full, "%s", path);
     } else {
         if (dirfd == -100) snprintf(proc, sizeof proc, "/proc/%u/cwd", n->pid);
         else snprintf(proc, sizeof proc, "/proc/%u/fd/%d", n->pid, dirfd);
         ssize_t b = readlink(proc, base, sizeof base - 1);
+        /* a folder deeper than a page (ENAMETOOLONG) or a path cut at the buffer's end */
+        if (b < 0 ? errno == ENAMETOOLONG : (size_t)b >= sizeof base - 1) base_lost = 1;
         if (b < 0) b = 0;
         base[b] = 0;
         snprintf(full, sizeof full, "%s/%s", base, path);
     }
-    int magic = 0;
+    int magic = base_lost;
     size_t walked = 0;
-    if (!git_storage(full)) {  /* the path as written is not git storage: the file it names may be */
+    if (!magic && !git_storage(full)) {  /* the path as written is not git storage: the file it names may be */
         walked = resolve(n->pid, full, resolved, sizeof resolved, &magic);
         if (!magic && (!walked || !git_storage(resolved))) return;
     }

@@ -485,3 +485,27 @@ def test_opens_without_a_path_are_refused_in_the_sandbox(tmp_path: Path, seccomp
     proc, _ = _traced(tmp_path, _HANDLE)
     assert "handle 0 open -1 errno 1" in proc.stdout, proc.stdout + proc.stderr
     assert "uring -1" in proc.stdout, proc.stdout
+
+
+#: ordinary opens through /proc and /dev that name no git storage
+_ORDINARY_OPENS = """\
+import os
+for p in ("/proc/self/status", "/proc/self/exe", "/dev/null", "/dev/urandom", "/dev/./null",
+          "/dev/stdin", "/proc/self/fd/0", "/proc/thread-self/status", "a.txt"):
+    os.close(os.open(p, os.O_RDONLY))
+for p in ("/proc/self/nothing", "/dev/nothing", "missing.txt"):
+    try:
+        os.open(p, os.O_RDONLY)
+    except OSError:
+        pass
+print("opened")
+"""
+
+
+@pytest.mark.heavy
+def test_ordinary_opens_through_proc_and_dev_are_no_finding(tmp_path: Path, seccomp: None) -> None:
+    """The descriptor-link spellings the tracer takes as unresolved are links (fd, cwd, root),
+    not /proc/self's files, /dev's devices, or a descriptor that is a pipe."""
+    proc, audit = _traced(tmp_path, "echo hi | python3 t.py", {"t.py": _ORDINARY_OPENS})
+    assert "opened" in proc.stdout, proc.stderr[-2000:]
+    assert not _flagged(audit), [h for v in audit.verdicts for h in v.hits]

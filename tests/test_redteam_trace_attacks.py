@@ -258,10 +258,9 @@ for xx in os.listdir(top):
 
 #: reopened as the tracer expects: /proc/self/fd/N and /dev/fd/N are read from the caller's table
 _REOPEN_SEEN = ("/dev/fd/{fd}", "/proc/self/fd/{fd}")
-#: the same descriptor links spelled otherwise: the tracer walks them with openat2 in the caller's
-#: root, where /proc/self names no process (the tracer is outside the sandbox's PID namespace:
-#: ENOENT, not the ELOOP/EXDEV it takes for a /proc link), so nothing is resolved and no row is
-#: written; the kernel follows the caller's own descriptor
+#: the same descriptor links spelled otherwise (once walked with openat2 in the caller's root,
+#: where /proc/self names no process for the tracer outside the sandbox's PID namespace: ENOENT,
+#: no row); the tracer now squeezes the spelling and reads the caller's descriptor itself
 _REOPEN_UNSEEN = (
     "/dev/./fd/{fd}",
     "/proc/./self/fd/{fd}",
@@ -282,19 +281,13 @@ def test_a_descriptor_reopened_through_proc_is_a_finding(
 
 
 @pytest.mark.heavy
-@_works(
-    "seccomp_trace.c resolve() special-cases only the exact prefixes /proc/self/fd/, "
-    "/proc/thread-self/fd/ and /dev/fd/; any other spelling (/dev/./fd/N, /proc/./self/fd/N, "
-    "//proc/self/fd/N, /proc/self/task/TID/fd/N, /dev/stdin) is walked with openat2 "
-    "RESOLVE_IN_ROOT in /proc/PID/root, "
-    "where /proc/self fails with ENOENT for the tracer (outside the sandbox's PID namespace); "
-    "'magic' is set only for a path starting with '/proc/' failing with ELOOP/EXDEV, so the "
-    "open returns without a row, while the kernel reopens the O_PATH descriptor of the object"
-)
 @pytest.mark.parametrize("via", _REOPEN_UNSEEN)
 def test_a_descriptor_reopened_through_another_spelling(
     tmp_path: Path, seccomp: None, via: str
 ) -> None:
+    """Stopped: the tracer reads such a path with its empty and '.' components dropped, takes
+    /proc/self/task/TID/fd/N, /proc/thread-self/fd/N and /dev/std{in,out,err} as the caller's
+    descriptor, and a /proc or /dev descriptor link it cannot walk as an unresolved open row."""
     proc, audit = _traced(tmp_path, f"python3 t.py '{via}'", {"t.py": _REOPEN})
     _safe(proc, audit)
 
@@ -330,14 +323,9 @@ for xx in os.listdir(top):
 
 
 @pytest.mark.heavy
-@_works(
-    "open_row takes an absolute path as the file it names in the caller's root and ignores the "
-    "directory descriptor; openat2 with RESOLVE_IN_ROOT resolves '/' as that descriptor, so "
-    "'/ab/<38 hex>' under a descriptor of .git/objects (opened O_PATH, unreported) is checked "
-    "and walked by the tracer as a path of the root (not git storage, nothing there: no row) "
-    "and opened by the kernel in the object store"
-)
 def test_openat2_resolving_in_a_descriptor_of_the_store(tmp_path: Path, seccomp: None) -> None:
+    """Stopped: openat2 with RESOLVE_IN_ROOT or RESOLVE_BENEATH and a directory descriptor is
+    walked from that descriptor's folder, absolute path or not."""
     proc, audit = _traced(tmp_path, "python3 t.py", {"t.py": _OPENAT2_IN_ROOT})
     _safe(proc, audit)
 
@@ -364,15 +352,11 @@ for xx in os.listdir("s"):
 
 
 @pytest.mark.heavy
-@_works(
-    "open_row builds the path of a relative open from readlink(/proc/PID/cwd) into a 4 KiB "
-    "buffer; for a working directory deeper than a page the readlink fails, the base becomes "
-    "'' and the tracer checks and walks '/s/xx/...', which names nothing, so no row; the "
-    "kernel resolves s in the real working directory (a link to .git/objects)"
-)
 def test_a_relative_open_from_a_working_directory_deeper_than_a_page(
     tmp_path: Path, seccomp: None
 ) -> None:
+    """Stopped: a relative open whose base folder the tracer cannot read (deeper than a page)
+    is an unresolved open row, not a walk from '/'."""
     proc, audit = _traced(tmp_path, "python3 t.py", {"t.py": _DEEP_CWD})
     _safe(proc, audit)
 
