@@ -36,8 +36,8 @@ from evotree.harness.records import list_runs
 from evotree.harness.records import runs_dir
 from evotree.core.refs import BRANCH_PREFIX
 from evotree.harness.audit.errors import AuditInputError
-from evotree.harness.audit.protected import BLOCKING
-from evotree.harness.audit.protected import version_patch
+from evotree.harness.audit.patch_gate import BLOCKING
+from evotree.harness.version_patch import version_patch
 
 __all__ = [
     "MissingExportDependency",
@@ -526,7 +526,7 @@ def check_staged(ws: Workspace, worktree: str | os.PathLike[str]) -> StagedCheck
 
     The staged tree (the index, written as a tree) is wrapped in a commit object whose parent
     is the worktree's HEAD, and audited as that version's patch would be after the commit
-    (:func:`evotree.harness.audit.protected.version_patch`: protected paths against the
+    (:func:`evotree.harness.version_patch.version_patch`: protected paths against the
     champion, the patch gate against the pristine base, with the configuration in force). No
     ref, index or file changes; the tree and commit objects stay unreferenced (``git gc``
     prunes them). For a pre-commit hook: exit 28 refuses the commit.

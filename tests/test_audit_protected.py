@@ -17,12 +17,10 @@ from evotree.core.config import parse_config
 from evotree.core.versions import merge_versions
 from evotree.core.workspace import Workspace
 from evotree.harness.audit.errors import AuditInputError
-from evotree.harness.audit.protected import (
-    PatchGate,
-    check_protected_paths,
-    protected_patterns,
-    row_shape,
-)
+from evotree.harness.audit.patch_gate import PatchGate
+from evotree.harness.audit.payload import row_shape
+from evotree.harness.audit.protected import check_protected_paths
+from evotree.harness.audit.protected_paths import protected_patterns
 
 
 @pytest.fixture

@@ -22,7 +22,8 @@ from evotree.gates.evaluation import protected_gate
 from evotree.gates.patch import PatchRejected, check_patches_before_run, patch_authorizer
 from evotree.gates.policy import policy_at
 from evotree.harness.audit.errors import AuditInputError
-from evotree.harness.audit.protected import check_protected_paths, glob_match
+from evotree.harness.audit.protected import check_protected_paths
+from evotree.harness.audit.protected_paths import glob_match
 from evotree.harness.version_patch import patch_digest, resolve_base, version_patch
 
 

@@ -2,10 +2,10 @@
 
 Protected paths (``audit.protected_path``, critical) are ``[protect].paths`` (default
 ``evotree.toml``, ``judge/``, ``gates/``), ``[eval].judge_paths``, ``[gates].allowed_signers`` and
-the harness files (:data:`HARNESS_PATHS`). Globs (:func:`glob_match`) mean the same in the audit,
+the analyzers' files (:data:`ANALYZER_PATHS`). Globs (:func:`glob_match`) mean the same in the audit,
 the protected gate and the check before a run; a look-alike spelling of a protected path (NFKC,
 ignorable code points, case, trailing dots and spaces) is the protected path (:func:`_canonical`).
-Used by :mod:`evotree.harness.audit.patch_gate` and :mod:`evotree.harness.audit.protected`.
+Used by :mod:`evotree.harness.audit.patch_gate` and :mod:`evotree.harness.version_patch`.
 """
 
 from __future__ import annotations
@@ -21,23 +21,24 @@ import pygit2
 from evotree.core.findings import Finding
 from evotree.core.globs import glob_regex
 
-__all__ = ["HARNESS_PATHS", "glob_match", "protected_patterns", "protected_touches"]
+__all__ = ["ANALYZER_PATHS", "glob_match", "protected_patterns", "protected_touches"]
 
-#: Files of the diagnostic harness a policy branch has no business changing.
-HARNESS_PATHS = ("harness.toml", "analyzers.py", ".evotree/")
+#: Files of the analyzers (an analyzer version's thresholds and plug-ins; ``harness.toml`` is
+#: the thresholds file's persisted name) a policy branch has no business changing.
+ANALYZER_PATHS = ("harness.toml", "analyzers.py", ".evotree/")
 #: how many paths a finding lists
 _SAMPLE = 20
 
 
 def protected_patterns(config: Any) -> list[str]:
     """Every protected path of a configuration: protect.paths, judge paths, signers, the policy
-    file itself (even where ``paths`` leaves it out) and the harness files."""
+    file itself (even where ``paths`` leaves it out) and the analyzers' files."""
     patterns = [*config.protect.paths, *config.eval.judge_paths]
     signers = getattr(config.gates, "allowed_signers", "")
     if signers:
         patterns.append(signers)
     patterns.append("evotree.toml")
-    patterns += HARNESS_PATHS
+    patterns += ANALYZER_PATHS
     return list(dict.fromkeys(p for p in patterns if p))
 
 
