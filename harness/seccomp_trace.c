@@ -611,7 +611,7 @@ static int pending_note(uint32_t tid, uint32_t tgid, uint64_t argv_hash) {
 
 /* At any reported call of PID: when an exec of its process waits for its check, the check. */
 /* The machine's git started with a variable that loads code into it (LD_PRELOAD, LD_AUDIT,
- * GCONV_PATH: read from /proc/PID/environ at the check after its exec, before any of that code
+ * GCONV_PATH, an LD_LIBRARY_PATH other than the tracer's own: read from /proc/PID/environ at the check after its exec, before any of that code
  * ran): its opens are not exempt (they are open rows), and its execed row names the variables.
  * Kept by process until its exit or its next exec; a set that is full taints nothing more (the
  * row still names the variables). */
@@ -657,6 +657,15 @@ static int loader_env(uint32_t pid, struct buf *row) {
         for (size_t k = 0; k < sizeof LOADER_VARS / sizeof *LOADER_VARS; k++) {
             size_t name = strlen(LOADER_VARS[k]);
             if (len > name && !strncmp(entry, LOADER_VARS[k], name)) {
+                puts_(row, found++ ? ", " : ", \"loader_env\": [");
+                put_json_string(row, entry, len);
+            }
+        }
+        /* a library folder the phase chose (not the one it started with): a library of its own
+         * (libpcre2, libz...) would run inside git */
+        if (len > 16 && !strncmp(entry, "LD_LIBRARY_PATH=", 16)) {
+            const char *start = getenv("LD_LIBRARY_PATH");
+            if (!start || strlen(start) != len - 16 || strncmp(start, entry + 16, len - 16)) {
                 puts_(row, found++ ? ", " : ", \"loader_env\": [");
                 put_json_string(row, entry, len);
             }
@@ -1015,6 +1024,14 @@ static int proc_link_path(const char *p) {
     return 0;
 }
 
+/* Whether a squeezed path is a process's memory: /proc/X/mem or /proc/X/task/Y/mem. */
+static int proc_mem_path(const char *p) {
+    if (strncmp(p, "/proc/", 6)) return 0;
+    const char *q = p + 6 + strcspn(p + 6, "/");
+    if (!strncmp(q, "/task/", 6)) { q += 6; q += strcspn(q, "/"); }
+    return !strcmp(q, "/mem");
+}
+
 static size_t resolve(uint32_t pid, const char *full, char *into, size_t cap, int *magic) {
     char link[96], norm[8300];
     const char *rest = NULL;
@@ -1250,6 +1267,11 @@ static void open_row(const struct notif *n, struct buf *row) {
     }
     int magic = base_lost;
     size_t walked = 0;
+    if (!magic) {  /* another process's memory (the machine's git, whose opens are exempt) */
+        char norm[8300];
+        squeeze(full, norm, sizeof norm);
+        magic = proc_mem_path(norm);
+    }
     if (!magic && !git_storage(full)) {  /* the path as written is not git storage: the file it names may be */
         walked = resolve(n->pid, full, resolved, sizeof resolved, &magic);
         if (!magic && (!walked || !git_storage(resolved))) return;

@@ -490,7 +490,7 @@ def test_opens_without_a_path_are_refused_in_the_sandbox(tmp_path: Path, seccomp
 #: ordinary opens through /proc and /dev that name no git storage
 _ORDINARY_OPENS = """\
 import os
-for p in ("/proc/self/status", "/proc/self/exe", "/dev/null", "/dev/urandom", "/dev/./null",
+for p in ("/proc/self/status", "/proc/self/exe", "/proc/self/maps", "/dev/null", "/dev/urandom", "/dev/./null",
           "/dev/stdin", "/proc/self/fd/0", "/proc/thread-self/status", "a.txt"):
     os.close(os.open(p, os.O_RDONLY))
 for p in ("/proc/self/nothing", "/dev/nothing", "missing.txt"):
@@ -509,3 +509,16 @@ def test_ordinary_opens_through_proc_and_dev_are_no_finding(tmp_path: Path, secc
     proc, audit = _traced(tmp_path, "echo hi | python3 t.py", {"t.py": _ORDINARY_OPENS})
     assert "opened" in proc.stdout, proc.stderr[-2000:]
     assert not _flagged(audit), [h for v in audit.verdicts for h in v.hits]
+
+
+@pytest.mark.heavy
+@pytest.mark.parametrize("mem", ["/proc/$!/mem", "/proc/$!/task/$!/mem", "/proc/./$!//mem"])
+def test_opening_a_process_memory_is_a_finding(tmp_path: Path, seccomp: None, mem: str) -> None:
+    """The machine's git is exempt from open rows, so what it read is in its memory: an open of
+    any /proc/PID/mem by another program is an open row (a finding), whatever it then reads."""
+    script = f"sleep 3 & python3 -c \"open('{mem}', 'rb')\"; echo done; wait"
+    proc, audit = _traced(tmp_path, script)
+    assert "done" in proc.stdout, proc.stderr[-2000:]
+    assert _flagged(audit)
+    proc, audit = _traced(tmp_path / "plain", "sleep 1 & python3 -c \"open('/proc/self/maps')\"")
+    assert not _flagged(audit)

@@ -461,13 +461,9 @@ git.wait()
 
 
 @pytest.mark.heavy
-@_works(
-    "the machine's git (exempt from open rows) reads the task repository's pack for "
-    "git log -1 and maps it whole, future objects included; its parent reads them from "
-    "/proc/PID/mem (not git storage by path: no row; no ptrace or process_vm_readv refused). "
-    "git repack -a -d, which packs every object first, is judged by no rule either"
-)
 def test_the_memory_of_the_machines_git_read_by_its_parent(tmp_path: Path, seccomp: None) -> None:
+    """Stopped: an open of /proc/PID/mem by a program other than the machine's git is an open
+    row (a finding); git repack -a -d is judged by the git rules too (pack-objects --all)."""
     proc, audit = _traced(
         tmp_path, "git repack -a -d -q 2>/dev/null; python3 t.py", {"t.py": _GIT_MEMORY}
     )
@@ -518,13 +514,9 @@ __attribute__((constructor)) static void payload(void) {
 
 @pytest.mark.heavy
 @pytest.mark.skipif(shutil.which("cc") is None, reason="needs a C compiler in the sandbox")
-@_works(
-    "LD_LIBRARY_PATH is not among the loader variables that taint the machine's git "
-    "(LD_PRELOAD, LD_AUDIT, GCONV_PATH): a libpcre2-8.so.0 of the phase's own runs its "
-    "constructor inside git, whose opens of the objects are exempt from open rows (the residual "
-    "named in docs/threat-model.md)"
-)
 def test_a_library_git_loads_from_ld_library_path(tmp_path: Path, seccomp: None) -> None:
+    """Stopped: an LD_LIBRARY_PATH other than the one the phase started with taints the
+    machine's git (as LD_PRELOAD does): its opens of git storage are open rows."""
     script = (
         "mkdir /tmp/l && cc -shared -fPIC -o /tmp/l/libpcre2-8.so.0 shim.c && "
         "SHIM=1 LD_LIBRARY_PATH=/tmp/l git version; python3 inflate.py /tmp/raw"
