@@ -167,3 +167,30 @@ def test_a_blob_or_tree_only_the_future_holds_is_a_future_object(leaky: dict[str
     alike = f"cat $(git unpack-file {own_blob})"
     assert _run(leaky, alike)
     assert not _flagged(leaky, alike)
+
+
+@pytest.mark.parametrize(
+    ("leak", "alike"),
+    [
+        (
+            "GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=alias.x GIT_CONFIG_VALUE_0='log -p future' git x",
+            "GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=alias.x GIT_CONFIG_VALUE_0='log -p' git x",
+        ),
+        (
+            "GIT_CONFIG_PARAMETERS=\"'alias.x'='log -p --all'\" git x",
+            "GIT_CONFIG_PARAMETERS=\"'user.name'='me'\" git log -p",
+        ),
+        (
+            "GIT_CONFIG_PARAMETERS=\"'showbranch.default'='future'\" git show-branch --list",
+            "GIT_CONFIG_PARAMETERS=\"'showbranch.default'='topic'\" git show-branch --list",
+        ),
+    ],
+)
+def test_config_from_the_environment_is_read_as_git_reads_it(
+    leaky: dict[str, str], leak: str, alike: str
+) -> None:
+    """``GIT_CONFIG_COUNT``/``KEY_n``/``VALUE_n`` and ``GIT_CONFIG_PARAMETERS`` set config as
+    ``-c`` does: an alias, ``showbranch.default``."""
+    assert SECRET in _run(leaky, leak)
+    assert _flagged(leaky, leak)
+    assert not _flagged(leaky, alike)

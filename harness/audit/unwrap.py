@@ -19,6 +19,7 @@ here; what they read and record is beside it:
 from __future__ import annotations
 
 import re
+import shlex
 from collections.abc import Iterable, Sequence
 from functools import lru_cache
 
@@ -188,7 +189,7 @@ def _unwrap(cmd: SimpleCommand, depth: int, sink: ShellContext) -> None:
         return
     _remember_writes(name, argv, cmd, sink)
     if name == "git":
-        argv = _git_alias(argv, depth, sink)
+        argv = _git_alias(_with_env_config(argv, cmd.assigns), depth, sink)
         if argv is None:
             return
         _submodule_foreach(argv, depth, sink)
@@ -242,6 +243,35 @@ def _prepared(cmd: SimpleCommand, depth: int, sink: ShellContext) -> list[str] |
         _parse_into(alias_value + " " + " ".join(argv[1:]), depth + 1, sink)
         return None
     return argv
+
+
+def _env_config(assigns: Sequence[tuple[str, str]]) -> list[str]:
+    """The ``key=value`` settings git reads from the environment a command is given
+    (``GIT_CONFIG_COUNT`` with ``GIT_CONFIG_KEY_<n>``/``GIT_CONFIG_VALUE_<n>``, and
+    ``GIT_CONFIG_PARAMETERS``, the form git's own ``-c`` passes on), in git's order."""
+    env = dict(assigns)
+    settings: list[str] = []
+    try:
+        params = shlex.split(env.get("GIT_CONFIG_PARAMETERS", ""))
+    except ValueError:
+        params = []
+    settings += [p for p in params if "=" in p]
+    count = env.get("GIT_CONFIG_COUNT", "")
+    for n in range(int(count) if count.isdigit() else 0):
+        key = env.get(f"GIT_CONFIG_KEY_{n}")
+        if key:
+            settings.append(f"{key}={env.get(f'GIT_CONFIG_VALUE_{n}', '')}")
+    return settings
+
+
+def _with_env_config(argv: list[str], assigns: Sequence[tuple[str, str]]) -> list[str]:
+    """``argv`` with the settings of the command's environment (:func:`_env_config`) written as
+    git's own ``-c key=value`` options, so that the rules read them as they read ``-c``
+    (``showbranch.default``, an alias)."""
+    settings = _env_config(assigns)
+    if not settings:
+        return argv
+    return [argv[0], *[w for kv in settings for w in ("-c", kv)], *argv[1:]]
 
 
 def _git_alias(argv: list[str], depth: int, sink: ShellContext) -> list[str] | None:
