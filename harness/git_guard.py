@@ -433,13 +433,18 @@ def _head_commit(gd: Path, head: str) -> str | None:
     return None
 
 
+def _is_file_entry(entry: Any) -> bool:
+    return isinstance(entry, list) and len(entry) >= 3 and entry[0] == "file"
+
+
 def task_repositories(trace: Path | str) -> list[dict[str, Any]]:
     """The task repositories of the phase traced into ``trace`` as the trace's judgement of git's
     reads needs them: ``path`` (the git directory), ``objects`` (device and inode of its object
     store), ``object_dirs`` (those of the store and of the folders in it, recorded before the
     phase), ``known`` (device and inode of its HEAD, ``packed-refs`` and every file under
     ``refs/`` and ``logs/``, recorded before the phase), ``head`` (HEAD's text) and
-    ``head_commit`` (what it names). Empty without a snapshot."""
+    ``head_commit`` (what it names), ``head_file`` (whether HEAD was a regular file: one that is
+    a link is read by git without an open). Empty without a snapshot."""
     before = _load_snapshot(trace)
     out: list[dict[str, Any]] = []
     for repo in (before or {}).get("repos") or []:
@@ -468,6 +473,7 @@ def task_repositories(trace: Path | str) -> list[dict[str, Any]]:
                 "known": known,
                 "head": head.strip(),
                 "head_commit": _head_commit(gd, head),
+                "head_file": _is_file_entry(entries.get("HEAD")),
             }
         )
     return out

@@ -151,7 +151,8 @@ def test_reads_are_judged_per_program(task: dict[str, Any], tmp_path: Path) -> N
     own.mkdir()
     (own / "HEAD").write_text("x")
     head, objects = _read("head", own / "HEAD"), _read("objects", gd / "objects")
-    assert judge_git_reads([_exec(), head, _exec(), objects], [task]) == []
+    task_head = _read("head", gd / "HEAD", content=task["head"])
+    assert judge_git_reads([_exec(), head, _exec(), task_head, objects], [task]) == []
     forked = [dict(head, pid=9), dict(objects, pid=9)]
     assert len(judge_git_reads([_exec(), *forked], [task])) == 1
 
@@ -215,3 +216,18 @@ def test_a_missing_loose_object_folder_is_no_finding(task: dict[str, Any], tmp_p
          "unresolved": True},
     ]
     assert judge_git_reads(rows, [task]) == []
+
+
+def test_the_task_objects_read_with_no_head_opened_is_a_finding(task: dict[str, Any]) -> None:
+    """git opens a HEAD file to take a folder as its git directory; a HEAD that is a symbolic link
+    of the phase's own (``refs/heads/future``) it reads with readlink, unseen: a git program that
+    read the task's objects and references with no HEAD opened fails closed."""
+    gd = Path(task["path"])
+    ref = gd / task["head"].split(" ", 1)[1]
+    rows = [_exec(), _read("ref", ref), _read("objects", gd / "objects")]
+    (finding,) = judge_git_reads(rows, [task])
+    assert "without opening its HEAD" in finding["change"]
+    rows.insert(1, _read("head", gd / "HEAD", content=task["head"]))
+    assert judge_git_reads(rows, [task]) == []
+    # a fork of git (no exec of its own) reads what its parent set up: not judged so
+    assert judge_git_reads([_read("objects", gd / "objects", pid=9)], [task]) == []

@@ -615,7 +615,10 @@ def judge_git_reads(
     references (as recorded before the phase), or a HEAD of one of its linked worktrees that names
     what the repository's HEAD names. Anything else — a git directory of links, a ``commondir``
     naming the repository, a worktree's HEAD rewritten, alternates or ``GIT_OBJECT_DIRECTORY``
-    under another HEAD — is a finding. So is a trace with more git reads than the tracer
+    under another HEAD — is a finding, and so is a git program that read them with no HEAD
+    opened (a HEAD that is a symbolic link is read with readlink, unseen), or from an object
+    store named through /proc or /dev (which the tracer cannot walk). So is a trace with more
+    git reads than the tracer
     records, and a git run with ``GIT_GRAFT_FILE`` or ``GIT_REPLACE_REF_BASE`` (another history
     under the same HEAD, references and objects)."""
     findings = [_history_finding(row) for row in rows if row.get("git_env")]
@@ -681,6 +684,18 @@ def _judge_process_reads(
         if not any(r.get("what") == "objects" and _identity(r) in stores for r in reads):
             continue
         known = {tuple(k) for k in repo.get("known") or ()}
+        heads = [r for r in reads if r.get("what") == "head" and r.get("type") in ("file", "other")]
+        if process["exec"] is not None and not heads and repo.get("head_file", True):
+            # git opens a HEAD file to take a folder as a git directory; a HEAD that is a
+            # symbolic link it reads with readlink, which the tracer does not see (a task
+            # repository whose own HEAD is a link is a finding of git_guard already)
+            out.append(
+                _read_finding(
+                    str(repo.get("path")),
+                    f"git ({command}) read the task repository's objects ({repo.get('path')}) "
+                    "without opening its HEAD (a HEAD of its own that is a symbolic link?)",
+                )
+            )
         for r in reads:
             if r.get("what") not in ("head", "ref") or r.get("type") not in ("file", "other"):
                 continue  # a folder lists names; a path that named nothing read nothing
