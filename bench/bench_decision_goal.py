@@ -3,7 +3,7 @@ the independent one (bench/loopsim): the gate, greedy keep-if-better, greedy-k a
 and the perfect-information ceiling, on the same loops.
 
     .venv/bin/python bench/bench_decision_goal.py [--loops 200] [--seeds 0 1] [--trials 2000]
-        [--json PATH]
+        [--json PATH] [--set KEY=VALUE ...] [--lever KEY=VALUE ...]
 
 The gate and greedy-1 are :func:`evotree.gates.calibration.simulate_tree` as the calibration
 bench runs them (the gate: :func:`~evotree.diagnostics.stats.difference` and
@@ -15,6 +15,8 @@ greedy-k runs each candidate ``k`` times with :func:`~evotree.gates.calibration.
 keeps it when its mean beats the mean of the champion's last ``k`` runs (a promoted candidate's
 runs become the champion's), as loopsim's greedy-k does. The clean first comparison is
 :func:`~evotree.gates.calibration.comparison_rate` of a neutral change with no earlier versions.
+``--set``/``--lever`` run the gate with a ``ScoreRule``/``Levers`` setting under study instead of
+the shipped one (bench/decision_goal_levers.py tabulates such runs).
 """
 
 from __future__ import annotations

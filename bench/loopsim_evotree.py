@@ -27,6 +27,10 @@ Where the two worlds differ (docs/benchmarks/decision-goal.md):
   not passed after a promotion; futility: as many before any) is a closure inside
   :func:`evotree.verbs.autopilot.run_autopilot`, not a function the adapter can call; with
   ``patience`` > 0 the adapter's ``stop_loop`` restates it (off by default: the gate alone).
+
+Levers under study, off by default: ``make(rule={...})`` (``ScoreRule`` settings other than the
+shipped ones) and ``reuse_promotion_runs`` / ``curse_shift`` (a new champion keeps its promotion
+runs, shifted down by a winner's-curse correction; docs/benchmarks/decision-goal.md).
 """
 
 from __future__ import annotations

@@ -106,3 +106,25 @@ def test_champion_top_up_caps_the_champions_reruns() -> None:
         assert r.champion_runs <= 4 * (promotions + 1)  # never re-run beyond its first 4
         assert {p.decision for p in r.proposals} <= {"promote", "reject"}
     assert sum(r.champion_runs for r in records) < sum(r.champion_runs for r in shipped)
+
+
+def test_levers_table_measures_the_gap_to_greedy_k_interpolated_at_the_levers_runs() -> None:
+    import decision_goal_levers as T
+
+    rate = {"rate": 0.01}
+    gate = {
+        "neutral_tree": rate,
+        "neutral_first_clean": rate,
+        "below_peak": {"rate": 0.0},
+        "deadlocks": 0,
+        "ceiling_share": 0.65,
+        "runs_per_loop": 93.0,
+    }
+    norm = {sim: {n: {"rules": {"gate": gate}} for n in ("1x", "2x")} for sim in ("p", "l")}
+    norm = {"project": norm["p"], "loopsim": norm["l"]}
+    curve = ([62.0, 124.0], [0.6, 0.8])  # greedy-2 and greedy-4: 0.70 at 93 runs
+    curves = {sim: {"1x": curve, "2x": curve} for sim in ("project", "loopsim")}
+    lines = T.rows("x", norm, curves)
+    assert len(lines) == 2
+    assert lines[0].startswith("| x | project | 1.0 / 1.0 |")
+    assert lines[0].endswith("| 0.70 / 0.70 | -0.050 / -0.050 |")
