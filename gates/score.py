@@ -25,7 +25,8 @@ The rule (docs/gates.md):
   passes at look j is look j's share, so the chance that it ever passes, however many looks it
   goes through, is ``alpha`` (normal approximation, at the planned seeds; every threshold is
   below ``alpha``, so a comparison that skips looks stays within it). Between looks the gate
-  asks for the next look's seeds of the candidate and as many of the champion; it stops asking
+  asks for the next look's seeds of the candidate and as many of the champion (at most
+  ``champion_top_up`` when that is set; not by default); it stops asking
   (``futile``) when the chance of passing at the last look, were the true Δ ``optimism`` (1) SE
   above the observed one (an optimistic conditional power), is below ``futility`` (40 %).
   Stopping early never raises the false-promotion rate (the futility rule is non-binding: the
