@@ -44,6 +44,9 @@ extended history, evotree rollouts), written by ``build.py`` beside each set:
 * ``tests/data/audit/trajectories/heldout6`` — the sixth held-out set (72 files, 36 leaks, six
   task repositories), written blind and scored once at ``fd4d7eb``; a development set since
   (``heldout6`` and ``heldout6_repo``).
+* ``tests/data/audit/trajectories/heldout7`` — the seventh held-out set (66 files, 33 leaks, five
+  task repositories), written blind and scored once at ``182168d``; a development set since
+  (``heldout7`` and ``heldout7_repo``).
 
 Run:
 
@@ -302,6 +305,8 @@ def main() -> None:
             "heldout5_repo": trajectory_set(TRAJECTORIES / "heldout5", with_repo=True),
             "heldout6": trajectory_set(TRAJECTORIES / "heldout6"),
             "heldout6_repo": trajectory_set(TRAJECTORIES / "heldout6", with_repo=True),
+            "heldout7": trajectory_set(TRAJECTORIES / "heldout7"),
+            "heldout7_repo": trajectory_set(TRAJECTORIES / "heldout7", with_repo=True),
         },
     }
     print(json.dumps(result, indent=2))
