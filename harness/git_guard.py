@@ -444,7 +444,8 @@ def task_repositories(trace: Path | str) -> list[dict[str, Any]]:
     phase), ``known`` (device and inode of its HEAD, ``packed-refs`` and every file under
     ``refs/`` and ``logs/``, recorded before the phase), ``head`` (HEAD's text) and
     ``head_commit`` (what it names), ``head_file`` (whether HEAD was a regular file: one that is
-    a link is read by git without an open). Empty without a snapshot."""
+    a link is read by git without an open), ``pointers`` (``commondir``, ``info/grafts``: those
+    that could be there before the phase, locked). Empty without a snapshot."""
     before = _load_snapshot(trace)
     out: list[dict[str, Any]] = []
     for repo in (before or {}).get("repos") or []:
@@ -474,6 +475,15 @@ def task_repositories(trace: Path | str) -> list[dict[str, Any]]:
                 "head": head.strip(),
                 "head_commit": _head_commit(gd, head),
                 "head_file": _is_file_entry(entries.get("HEAD")),
+                # what may point git elsewhere and was there (locked) before the phase
+                "pointers": [
+                    name
+                    for name, there in (
+                        ("commondir", _is_file_entry(entries.get("commondir"))),
+                        ("info/grafts", isinstance(entries.get("info"), list)),
+                    )
+                    if there
+                ],
             }
         )
     return out

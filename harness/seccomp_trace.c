@@ -1114,11 +1114,14 @@ static int gitread_once(uint32_t tgid, uint64_t h) {
 
 /* Which part of a repository's layout PATH (as git wrote it) is: 'h' a HEAD file, 'r' a reference
  * (refs/, packed-refs, reftable/), 'o' something of an object store (*dir_len: the length of the
- * store's folder in PATH), 0 none. */
+ * store's folder in PATH), 'c' a commondir or info/grafts, 0 none. */
 static int git_layout(const char *p, size_t n, size_t *dir_len) {
     const char *base = strrchr(p, '/');
     base = base ? base + 1 : p;
     if (!strcmp(base, "HEAD")) return 'h';
+    /* what points git elsewhere: a commondir (another git directory's references and objects),
+     * a graft file (commits given other parents) */
+    if (!strcmp(base, "commondir") || (n >= 11 && !strcmp(p + n - 11, "info/grafts"))) return 'c';
     if (!strcmp(base, "packed-refs") || !strncmp(p, "refs/", 5) || strstr(p, "/refs/") ||
         !strncmp(p, "reftable/", 9) || strstr(p, "/reftable/") || !strcmp(base, "refs") || !strcmp(base, "reftable"))
         return 'r';
@@ -1194,7 +1197,7 @@ static void gitread_row(const struct notif *n, struct buf *row, uint32_t tgid) {
     char link[64], text[128];
     ssize_t got = -1;
     snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
-    if (known && what == 'h' && S_ISREG(st.st_mode)) { /* its first bytes: what the HEAD names */
+    if (known && (what == 'h' || what == 'c') && S_ISREG(st.st_mode)) { /* its first bytes: what the HEAD names */
         int rd = open(link, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
         got = rd >= 0 ? read(rd, text, sizeof text) : -1;
         if (rd >= 0) close(rd);
@@ -1211,7 +1214,7 @@ static void gitread_row(const struct notif *n, struct buf *row, uint32_t tgid) {
         return;
     }
     snprintf(head, sizeof head, "{\"kind\": \"gitread\", \"pid\": %u, \"what\": \"%s\", \"path\": ", tgid,
-             what == 'h' ? "head" : what == 'r' ? "ref" : "objects");
+             what == 'h' ? "head" : what == 'r' ? "ref" : what == 'c' ? "pointer" : "objects");
     puts_(row, head);
     put_json_string(row, full, strlen(full));
     if (known) {

@@ -202,17 +202,11 @@ def test_a_commondir_left_in_the_task_repository_is_a_finding(
 
 
 @pytest.mark.heavy
-@_works(
-    "git_guard locks commondir only when it exists before the phase, and the task's .git is "
-    "bound writable onto itself, so a commondir can be created; compare() looks only at the "
-    "state after the phase, so a commondir removed before the end is no change; meanwhile "
-    "judge_git_reads sees HEAD (the task's), a reference whose identity is the task's "
-    "refs/heads/future (reached through a link named main) and the task's objects: nothing "
-    "foreign. A plain 'git log -p' argv in the task repository shows the future"
-)
 def test_a_commondir_written_into_the_task_repository_and_removed(
     tmp_path: Path, seccomp: None
 ) -> None:
+    """Stopped: the tracer records git's opens of a commondir (and info/grafts); one in the task
+    repository's git directory that was not there before the phase is a finding, removed or not."""
     proc, audit = _traced(tmp_path, "python3 t.py removed", {"t.py": _TASK_COMMONDIR})
     _safe(proc, audit)
 

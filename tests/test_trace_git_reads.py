@@ -231,3 +231,23 @@ def test_the_task_objects_read_with_no_head_opened_is_a_finding(task: dict[str, 
     assert judge_git_reads(rows, [task]) == []
     # a fork of git (no exec of its own) reads what its parent set up: not judged so
     assert judge_git_reads([_read("objects", gd / "objects", pid=9)], [task]) == []
+
+
+def test_a_commondir_or_graft_file_new_in_the_task_repository_is_a_finding(
+    task: dict[str, Any], tmp_path: Path
+) -> None:
+    """A commondir or info/grafts in the task's git directory that was not there before the phase
+    (task_repositories' ``pointers``) points git elsewhere: reading it is a finding, even when it
+    is removed before the phase ends."""
+    gd = Path(task["path"])
+    assert "commondir" not in task["pointers"]
+    (gd / "commondir").write_text("/tmp/c\n")
+    row = _read("pointer", gd / "commondir", content="/tmp/c\n")
+    (finding,) = judge_git_reads([_exec(), row], [task])
+    assert "commondir written into the task repository" in finding["change"]
+    assert "/tmp/c" in finding["change"]
+    assert judge_git_reads([_exec(), row], [{**task, "pointers": ["commondir"]}]) == []
+    other = tmp_path / "other.git"
+    other.mkdir()
+    (other / "commondir").write_text("x")
+    assert judge_git_reads([_exec(), _read("pointer", other / "commondir")], [task]) == []

@@ -622,9 +622,38 @@ def judge_git_reads(
     records, and a git run with ``GIT_GRAFT_FILE`` or ``GIT_REPLACE_REF_BASE`` (another history
     under the same HEAD, references and objects)."""
     findings = [_history_finding(row) for row in rows if row.get("git_env")]
+    findings += _pointer_findings(rows, repos)
     for process in _git_processes(rows):
         findings += _judge_process_reads(process, repos)
     return findings
+
+
+def _pointer_findings(
+    rows: list[dict[str, Any]], repos: Sequence[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """git reading a ``commondir`` or ``info/grafts`` of a task repository's git directory that
+    was not there before the phase (written during it, perhaps removed before its end): it
+    points git at references and objects, or parents, other than the repository's."""
+    out: list[dict[str, Any]] = []
+    for row in rows:
+        if row.get("kind") != "gitread" or row.get("what") != "pointer":
+            continue
+        if row.get("type") not in ("file", "other"):
+            continue
+        resolved = str(row.get("resolved") or row.get("path") or "")
+        for repo in repos:
+            gd = str(repo.get("path"))
+            name = posixpath.relpath(resolved, gd) if resolved.startswith(gd + "/") else None
+            if name in ("commondir", "info/grafts") and name not in (repo.get("pointers") or ()):
+                text = str(row.get("content", "")).strip()[:80]
+                out.append(
+                    _read_finding(
+                        resolved,
+                        f"git read a {name} written into the task repository ({gd}) during "
+                        f"the phase, naming {text!r}: another history than its own",
+                    )
+                )
+    return out
 
 
 def _history_finding(row: dict[str, Any]) -> dict[str, Any]:
