@@ -41,13 +41,13 @@ if old:
             return None
     sys.meta_path.insert(0, _Old())
 sys.path.insert(0, sys.argv[4])
-from evotree.harness.audit import commands, inline
+from evotree.harness.audit import commands, foreign_code, inline
 from evotree.harness.audit.trajectories import audit_trajectories
 paths = sorted(p for p in corpus.rglob("*") if p.is_file())
 times, flagged = [], None
 for _ in range(repeats):
     for f in (commands._parse_cached, commands._hits_cached, inline.python_calls,
-              inline.foreign_calls):
+              foreign_code.foreign_calls):
         f.cache_clear()
     t = time.process_time()
     flagged = audit_trajectories(paths, hidden_paths=("judge/", "tests/hidden/")).flagged

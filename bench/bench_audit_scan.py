@@ -269,6 +269,7 @@ def main() -> None:
     args = parser.parse_args()
 
     import evotree.harness.audit.commands as commands_mod
+    import evotree.harness.audit.foreign_code as foreign_mod
     import evotree.harness.audit.inline as inline_mod
     import evotree.harness.audit.trajectories as traj_mod
     from evotree.harness.audit.trajectories import audit_trajectories
@@ -292,7 +293,7 @@ def main() -> None:
                 commands_mod._parse_cached.cache_clear()  # no variant starts with another's parses
                 commands_mod._hits_cached.cache_clear()
                 inline_mod.python_calls.cache_clear()
-                inline_mod.foreign_calls.cache_clear()
+                foreign_mod.foreign_calls.cache_clear()
                 start = time.perf_counter()
                 if variant == "read":
                     out: Any = read_baseline(paths)

@@ -20,7 +20,8 @@ from evotree.harness.audit.commands import (
     parse_shell,
     unfinished,
 )
-from evotree.harness.audit.inline import foreign_calls, python_calls
+from evotree.harness.audit.foreign_code import foreign_calls
+from evotree.harness.audit.inline import python_calls
 from evotree.harness.audit.trajectories import audit_trajectories, audit_trajectory
 from evotree.harness.audit.steps import Step, Trajectory
 from evotree.harness.audit.transcripts import read_trajectories

@@ -204,60 +204,10 @@ def _git_always(call: _GitCall) -> bool:
     if sub not in _ALWAYS:
         return False
     if sub == "rev-parse":
-        flag = next(
-            (
-                a
-                for a in args
-                if a in _ALL_REFS
-                or a.startswith(_ALL_REFS_PREFIX)
-                or a in ("--symbolic-full-name",)
-                and "--all" in args
-            ),
-            None,
-        )
-        if flag:
-            call.hit(
-                "high",
-                f"git rev-parse {flag} lists references beyond the base",
-                refs=scope_refs(flag),
-            )
-            return True
-        pos, _ = _positionals(
-            [
-                a
-                for a in args
-                if a not in ("--verify", "-q", "--quiet", "--short")
-                and not a.startswith("--short=")
-            ],
-            sub,
-        )
-        for word in pos:  # what it prints is the id of what it names: never a clean provenance
-            if not is_head_relative(word):
-                call.hit(
-                    "warn",
-                    f"git rev-parse {word} names a revision outside HEAD's history",
-                    _hashes(word),
-                    refs=(word,),
-                )
+        _rev_parse(call)
         return True
     if sub == "cat-file":
-        if any(a.startswith(("--batch", "--buffer")) for a in args):
-            _cat_file_batch(call)
-            return True
-        objects = [
-            a for a in args if not a.startswith("-") and a not in ("blob", "tree", "commit", "tag")
-        ]
-        for word in objects:
-            kind = _rev_kind(word)
-            if kind:  # a hash, or a ref: resolved and judged by ancestry with the repository
-                call.hit(
-                    "high",
-                    f"git cat-file {word} reads an object outside HEAD's history",
-                    _hashes(word),
-                    refs=(word,),
-                )
-            elif not is_head_relative(word):
-                call.candidate(word)
+        _cat_file(call)
         return True
     if sub == "pack-objects":
         _pack_objects(call)
@@ -297,6 +247,69 @@ def _git_always(call: _GitCall) -> bool:
     if why:
         call.hit("high", why)
     return True
+
+
+def _rev_parse(call: _GitCall) -> None:
+    """rev-parse: a flag that lists references reads them all; a named revision prints its id
+    (never a clean provenance)."""
+    args = call.args
+    flag = next(
+        (
+            a
+            for a in args
+            if a in _ALL_REFS
+            or a.startswith(_ALL_REFS_PREFIX)
+            or a in ("--symbolic-full-name",)
+            and "--all" in args
+        ),
+        None,
+    )
+    if flag:
+        call.hit(
+            "high",
+            f"git rev-parse {flag} lists references beyond the base",
+            refs=scope_refs(flag),
+        )
+        return
+    pos, _ = _positionals(
+        [
+            a
+            for a in args
+            if a not in ("--verify", "-q", "--quiet", "--short") and not a.startswith("--short=")
+        ],
+        "rev-parse",
+    )
+    for word in pos:  # what it prints is the id of what it names: never a clean provenance
+        if not is_head_relative(word):
+            call.hit(
+                "warn",
+                f"git rev-parse {word} names a revision outside HEAD's history",
+                _hashes(word),
+                refs=(word,),
+            )
+
+
+def _cat_file(call: _GitCall) -> None:
+    """cat-file: a batch is judged by its input; a named object by ancestry (with the
+    repository), a word that is not one by what it turns out to be."""
+    args = call.args
+    if any(a.startswith(("--batch", "--buffer")) for a in args):
+        _cat_file_batch(call)
+        return
+    objects = [
+        a for a in args if not a.startswith("-") and a not in ("blob", "tree", "commit", "tag")
+    ]
+    for word in objects:
+        kind = _rev_kind(word)
+        if kind:  # a hash, or a ref: resolved and judged by ancestry with the repository
+            call.hit(
+                "high",
+                f"git cat-file {word} reads an object outside HEAD's history",
+                _hashes(word),
+                refs=(word,),
+            )
+        elif not is_head_relative(word):
+            call.candidate(word)
 
 
 def _cat_file_batch(call: _GitCall) -> None:

@@ -20,9 +20,8 @@ Arguments are *computed* where the code makes them from literals: names bound to
 ``zlib.decompress`` — so an encoded command is read as the command it is. A value the code
 cannot compute becomes the word ``$UNKNOWN``.
 
-:func:`foreign_calls` reads one-liners of other languages (``node -e``, ``perl -e``,
-``ruby -e``, ``php -r``) lexically: the string literals passed to their process calls
-(``execSync``, ``spawnSync``, ``system``, ``exec``, backticks, ``qx``, ``%x``).
+:func:`evotree.harness.audit.foreign_code.foreign_calls` reads one-liners of other languages
+(``node -e``, ``perl -e``, ``ruby -e``, ``php -r``).
 """
 
 from __future__ import annotations
@@ -38,7 +37,7 @@ import zlib
 from functools import lru_cache
 from typing import Any
 
-__all__ = ["python_calls", "foreign_calls", "UNKNOWN"]
+__all__ = ["python_calls", "UNKNOWN"]
 
 UNKNOWN = "$UNKNOWN"
 _Value = Any  # str | bytes | list | int | None (None: unknown)
@@ -763,23 +762,7 @@ class _Scanner(ast.NodeVisitor):
             and isinstance(func.value, ast.Name)
             and func.value.id == "porcelain"
         ):
-            if fname in (
-                "tag_list",
-                "branch_list",
-                "for_each_ref",
-                "show_ref",
-                "reflog",
-                "describe",
-            ):
-                self.found.append(("argv", ["git", "for-each-ref"]))
-            elif fname in ("fetch", "pull", "clone", "ls_remote"):
-                self.found.append(("argv", ["git", fname.replace("_", "-"), "origin"]))
-            elif fname == "show":
-                objs = [kw.value for kw in node.keywords if kw.arg == "objects"] or node.args[1:2]
-                words = _words(_value(objs[0], env)) if objs else None
-                self.found.append(("argv", ["git", "show", *(words or [])]))
-            elif fname == "log":
-                self.found.append(("argv", ["git", "log"]))
+            self._porcelain(node, fname)
             return True
         # GitPython / sh: <git object>.<subcommand>(*args, **options)
         if (
@@ -828,6 +811,19 @@ class _Scanner(ast.NodeVisitor):
                 self.found.append(("argv", ["git", "show", text]))
             return True
         return False
+
+    def _porcelain(self, node: ast.Call, fname: str) -> None:
+        """dulwich's ``porcelain.<name>(repo, ...)`` as the git command it is."""
+        if fname in ("tag_list", "branch_list", "for_each_ref", "show_ref", "reflog", "describe"):
+            self.found.append(("argv", ["git", "for-each-ref"]))
+        elif fname in ("fetch", "pull", "clone", "ls_remote"):
+            self.found.append(("argv", ["git", fname.replace("_", "-"), "origin"]))
+        elif fname == "show":
+            objs = [kw.value for kw in node.keywords if kw.arg == "objects"] or node.args[1:2]
+            words = _words(_value(objs[0], self.env)) if objs else None
+            self.found.append(("argv", ["git", "show", *(words or [])]))
+        elif fname == "log":
+            self.found.append(("argv", ["git", "log"]))
 
     def _programs(self, node: ast.Call, func: ast.expr, fname: str, first: _Value) -> bool:
         """exec / eval of code, shell calls, os.exec* / spawn*, subprocess: the programs the
@@ -968,73 +964,4 @@ def python_calls(code: str) -> tuple[tuple[str, tuple[str, ...] | str], ...]:
     out: list[tuple[str, tuple[str, ...] | str]] = []
     for kind, value in _scan(code, 0):
         out.append((kind, tuple(value) if kind == "argv" else value))
-    return tuple(out)
-
-
-# ----------------------------------------------------------------------------- other languages
-_STRING = re.compile(r"""'((?:[^'\\\n]|\\.)*)'|"((?:[^"\\\n]|\\.)*)"|`((?:[^`\\]|\\.)*)`""", re.S)
-_PROC_CALL = re.compile(
-    r"\b(execSync|execFileSync|spawnSync|execFile|exec|spawn|system|popen|shell_exec|passthru|"
-    r"proc_open|readpipe|IO\.popen|Open3\.\w+)\s*\(?\s*"
-)
-#: a process call bound to another name (``const x = require('child_process').execSync``,
-#: ``const { execSync: run } = ...``), called by that name later
-_PROC_NAMES = (
-    r"execSync|execFileSync|spawnSync|execFile|exec|spawn|system|popen|shell_exec|passthru|"
-    r"proc_open|readpipe"
-)
-_PROC_ALIAS = re.compile(
-    rf"(?:\b([A-Za-z_$][\w$]*)\s*=\s*[\w$.()'\"\[\]]*?\b(?:{_PROC_NAMES})\b(?!\s*\()"
-    rf"|\b(?:{_PROC_NAMES})\s*:\s*([A-Za-z_$][\w$]*))"
-)
-_QX = re.compile(r"\bqx\s*([({\[/|!])|%x\s*([({\[|!])")
-_CLOSE = {"(": ")", "{": "}", "[": "]", "/": "/", "|": "|", "!": "!"}
-#: an internet address given to a call (``fetch(``, ``https.get(``, ``URI(``, ``get(``)
-_URL_ARG = re.compile(
-    r"""\b(?![\w.:]*\b(?:log|print|puts|say|printf|write|error|info|warn|debug)"""
-    r"""\s*\()[\w.:]+\s*\(\s*"""
-    r"""(?:'((?:https?|ftp)://[^'\s]+)'|"((?:https?|ftp)://[^"\s]+)")"""
-)
-
-
-def _unescape(text: str) -> str:
-    return re.sub(r"\\(.)", lambda m: {"n": "\n", "t": "\t"}.get(m.group(1), m.group(1)), text)
-
-
-@lru_cache(maxsize=1024)
-def foreign_calls(code: str) -> tuple[tuple[str, tuple[str, ...] | str], ...]:
-    """Process calls of a node / perl / ruby / php one-liner, read from its string literals."""
-    out: list[tuple[str, tuple[str, ...] | str]] = []
-    aliases = {a for m in _PROC_ALIAS.finditer(code) for a in m.groups() if a}
-    calls = list(_PROC_CALL.finditer(code))
-    if aliases:
-        named = "|".join(re.escape(a) for a in sorted(aliases))
-        calls += list(re.finditer(rf"(?<![\w$.])({named})\s*\(\s*", code))
-    for m in calls:
-        pos = m.end()
-        literals: list[str] = []
-        while pos < len(code):
-            while pos < len(code) and code[pos] in " \t\n,[":
-                pos += 1
-            lit = _STRING.match(code, pos)
-            if not lit:
-                break
-            literals.append(_unescape(next(g for g in lit.groups() if g is not None)))
-            pos = lit.end()
-        if not literals:
-            continue
-        if len(literals) == 1 or " " in literals[0]:
-            out.append(("shell", literals[0]))
-        else:
-            out.append(("argv", tuple(literals)))
-    for m in _URL_ARG.finditer(code):  # fetch('https://...'), https.get("..."), URI.open(...)
-        out.append(("argv", ("curl", m.group(1) or m.group(2))))
-    for m in _STRING.finditer(code):
-        if m.group(3) is not None:  # `...` runs a shell in perl / ruby / php
-            out.append(("shell", _unescape(m.group(3))))
-    for m in _QX.finditer(code):
-        opener = m.group(1) or m.group(2)
-        end = code.find(_CLOSE[opener], m.end())
-        if end > 0:
-            out.append(("shell", code[m.end() : end]))
     return tuple(out)

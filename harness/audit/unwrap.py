@@ -23,6 +23,7 @@ import shlex
 from collections.abc import Iterable, Sequence
 from functools import lru_cache
 
+from evotree.harness.audit import foreign_code as _foreign
 from evotree.harness.audit import inline as _inline
 from evotree.harness.audit import spawners as _spawners
 from evotree.harness.audit.git_argv import _GIT_WORDS, _git_sub_index
@@ -160,7 +161,7 @@ def _run_script(body: str, interpreter: str, depth: int, sink: ShellContext) -> 
     if interpreter == "python":
         _emit_code(_inline.python_calls(body), depth, sink)
     elif interpreter in ("node", "perl"):
-        _emit_code(_inline.foreign_calls(body), depth, sink)
+        _emit_code(_foreign.foreign_calls(body), depth, sink)
     else:
         _parse_into(body, depth + 1, sink)
 
@@ -487,7 +488,7 @@ def _interpreter_code(
         if code is None and len(argv) == 1 or argv[1:] == ["-"]:
             code = cmd.heredoc if cmd.heredoc is not None else _stdin_text(cmd, sink)
         if code:
-            _emit_code(_inline.foreign_calls(code), depth, sink)
+            _emit_code(_foreign.foreign_calls(code), depth, sink)
     if _PYTHONS.match(name):
         args = argv[1:]
         if len(args) >= 2 and args[0] == "-m" and args[1] in ("pip", "pip3"):
