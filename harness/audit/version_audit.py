@@ -67,6 +67,7 @@ from evotree.harness.compaction import sql_string
 from evotree.core.findings import write_findings_file
 from evotree.core.events import Audit
 from evotree.core.ledger import Event
+from evotree.core.visibility import hidden
 
 __all__ = ["AuditReport", "audit_version", "record_audit", "record_task", "TASKS_FILE"]
 
@@ -566,7 +567,6 @@ def _leak_scores(
     or when they cannot be computed (a warning then)."""
     raw = adjusted = zeroed = None
     metric = None
-    from evotree.core.visibility import hidden
 
     # EvoPolicyGym's boundary: no judge's score before finalize
     if audit.run_ids and not hidden(audit.ws):
