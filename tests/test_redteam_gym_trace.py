@@ -522,3 +522,25 @@ def test_opening_a_process_memory_is_a_finding(tmp_path: Path, seccomp: None, me
     assert _flagged(audit)
     proc, audit = _traced(tmp_path / "plain", "sleep 1 & python3 -c \"open('/proc/self/maps')\"")
     assert not _flagged(audit)
+
+
+_VM_READ = """\
+import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+buf = ctypes.create_string_buffer(8)
+src = ctypes.create_string_buffer(b"payload")
+class Iov(ctypes.Structure):
+    _fields_ = [("base", ctypes.c_void_p), ("len", ctypes.c_size_t)]
+local, remote = Iov(ctypes.addressof(buf), 7), Iov(ctypes.addressof(src), 7)
+nr = {"x86_64": 310, "aarch64": 270}[os.uname().machine]
+got = libc.syscall(nr, os.getpid(), ctypes.byref(local), 1, ctypes.byref(remote), 1, 0)
+print("vm", got, ctypes.get_errno(), buf.value)
+"""
+
+
+@pytest.mark.heavy
+def test_process_vm_readv_is_refused_in_the_phase(tmp_path: Path, seccomp: None) -> None:
+    """Another process's memory (the machine's git holds what it read) cannot be copied with
+    process_vm_readv: the filter refuses it (EPERM), even of the caller itself."""
+    proc, _ = _traced(tmp_path, "python3 t.py; echo after", {"t.py": _VM_READ})
+    assert "vm -1 1 b''" in proc.stdout and "after" in proc.stdout, proc.stdout + proc.stderr
