@@ -544,3 +544,22 @@ def test_process_vm_readv_is_refused_in_the_phase(tmp_path: Path, seccomp: None)
     process_vm_readv: the filter refuses it (EPERM), even of the caller itself."""
     proc, _ = _traced(tmp_path, "python3 t.py; echo after", {"t.py": _VM_READ})
     assert "vm -1 1 b''" in proc.stdout and "after" in proc.stdout, proc.stdout + proc.stderr
+
+
+@pytest.mark.heavy
+@pytest.mark.xfail(
+    strict=True,
+    raises=AssertionError,
+    reason="a link the phase made to /proc/self/fd: the tracer's walk of /tmp/pl/N follows it to "
+    "/proc/self, which names no process for the tracer (outside the sandbox's PID namespace), and "
+    "fails with ENOENT like any missing file (python's import probing makes thousands): no row; "
+    "the kernel follows the caller's own descriptor. Closing it needs the file the kernel opened "
+    "(docs/threat-model.md's residual) or a walk that tells a link into /proc from a missing name",
+)
+def test_a_descriptor_reopened_through_a_link_to_proc_self(tmp_path: Path, seccomp: None) -> None:
+    from test_redteam_trace_attacks import _REOPEN  # late: that module imports this one
+
+    proc, audit = _traced(
+        tmp_path, "ln -s /proc/self/fd /tmp/pl; python3 t.py '/tmp/pl/{fd}'", {"t.py": _REOPEN}
+    )
+    _safe(proc, audit)
