@@ -335,7 +335,6 @@ def diagnosed_tamper(hws: Path) -> tuple[Path, str]:
     analyzers ref at h1 (warn at 10 %) by hand."""
     from test_analyzer_versions import _dead_group_version
 
-
     ws = Workspace.open(hws)
     v1 = _dead_group_version(ws)
     (record,) = run_versions(ws, [v1])

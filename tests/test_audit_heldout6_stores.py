@@ -33,9 +33,7 @@ def _run(repo: Path, command: str) -> str:
 
 def _flagged(repo: dict[str, str], command: str, output: str) -> bool:
     traj = Trajectory("t", "shell", [Step(command, output)])
-    result = audit_trajectories(
-        [traj], hidden_paths=HIDDEN, repo=repo["repo"], base=repo["base"]
-    )
+    result = audit_trajectories([traj], hidden_paths=HIDDEN, repo=repo["repo"], base=repo["base"])
     return result.verdicts[0].flagged
 
 

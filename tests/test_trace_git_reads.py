@@ -188,8 +188,14 @@ def test_git_shown_another_history_by_its_environment_is_a_finding(task: dict[st
 
 
 @pytest.mark.parametrize(
-    "store", ["/proc/self/root/w/.git/objects", "/proc/self/cwd/.git/objects/ab", "/dev/fd/5",
-              "//proc/./self/root/x/objects", "/dev/./fd/5/pack"]
+    "store",
+    [
+        "/proc/self/root/w/.git/objects",
+        "/proc/self/cwd/.git/objects/ab",
+        "/dev/fd/5",
+        "//proc/./self/root/x/objects",
+        "/dev/./fd/5/pack",
+    ],
 )
 def test_an_object_store_the_tracer_cannot_walk_through_proc_is_a_finding(
     task: dict[str, Any], store: str
@@ -210,10 +216,20 @@ def test_a_missing_loose_object_folder_is_no_finding(task: dict[str, Any], tmp_p
         _exec(),
         _read("head", gd / "HEAD", content=task["head"]),
         _read("objects", gd / "objects"),
-        {"kind": "gitread", "pid": 7, "what": "objects", "path": str(gd / "objects" / "ab"),
-         "unresolved": True},
-        {"kind": "gitread", "pid": 7, "what": "objects", "path": "/tmp/x/.git/objects/info",
-         "unresolved": True},
+        {
+            "kind": "gitread",
+            "pid": 7,
+            "what": "objects",
+            "path": str(gd / "objects" / "ab"),
+            "unresolved": True,
+        },
+        {
+            "kind": "gitread",
+            "pid": 7,
+            "what": "objects",
+            "path": "/tmp/x/.git/objects/info",
+            "unresolved": True,
+        },
     ]
     assert judge_git_reads(rows, [task]) == []
 

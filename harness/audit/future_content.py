@@ -298,9 +298,7 @@ def _gitlinks(repo: Any, base_id: str) -> dict[str, str]:
     return pins
 
 
-_MODULE_LINE = re.compile(
-    r'^\s*\[submodule\s+"(?P<name>[^"]+)"\]|^\s*path\s*=\s*(?P<path>.+?)\s*$'
-)
+_MODULE_LINE = re.compile(r'^\s*\[submodule\s+"(?P<name>[^"]+)"\]|^\s*path\s*=\s*(?P<path>.+?)\s*$')
 
 
 def _module_paths(repo: Any, base_id: str) -> dict[str, str]:
