@@ -53,13 +53,14 @@ for start in range(len(data)):
 """
 
 
-# ------------------------------------------------------------ git spellings the audit never judges
+# ------------------------------------------------ git spellings the audit did not judge (closed)
 
 #: the machine's git reading the future with only the task repository's own HEAD, references and
-#: objects (so no git-read finding), under a command line the audit's git rules do not judge:
-#: subcommands missing from every list of history_rules.py (diff-index, merge-tree, pack-objects,
-#: ``diff-tree --stdin``), a listing judged only with -v (``branch --format``), or a revision set
-#: in config rather than on the command line (``showbranch.default``)
+#: objects (so no git-read finding), under a command line the audit's git rules did not judge when
+#: these attacks were written: subcommands missing from history_rules.py (diff-index, merge-tree,
+#: pack-objects, ``diff-tree --stdin``), a listing judged only with -v (``branch --format``), or a
+#: revision set in config rather than on the command line (``showbranch.default``). Each is judged
+#: now (tests/test_audit_trace_commands.py); the attacks stay as tests that they are stopped.
 _UNJUDGED = {
     "branch --format prints every branch's message": "git branch --format='%(refname) %(contents)'",
     "diff-index -p against the future branch": "git diff-index -p future",
