@@ -20,7 +20,7 @@ from evotree.harness.audit.commands import Hit
 from evotree.harness.audit.errors import AuditInputError
 from evotree.harness.audit.future_content import at_hash_place, module_stores, scan_outputs
 from evotree.harness.audit.git_scopes import SCOPE
-from evotree.harness.audit.repo_objects import open_repo
+from evotree.harness.audit.repo_objects import allow_read_extensions, open_repo
 from evotree.harness.audit.steps import Trajectory
 
 __all__ = ["Ancestry", "content_hits", "future_hashes", "resolve_refs"]
@@ -44,6 +44,7 @@ class Ancestry:
         self.trusted = trusted
 
         try:
+            allow_read_extensions()
             self.repo = pygit2.Repository(str(repo))
         except (pygit2.GitError, KeyError, ValueError) as exc:
             raise AuditInputError(
@@ -112,6 +113,7 @@ class Ancestry:
 
         import pygit2
 
+        allow_read_extensions()
         try:
             names = pygit2.Repository(str(folder), pygit2.enums.RepositoryOpenFlag.NO_SEARCH)
         except (pygit2.GitError, KeyError, ValueError):

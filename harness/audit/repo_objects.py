@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pygit2
-from pygit2.enums import RepositoryOpenFlag
+from pygit2.enums import Option, RepositoryOpenFlag
 
 from evotree.harness.audit.errors import AuditInputError
 
@@ -34,6 +34,7 @@ __all__ = [
     "ObjectScan",
     "OpenRepo",
     "all_objects",
+    "allow_read_extensions",
     "git_env",
     "head_branch",
     "open_repo",
@@ -147,12 +148,31 @@ class OpenRepo:
     commondir: Path  # the shared git directory (== gitdir unless a linked worktree)
 
 
+#: Repository extensions the audit reads through: ``partialclone`` marks a partial clone whose
+#: promisor packs are ordinary packs in the store (libgit2 refuses to open it otherwise). libgit2
+#: never fetches a missing object and git runs with ``GIT_NO_LAZY_FETCH``, so an object only on
+#: the promisor remote is simply absent; any other unknown extension still refuses the open.
+READ_EXTENSIONS = ("partialclone",)
+
+
+def allow_read_extensions() -> None:
+    """Let libgit2 open repositories that declare one of :data:`READ_EXTENSIONS`."""
+    known = set(pygit2.option(Option.GET_EXTENSIONS))
+    missing = [name for name in READ_EXTENSIONS if name not in known]
+    if missing:
+        pygit2.option(Option.SET_EXTENSIONS, missing, len(missing))
+
+
 def open_repo(path: str | os.PathLike[str]) -> OpenRepo:
-    """Open exactly the repository at ``path`` (no search upwards: a subdirectory is refused)."""
+    """Open exactly the repository at ``path`` (no search upwards: a subdirectory is refused).
+
+    A partial clone opens (:data:`READ_EXTENSIONS`); a repository that declares any other
+    extension libgit2 does not know, or that is not a repository, is refused."""
     target = Path(path).expanduser()
     if not target.exists():
         raise AuditInputError(f"{target} does not exist", fix="pass the path of a git repository")
     target = target.resolve()
+    allow_read_extensions()
     try:
         repo = pygit2.Repository(str(target), RepositoryOpenFlag.NO_SEARCH)
     except (pygit2.GitError, KeyError) as exc:
