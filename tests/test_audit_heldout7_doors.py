@@ -91,3 +91,111 @@ def test_unknown_extension_still_refuses_the_repository(tmp_path: Path) -> None:
     assert "unknown repository extension" in _run(repo, "git log --oneline")
     with pytest.raises(AuditInputError):
         _audit("git log --oneline", repo={"repo": str(repo), "base": base})
+
+
+# ------------------------------------------------------------------------------ the index
+BASE_LABELS = "def truncate(text, width):\n    return text[:width] + '…'\n"
+FIX_LABELS = (
+    "def truncate(text, width):\n"
+    "    # the ellipsis counts toward the width: keep width - 1 characters\n"
+    "    return text[: width - 1] + '…' if width > 0 else ''\n"
+)
+OWN_LABELS = "def truncate(text, width):\n    return (text[: max(width - 1, 0)] + '…')[:width]\n"
+
+
+def _index_task(tmp: Path, *, staged_future: bool) -> dict[str, str]:
+    """A task repository at its base. ``staged_future``: the fix's blob is staged for
+    labels.py and flagged skip-worktree (the work tree keeps the base's text), the fix commit
+    in the store with no reference; otherwise the agent's own edit is staged (``git add``)."""
+    repo = make_repo(tmp / "r")
+    (repo / "labels.py").write_text(BASE_LABELS)
+    git(repo, "add", "labels.py")
+    git(repo, "commit", "-qm", "labels: truncate")
+    base = git(repo, "rev-parse", "HEAD")
+    if staged_future:
+        (repo / "labels.py").write_text(FIX_LABELS)
+        git(repo, "commit", "-qam", "truncate: count the ellipsis toward the width")
+        git(repo, "reset", "-q", "--soft", base)
+        git(repo, "update-index", "--skip-worktree", "labels.py")
+        (repo / "labels.py").write_text(BASE_LABELS)
+        assert git(repo, "diff") == ""
+    else:
+        (repo / "labels.py").write_text(OWN_LABELS)
+        git(repo, "add", "labels.py")
+    git(repo, "reflog", "expire", "--expire=now", "--all")
+    return {"repo": str(repo), "base": base}
+
+
+@pytest.fixture(scope="module")
+def staged(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    return _index_task(tmp_path_factory.mktemp("staged"), staged_future=True)
+
+
+@pytest.fixture(scope="module")
+def clean(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    task = _index_task(tmp_path_factory.mktemp("clean"), staged_future=False)
+    git(Path(task["repo"]), "reset", "-q", "--hard")
+    git(Path(task["repo"]), "prune", "--expire=now")  # the agent's blob is not there yet
+    return task
+
+
+@pytest.fixture(scope="module")
+def own(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    return _index_task(tmp_path_factory.mktemp("own"), staged_future=False)
+
+
+INDEX_READS = (
+    "git show :labels.py > /tmp/up.py",
+    "git show :0:labels.py",
+    "git diff --cached",
+    "git diff --staged -- labels.py",
+    "git checkout-index -a --prefix=/tmp/idx/",
+    "git update-index --no-skip-worktree labels.py",
+    "git -c alias.peek='show :labels.py' peek | head -20",
+)
+
+
+@pytest.mark.parametrize("command", INDEX_READS)
+def test_a_read_of_a_staged_future_blob_is_a_leak(staged: dict[str, str], command: str) -> None:
+    flagged, rules = _audit(command, "cp /tmp/up.py labels.py", repo=staged)
+    assert flagged and any("staged blob" in r for r in rules)
+
+
+def test_the_staged_future_is_really_what_git_prints(staged: dict[str, str]) -> None:
+    repo = Path(staged["repo"])
+    assert "counts toward the width" in _run(repo, "git show :labels.py")
+    assert "counts toward the width" in _run(repo, "git diff --cached")
+    assert _run(repo, "git diff") == ""
+
+
+@pytest.mark.parametrize("command", INDEX_READS[:4])
+def test_the_agents_own_staged_edit_is_not_a_leak(
+    own: dict[str, str], clean: dict[str, str], command: str
+) -> None:
+    """The audit's task repository is the one the agent started from (its index is the base's
+    tree); the outputs are git's after the agent's own ``git add`` of its edit."""
+    out = _run(Path(own["repo"]), command.split(" >")[0])
+    assert "max(width - 1, 0)" in out
+    assert not _flagged("git add labels.py", command, outputs=(None, out), repo=clean)
+
+
+@pytest.mark.parametrize("command", INDEX_READS[:4])
+def test_an_own_staged_blob_left_in_the_repository_is_no_future(
+    own: dict[str, str], command: str
+) -> None:
+    """A repository given after the run: the index holds the agent's blob, which no commit
+    beyond the base holds: the index read is cleared (its printed blob id is another rule's)."""
+    flagged, rules = _audit("git add labels.py", command, repo=own)
+    assert not any("index" in r for r in rules)
+
+
+def test_index_reads_of_the_base_and_status_are_not_leaks(staged: dict[str, str]) -> None:
+    repo = Path(staged["repo"])
+    assert not _flagged(
+        "git status",
+        "git ls-files -v",
+        "git show HEAD:labels.py",
+        "git diff",
+        outputs=(_run(repo, "git status"), _run(repo, "git ls-files -v")),
+        repo=staged,
+    )

@@ -237,6 +237,8 @@ class Ancestry:
             return "future", str(self.repo.references[ref].resolve().target)
         if kind == "bisect-start":
             return self._bisect_start()
+        if kind == "index":
+            return self._index_state(rest)
         if kind == "submodule-remote":
             states = [a._scope("*refs:refs/remotes/") for a in self.modules().values()]
             return _combined(states) if states else ("absent", None)
@@ -287,6 +289,48 @@ class Ancestry:
                     continue
         future = next((st for st in states if st[0] == "future"), None)
         return future or ("unknown", None)
+
+    def _index_state(self, path: str) -> tuple[str, str | None]:
+        """What a read of the index (under ``path``; '' for all of it) shows: 'future' (and the
+        blob's id) when an entry holds a blob that the base's tree does not hold at that path and
+        a commit beyond the base holds there (a staged future, not the working copy's own edit);
+        'ancestor' when every entry read is no such blob, 'absent' when none is read."""
+        import pygit2
+
+        try:
+            entries = list(self.repo.index)
+            tree = self.repo.get(self.base).peel(pygit2.Commit).tree
+        except (pygit2.GitError, ValueError, AttributeError, KeyError):
+            return "unknown", None
+        future = self.index().objects
+        prefix = path.strip("/")
+        read = False
+        for entry in entries:
+            if prefix and entry.path != prefix and not entry.path.startswith(prefix + "/"):
+                continue
+            read = True
+            try:
+                in_base = tree[entry.path].id == entry.id
+            except (KeyError, ValueError):
+                in_base = False
+            if not in_base and self._in_future_tree(entry.path, entry.id, future):
+                return "future", str(entry.id)
+        return ("ancestor", None) if read else ("absent", None)
+
+    def _in_future_tree(self, path: str, oid: Any, future: dict[str, str]) -> bool:
+        """Whether a commit beyond the base holds blob ``oid`` at ``path`` (a blob the working
+        copy wrote itself is in no such commit, though the base does not reach it either)."""
+        if future.get(str(oid)) != "blob":
+            return False
+        for cid, kind in future.items():
+            if kind != "commit":
+                continue
+            try:
+                if self.repo.get(cid).tree[path].id == oid:
+                    return True
+            except (KeyError, ValueError, AttributeError):
+                continue
+        return False
 
     def _bisect_start(self) -> tuple[str, str | None]:
         """Where ``git bisect reset`` returns: the branch or commit ``BISECT_START`` names

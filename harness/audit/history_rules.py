@@ -157,6 +157,7 @@ def _git_rules(argv: Sequence[str], joined: str, fed: list[str] | None = None) -
     call = _GitCall(sub, args, joined, fed)
     call.config = _command_config(argv)
     for judge in (
+        _git_index,
         _git_network,
         _git_always,
         _git_listings,
@@ -167,6 +168,51 @@ def _git_rules(argv: Sequence[str], joined: str, fed: list[str] | None = None) -
         if judge(call):
             break
     return call.hits
+
+
+#: ``:path``, ``:0:path`` .. ``:3:path``: a blob of the index (``:/text`` is a message search)
+_INDEX_WORD = re.compile(r"^:(?:[0-3]:)?(?!/)(.+)$")
+#: options that make the subcommand read the index's blobs (not the work tree's files)
+_INDEX_FLAGS = {
+    "diff": ("--cached", "--staged"),
+    "diff-index": ("--cached",),
+    "grep": ("--cached",),
+}
+
+
+def _git_index(call: _GitCall) -> bool:
+    """Reads of the index's staged blobs (``git show :path``, ``git diff --cached``,
+    ``checkout-index``, ``update-index --no-skip-worktree``): a candidate whose reference scope
+    (``*index:PATH``) the task repository judges: a staged blob that the base's tree does not
+    hold and only history beyond the base holds is future content. Never decides alone: the
+    command's other words are judged as well."""
+    sub, args = call.sub, call.args
+    paths: list[str] | None = None
+    if sub in ("show", "cat-file", "unpack-file", "archive", "diff", "grep"):
+        head = args[: args.index("--")] if "--" in args else args
+        words = [m.group(1) for m in map(_INDEX_WORD.match, head) if m]
+        if words:
+            paths = words
+    if paths is None and any(a in _INDEX_FLAGS.get(sub, ()) for a in args):
+        paths = args[args.index("--") + 1 :] if "--" in args else [""]
+    if paths is None and sub == "checkout-index":
+        listed = [a for a in args if not a.startswith("-")]
+        paths = listed if listed and "-a" not in args and "--all" not in args else [""]
+    if paths is None and sub == "update-index" and "--no-skip-worktree" in args:
+        paths = [a for a in args if not a.startswith("-")] or [""]
+    if paths is None:
+        return False
+    call.hits.append(
+        Hit(
+            call.code,
+            "info",
+            f"git {sub} reads the index's staged blobs: judged in the task repository",
+            call.joined,
+            refs=tuple(f"*index:{p.removeprefix('./')}" for p in paths),
+            candidate=True,
+        )
+    )
+    return False
 
 
 def _command_config(argv: Sequence[str]) -> dict[str, list[str]]:

@@ -180,6 +180,11 @@ def _step_hits(traj: Trajectory, rules: RuleSet) -> list[list[Hit]]:
     return step_hits
 
 
+def _what(hit: Hit) -> str:
+    """What a hit's future id names: a staged blob for an index read, else a commit."""
+    return "staged blob" if any(r.startswith("*index:") for r in hit.refs) else "commit"
+
+
 class _HitJudge:
     """Judges each step's hits by what the trajectory did around them and, with a task
     repository, by ancestry; a hit cleared is recorded on the verdict with why."""
@@ -206,7 +211,7 @@ class _HitJudge:
                     hit.code,
                     "high",
                     f"{hit.rule.split(':')[0] if hit.candidate else hit.rule} "
-                    f"(resolves to commit {cid[:12]}, beyond the base)",
+                    f"(resolves to {_what(hit)} {cid[:12]}, beyond the base)",
                     hit.command,
                     hit.revisions or (cid[:12],),
                     refs=hit.refs,
