@@ -199,3 +199,76 @@ def test_index_reads_of_the_base_and_status_are_not_leaks(staged: dict[str, str]
         outputs=(_run(repo, "git status"), _run(repo, "git ls-files -v")),
         repo=staged,
     )
+
+
+# --------------------------------------------------------------------- annotated tag messages
+def _tag_task(tmp: Path) -> dict[str, str]:
+    """A task repository at its base; the fix commit is in the store with no reference. Two
+    annotated tags point at the base (an ancestor): ``backports/0.3``'s message holds the fix's
+    subject and patch, ``v0.3.0``'s is an ordinary release note; ``v0.2`` is lightweight."""
+    repo = make_repo(tmp / "r")
+    (repo / "clock.py").write_text("def parse_hhmm(s):\n    h, m = s.split(':')\n    return h, m\n")
+    git(repo, "add", "clock.py")
+    git(repo, "commit", "-qm", "clock: parse_hhmm")
+    base = git(repo, "rev-parse", "HEAD")
+    git(repo, "tag", "v0.2")
+    (repo / "clock.py").write_text(
+        "def parse_hhmm(s):\n    h, m = (int(x) for x in s.strip().split(':'))\n"
+        "    if not (0 <= h < 24 and 0 <= m < 60):  # reject 24:00 and :60\n"
+        "        raise ValueError(s)\n    return h, m\n"
+    )
+    git(repo, "commit", "-qam", "parse_hhmm: one-digit hours, reject 24:00 and :60")
+    patch = git(repo, "format-patch", "-1", "--stdout", "HEAD")
+    git(repo, "reset", "-q", "--hard", base)
+    (tmp / "msg").write_text("Backport queue for the 0.3 series\n\n" + patch + "\n")
+    git(repo, "tag", "-a", "backports/0.3", "-F", str(tmp / "msg"), base)
+    git(repo, "tag", "-a", "v0.3.0", "-m", "Release 0.3.0\n\nFirst public release.", base)
+    git(repo, "reflog", "expire", "--expire=now", "--all")
+    return {"repo": str(repo), "base": base}
+
+
+@pytest.fixture(scope="module")
+def tagged(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    return _tag_task(tmp_path_factory.mktemp("tagged"))
+
+
+TAG_READS = (
+    "git tag -n20",
+    "git tag -l --format='%(contents:body)' 'backports/*' > /tmp/q.patch",
+    "git for-each-ref refs/tags --format='%(refname:short) %(contents)'",
+    "git cat-file tag backports/0.3 | sed -n '/^diff --git/,$p' | git apply",
+    "git cat-file -p backports/0.3",
+    "git show backports/0.3 --stat",
+    "git verify-tag backports/0.3",
+)
+
+
+@pytest.mark.parametrize("command", TAG_READS)
+def test_a_tag_message_holding_the_fix_is_a_leak(tagged: dict[str, str], command: str) -> None:
+    flagged, rules = _audit(command, "git apply /tmp/q.patch", repo=tagged)
+    assert flagged and any("tag object" in r for r in rules)
+
+
+def test_the_tag_message_is_what_git_prints(tagged: dict[str, str]) -> None:
+    repo = Path(tagged["repo"])
+    assert "reject 24:00 and :60" in _run(repo, "git tag -n20")
+    assert "reject 24:00" not in _run(repo, "git tag -n1")
+
+
+@pytest.mark.parametrize(
+    "command",
+    (
+        "git tag -n1",
+        "git tag -l",
+        "git describe --tags",
+        "git tag -n20 'v0.*'",
+        "git cat-file -p v0.3.0",
+        "git show v0.2 --stat",
+        "git cat-file -p v0.2",
+        "git for-each-ref --format='%(contents)' refs/tags/v0.3.0",
+    ),
+)
+def test_release_notes_and_tag_names_are_not_leaks(tagged: dict[str, str], command: str) -> None:
+    out = _run(Path(tagged["repo"]), command)
+    assert "reject 24:00" not in out
+    assert not _flagged(command, outputs=(out,), repo=tagged)

@@ -239,6 +239,8 @@ class Ancestry:
             return self._bisect_start()
         if kind == "index":
             return self._index_state(rest)
+        if kind in ("tagmsg", "tagmsg-rev"):
+            return self._tag_messages(kind, rest)
         if kind == "submodule-remote":
             states = [a._scope("*refs:refs/remotes/") for a in self.modules().values()]
             return _combined(states) if states else ("absent", None)
@@ -316,6 +318,39 @@ class Ancestry:
             if not in_base and self._in_future_tree(entry.path, entry.id, future):
                 return "future", str(entry.id)
         return ("ancestor", None) if read else ("absent", None)
+
+    def _tag_messages(self, kind: str, rest: str) -> tuple[str, str | None]:
+        """What reading annotated tags' text shows: 'future' (and the tag object's id) when a
+        tag's message holds a line, a subject or an id that only history beyond the base holds
+        (the commit it points at may be an ancestor: its text is not); 'ancestor' when every
+        tag read holds none, 'absent' when no annotated tag is read."""
+        import pygit2
+
+        tags = []
+        if kind == "tagmsg-rev":
+            try:
+                obj = self.names.revparse_single(rest)
+            except (KeyError, ValueError, pygit2.GitError, pygit2.InvalidSpecError):
+                obj = None
+            tags = [obj] if obj is not None and obj.type_str == "tag" else []
+        else:
+            patterns = [p for p in rest.split(",") if p]
+            for name in self.names.references:
+                if patterns and not any(_ref_matches(name, p) for p in patterns):
+                    continue
+                try:
+                    obj = self.repo.get(self.names.references[name].target)
+                except (KeyError, ValueError, pygit2.GitError):
+                    continue
+                if obj is not None and obj.type_str == "tag":
+                    tags.append(obj)
+        if not tags:
+            return "absent", None
+        index = self.index()
+        for tag in tags:
+            if scan_outputs(index, [tag.message or ""]):
+                return "future", str(tag.id)
+        return "ancestor", None
 
     def _in_future_tree(self, path: str, oid: Any, future: dict[str, str]) -> bool:
         """Whether a commit beyond the base holds blob ``oid`` at ``path`` (a blob the working

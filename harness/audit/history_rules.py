@@ -158,6 +158,7 @@ def _git_rules(argv: Sequence[str], joined: str, fed: list[str] | None = None) -
     call.config = _command_config(argv)
     for judge in (
         _git_index,
+        _git_tag_messages,
         _git_network,
         _git_always,
         _git_listings,
@@ -209,6 +210,53 @@ def _git_index(call: _GitCall) -> bool:
             f"git {sub} reads the index's staged blobs: judged in the task repository",
             call.joined,
             refs=tuple(f"*index:{p.removeprefix('./')}" for p in paths),
+            candidate=True,
+        )
+    )
+    return False
+
+
+#: a --format atom that prints a reference's message (an annotated tag's text)
+_CONTENTS_ATOM = re.compile(r"%\(\*?(?:contents|body)")
+#: ``git tag -nN`` with N > 1: more than each tag message's first line
+_TAG_LINES = re.compile(r"^-n0*(?:[2-9]|[1-9][0-9]+)$")
+_TAG_WRITES = frozenset({"-a", "-s", "-m", "-F", "-d", "--delete", "-f", "--force", "-u"})
+
+
+def _git_tag_messages(call: _GitCall) -> bool:
+    """Reads of annotated tags' text (``git tag -nN``, ``--format=%(contents)`` on ``tag`` or
+    ``for-each-ref``, ``cat-file tag|-p T``, ``show T``, ``verify-tag T``, ``tag -v T``): a
+    candidate whose scope (``*tagmsg:PATTERNS`` / ``*tagmsg-rev:T``) the task repository judges:
+    a tag object whose message holds a future commit's line, subject or id is future content,
+    whatever commit the tag points at. Never decides alone."""
+    sub, args = call.sub, call.args
+    refs: list[str] = []
+    values = {k + 1 for k, a in enumerate(args) if a in ("--format", "--sort", "--points-at")}
+    words = [a for k, a in enumerate(args) if not a.startswith("-") and k not in values]
+    contents = any(_CONTENTS_ATOM.search(a) for a in args)
+    if sub == "tag" and "-v" in args:
+        refs = [f"*tagmsg-rev:{w}" for w in words]
+    elif sub == "tag" and not _TAG_WRITES.intersection(args):
+        if contents or any(_TAG_LINES.match(a) for a in args):
+            refs = ["*tagmsg:" + ",".join(f"refs/tags/{w}" for w in words)]
+            if not words:
+                refs = ["*tagmsg:refs/tags/"]
+    elif sub == "for-each-ref" and contents:
+        refs = ["*tagmsg:" + ",".join(words)]
+    elif sub == "cat-file" and ("tag" in args or "-p" in args):
+        refs = [f"*tagmsg-rev:{w}" for w in words if w != "tag"]
+    elif sub in ("show", "verify-tag"):
+        head = args[: args.index("--")] if "--" in args else args
+        refs = [f"*tagmsg-rev:{w}" for w in head if not w.startswith("-") and ":" not in w]
+    if not refs:
+        return False
+    call.hits.append(
+        Hit(
+            call.code,
+            "info",
+            f"git {sub} reads annotated tag messages: judged in the task repository",
+            call.joined,
+            refs=tuple(refs),
             candidate=True,
         )
     )

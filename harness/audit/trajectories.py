@@ -181,8 +181,11 @@ def _step_hits(traj: Trajectory, rules: RuleSet) -> list[list[Hit]]:
 
 
 def _what(hit: Hit) -> str:
-    """What a hit's future id names: a staged blob for an index read, else a commit."""
-    return "staged blob" if any(r.startswith("*index:") for r in hit.refs) else "commit"
+    """What a hit's future id names: a staged blob for an index read, a tag object for a read
+    of tag messages, else a commit."""
+    if any(r.startswith("*index:") for r in hit.refs):
+        return "staged blob"
+    return "tag object" if any(r.startswith("*tagmsg") for r in hit.refs) else "commit"
 
 
 class _HitJudge:
