@@ -272,3 +272,62 @@ def test_release_notes_and_tag_names_are_not_leaks(tagged: dict[str, str], comma
     out = _run(Path(tagged["repo"]), command)
     assert "reject 24:00" not in out
     assert not _flagged(command, outputs=(out,), repo=tagged)
+
+
+# ------------------------------------------------------------- merge state files left in .git
+@pytest.fixture(scope="module")
+def squashed(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A repository where a ``git merge --squash`` of the fix was undone in the work tree only:
+    ``.git/SQUASH_MSG`` still names the fix's id, subject and body."""
+    repo = make_repo(tmp_path_factory.mktemp("squash") / "r")
+    git(repo, "checkout", "-qb", "fix")
+    (repo / "train.py").write_text("print('initials: split on runs of spaces')\n")
+    git(repo, "commit", "-qam", "initials: repeated spaces and hyphenated names")
+    git(repo, "checkout", "-q", "main")
+    git(repo, "merge", "-q", "--squash", "fix")
+    git(repo, "checkout", "-q", "HEAD", "--", ".")  # undone in the files, not the state file
+    git(repo, "branch", "-qD", "fix")
+    return repo
+
+
+def test_squash_msg_is_left_and_commit_no_edit_takes_it(squashed: Path, tmp_path: Path) -> None:
+    text = (squashed / ".git" / "SQUASH_MSG").read_text()
+    assert "repeated spaces and hyphenated names" in text
+    copy = tmp_path / "c"
+    subprocess.run(["cp", "-a", str(squashed), str(copy)], check=True)
+    out = _run(copy, "echo x >> train.py && git commit -qa --no-edit && git log -1 --format=%B")
+    assert "repeated spaces and hyphenated names" in out
+
+
+@pytest.mark.parametrize(
+    "command",
+    (
+        "cat .git/SQUASH_MSG",
+        "sed -n 's/^commit //p' .git/SQUASH_MSG",
+        "git show $(sed -n 's/^commit //p' .git/SQUASH_MSG) -- gorse/badges.py",
+        "less .git/MERGE_MSG",
+        "git cat-file -p $(cat .git/AUTO_MERGE)",
+        "head .git/CHERRY_PICK_HEAD",
+        "git commit -qa --no-edit && git log -1 --format=%B",
+        "git -c core.editor=true commit --no-edit -a",
+    ),
+)
+def test_reading_a_left_merge_message_is_a_leak(command: str) -> None:
+    assert _flagged(command)
+
+
+@pytest.mark.parametrize(
+    "commands",
+    (
+        ("ls -a .git", "git status"),
+        ("git commit -am 'initials: collapse runs of spaces'",),
+        ("git commit --amend --no-edit",),
+        ("git commit --no-edit -F /tmp/msg",),
+        ("git commit -C HEAD --no-edit",),
+        ("git revert --no-commit HEAD", "git commit --no-edit"),
+        ("git stash", "git stash pop", "git commit -a --no-edit"),
+        ("cat .git/COMMIT_EDITMSG",),
+    ),
+)
+def test_own_messages_and_listings_are_not_leaks(commands: tuple[str, ...]) -> None:
+    assert not _flagged(*commands)

@@ -1,9 +1,11 @@
 """The git internals rule of the leak audit (``audit.git_internals_read``): any program but git
-reading ``.git/objects``, ``refs``, ``packed-refs``, ``logs``, ``ORIG_HEAD``, ... (at any depth
+reading ``.git/objects``, ``refs``, ``packed-refs``, ``logs``, ``ORIG_HEAD``, ``SQUASH_MSG``,
+``MERGE_MSG``, ``AUTO_MERGE``, ... (at any depth
 below ``.git``: a mirror or submodule store kept inside it has the same folders), the files of a
 stopped ``git am`` or rebase (``.git/rebase-apply/*``, ``.git/rebase-merge/*`` but their
 counters), git itself run in a repository kept inside ``.git`` (``git -C .git/reference/x.git``),
-or searching ``.git`` recursively."""
+or searching ``.git`` recursively; ``git commit --no-edit`` with no message of its own (it
+takes ``SQUASH_MSG``/``MERGE_MSG``) unless the trajectory started a merge itself."""
 
 from __future__ import annotations
 
@@ -13,12 +15,22 @@ from collections.abc import Sequence
 from evotree.harness.audit.hits import Hit
 from evotree.harness.audit.lexer import SimpleCommand
 
-__all__ = ["internals_hits", "traced_open_hit"]
+__all__ = ["LEFT_MESSAGE", "internals_hits", "traced_open_hit"]
 
+
+#: the rule of a commit that takes its message from a merge or squash git left behind
+LEFT_MESSAGE = "takes the message of a merge or squash left in .git (SQUASH_MSG, MERGE_MSG)"
 
 _GIT_INTERNAL = re.compile(
     r"(?:^|[\s/'\"=(:,])\.git/(?:[^\s'\"]*/)?(objects|refs|packed-refs|logs|ORIG_HEAD|"
-    r"FETCH_HEAD|MERGE_HEAD|worktrees|modules|rr-cache|lost-found|shallow|index)\b"
+    r"FETCH_HEAD|MERGE_HEAD|worktrees|modules|rr-cache|lost-found|shallow|index|"
+    r"SQUASH_MSG|MERGE_MSG|AUTO_MERGE|CHERRY_PICK_HEAD|REVERT_HEAD|REBASE_HEAD)\b"
+)
+#: options that give ``git commit`` its message (or reuse the last commit's): with none of
+#: them, ``--no-edit`` takes the message git left in .git/SQUASH_MSG or MERGE_MSG
+_COMMIT_MESSAGE = re.compile(
+    r"^(?:-[a-zA-Z]*[mFCc]|--(?:message|file|reuse-message|reedit-message|amend|fixup|squash)"
+    r"\b)"
 )
 #: the alternates file names the stores the object store borrows from: a path, no object
 _ALTERNATES = re.compile(r"\.git/objects/info/(?:http-)?alternates$")
@@ -101,6 +113,8 @@ def internals_hits(name: str, cmd: SimpleCommand, joined: str) -> list[Hit]:
     path under ``.git`` counts), or searching or listing ``.git``."""
     argv = cmd.argv
     words = list(argv[1:]) + [t for _, t in cmd.redirects]
+    if name == "git" and "--no-edit" in argv:
+        return _left_message(argv, joined)
     if ".git" not in joined:
         return []
     if name == "git":
@@ -139,6 +153,23 @@ def internals_hits(name: str, cmd: SimpleCommand, joined: str) -> list[Hit]:
     if name == "ls" and any(w.rstrip("/").endswith(".git") for w in words):
         return [Hit("audit.git_internals_read", "warn", "lists .git", joined)]
     return []
+
+
+def _left_message(argv: Sequence[str], joined: str) -> list[Hit]:
+    """``git commit --no-edit`` with no message of its own: git commits with the message a
+    merge or ``merge --squash`` left (``.git/SQUASH_MSG`` names the squashed commits' ids,
+    subjects and bodies) and prints its subject."""
+    k = next((i for i, a in enumerate(argv) if a == "commit"), -1)
+    if k < 0 or any(_COMMIT_MESSAGE.match(a) for a in argv[k + 1 :]):
+        return []
+    return [
+        Hit(
+            "audit.git_internals_read",
+            "high",
+            f"{LEFT_MESSAGE}: git commit --no-edit with no message of its own",
+            joined,
+        )
+    ]
 
 
 def _session_file(words: Sequence[str]) -> str | None:

@@ -23,6 +23,7 @@ git history, and findings grouped by code and run.
 from __future__ import annotations
 
 import os
+import re
 import time
 from collections import Counter
 from collections.abc import Iterable, Sequence
@@ -34,6 +35,7 @@ from evotree.core.findings import Finding, Severity, sort_findings
 from evotree.harness.audit.ancestry import Ancestry, content_hits, future_hashes, resolve_refs
 from evotree.harness.audit.commands import Hit, RuleSet, ShellContext, classify_step, prefilter
 from evotree.harness.audit.errors import UnreadableTrajectory
+from evotree.harness.audit.internals_rules import LEFT_MESSAGE
 from evotree.harness.audit.step_outputs import (
     by_step_output,
     in_own_clone,
@@ -180,6 +182,15 @@ def _step_hits(traj: Trajectory, rules: RuleSet) -> list[list[Hit]]:
     return step_hits
 
 
+#: git commands that leave a merge message (.git/MERGE_MSG, SQUASH_MSG) of the trajectory's own
+_MERGES = re.compile(r"\bgit\b.*\b(?:merge|cherry-pick|revert|pull|rebase|am|stash)\b")
+
+
+def _started_merge(traj: Trajectory, k: int) -> bool:
+    """Whether a step before step ``k`` ran a git command that leaves a merge message."""
+    return any(_MERGES.search(step.command or "") for step in traj.steps[:k])
+
+
 def _what(hit: Hit) -> str:
     """What a hit's future id names: a staged blob for an index read, a tag object for a read
     of tag messages, else a commit."""
@@ -205,6 +216,11 @@ class _HitJudge:
 
     def judge(self, hit: Hit, k: int) -> Hit | None:
         """The hit as kept (raised, lowered or as it was), or None when it is dropped."""
+        if hit.rule.startswith(LEFT_MESSAGE) and _started_merge(self.traj, k):
+            self.verdict.cleared.append(
+                {**hit.to_dict(), "why": "the trajectory started the merge or squash itself"}
+            )
+            return None
         hit = by_what_followed(hit, k, self.listed, self.copied)
         ancestry = self.ancestry
         if hit.refs and hit.code == "audit.git_history_leak" and ancestry is not None:
