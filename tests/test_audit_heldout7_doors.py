@@ -331,3 +331,20 @@ def test_reading_a_left_merge_message_is_a_leak(command: str) -> None:
 )
 def test_own_messages_and_listings_are_not_leaks(commands: tuple[str, ...]) -> None:
     assert not _flagged(*commands)
+
+
+# ------------------------------------------------------------- the index on the file alone
+def _severities(*commands: str) -> list[str]:
+    steps = [Step(c, None) for c in commands]
+    result = audit_trajectories([Trajectory("t", "shell", steps)], hidden_paths=HIDDEN)
+    return [h.severity for h in result.verdicts[0].hits if "index" in h.rule]
+
+
+@pytest.mark.parametrize("command", INDEX_READS)
+def test_an_index_read_alone_is_a_warn(command: str) -> None:
+    assert _severities("git status", command) == ["warn"]
+
+
+@pytest.mark.parametrize("first", ("git add labels.py", "git stash", "git commit -am wip"))
+def test_an_index_read_after_staging_ones_own_is_no_finding(first: str) -> None:
+    assert _severities(first, "git diff --cached") == []

@@ -171,6 +171,8 @@ def _git_rules(argv: Sequence[str], joined: str, fed: list[str] | None = None) -
     return call.hits
 
 
+#: the rule of a read of the index's staged blobs
+INDEX_READ = "reads the index's staged blobs, not the work tree's files"
 #: ``:path``, ``:0:path`` .. ``:3:path``: a blob of the index (``:/text`` is a message search)
 _INDEX_WORD = re.compile(r"^:(?:[0-3]:)?(?!/)(.+)$")
 #: options that make the subcommand read the index's blobs (not the work tree's files)
@@ -183,10 +185,11 @@ _INDEX_FLAGS = {
 
 def _git_index(call: _GitCall) -> bool:
     """Reads of the index's staged blobs (``git show :path``, ``git diff --cached``,
-    ``checkout-index``, ``update-index --no-skip-worktree``): a candidate whose reference scope
-    (``*index:PATH``) the task repository judges: a staged blob that the base's tree does not
-    hold and only history beyond the base holds is future content. Never decides alone: the
-    command's other words are judged as well."""
+    ``checkout-index``, ``update-index --no-skip-worktree``): a warn on the file alone (dropped
+    when the trajectory staged something itself first), whose reference scope (``*index:PATH``)
+    the task repository judges: a staged blob that the base's tree does not hold and a commit
+    beyond the base holds is future content. Never decides alone: the command's other words are
+    judged as well."""
     sub, args = call.sub, call.args
     paths: list[str] | None = None
     if sub in ("show", "cat-file", "unpack-file", "archive", "diff", "grep"):
@@ -206,11 +209,10 @@ def _git_index(call: _GitCall) -> bool:
     call.hits.append(
         Hit(
             call.code,
-            "info",
-            f"git {sub} reads the index's staged blobs: judged in the task repository",
+            "warn",
+            f"{INDEX_READ} (git {sub})",
             call.joined,
             refs=tuple(f"*index:{p.removeprefix('./')}" for p in paths),
-            candidate=True,
         )
     )
     return False

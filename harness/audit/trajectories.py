@@ -35,6 +35,7 @@ from evotree.core.findings import Finding, Severity, sort_findings
 from evotree.harness.audit.ancestry import Ancestry, content_hits, future_hashes, resolve_refs
 from evotree.harness.audit.commands import Hit, RuleSet, ShellContext, classify_step, prefilter
 from evotree.harness.audit.errors import UnreadableTrajectory
+from evotree.harness.audit.history_rules import INDEX_READ
 from evotree.harness.audit.internals_rules import LEFT_MESSAGE
 from evotree.harness.audit.step_outputs import (
     by_step_output,
@@ -191,6 +192,18 @@ def _started_merge(traj: Trajectory, k: int) -> bool:
     return any(_MERGES.search(step.command or "") for step in traj.steps[:k])
 
 
+#: git commands that put the trajectory's own content in the index
+_STAGES = re.compile(
+    r"\bgit\b.*\b(?:add|stage|rm|mv|commit|reset|read-tree|apply\s+--(?:cached|index)|"
+    r"update-index\s+--add|restore\s+--staged|merge|cherry-pick|revert|stash|checkout)\b"
+)
+
+
+def _staged(traj: Trajectory, k: int) -> bool:
+    """Whether a step before step ``k`` ran a git command that stages content of its own."""
+    return any(_STAGES.search(step.command or "") for step in traj.steps[:k])
+
+
 def _what(hit: Hit) -> str:
     """What a hit's future id names: a staged blob for an index read, a tag object for a read
     of tag messages, else a commit."""
@@ -216,6 +229,8 @@ class _HitJudge:
 
     def judge(self, hit: Hit, k: int) -> Hit | None:
         """The hit as kept (raised, lowered or as it was), or None when it is dropped."""
+        if hit.rule.startswith(INDEX_READ) and self.ancestry is None and _staged(self.traj, k):
+            return None  # the index holds what the trajectory staged itself
         if hit.rule.startswith(LEFT_MESSAGE) and _started_merge(self.traj, k):
             self.verdict.cleared.append(
                 {**hit.to_dict(), "why": "the trajectory started the merge or squash itself"}
