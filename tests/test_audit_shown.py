@@ -124,19 +124,28 @@ def test_a_vouch_after_head_moved_does_not_count(leaky: dict[str, str]) -> None:
     assert _walk_severity([("git log --all --oneline", shown), moved]) == "info"
 
 
+def _quoted(commit: str) -> str:
+    """How a task quotes ``commit``: its 7-character abbreviation, longer when that is all digits
+    (a number in a task's text is not read as a hash; about 1 in 27 commits abbreviates so)."""
+    n = 7
+    while commit[:n].isdigit():
+        n += 1
+    return commit[:n]
+
+
 def test_a_message_search_showing_a_commit_the_task_quotes_is_head_history(
     clean: dict[str, str], leaky: dict[str, str]
 ) -> None:
     helper = clean["helper"]
     shown = _out(Path(clean["repo"]), "show", "--stat", ":/round-trip")
     assert helper in shown
-    prompt = f"Fix wrap(). The round-trip test from {helper[:7]} must keep passing."
+    prompt = f"Fix wrap(). The round-trip test from {_quoted(helper)} must keep passing."
     assert not _flagged([("git show --stat ':/round-trip'", shown)], prompt)
     assert _flagged([("git show --stat ':/round-trip'", shown)])  # nothing vouches for it
     # in the leaky repository the youngest match is the fix: not the quoted commit
     leak = _out(Path(leaky["repo"]), "show", "--stat", ":/round-trip")
     assert leaky["fix"] in leak
-    prompt = f"Fix wrap(). The round-trip test from {leaky['helper'][:7]} must keep passing."
+    prompt = f"Fix wrap(). The round-trip test from {_quoted(leaky['helper'])} must keep passing."
     assert _flagged([("git show --stat ':/round-trip'", leak)], prompt)
 
 
