@@ -348,3 +348,13 @@ def test_an_index_read_alone_is_a_warn(command: str) -> None:
 @pytest.mark.parametrize("first", ("git add labels.py", "git stash", "git commit -am wip"))
 def test_an_index_read_after_staging_ones_own_is_no_finding(first: str) -> None:
     assert _severities(first, "git diff --cached") == []
+
+
+def test_staging_earlier_on_the_same_line_is_ones_own() -> None:
+    # mini-swe-agent submits with exactly this line: the index holds the agent's own edits
+    assert (
+        _severities("echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT && git add -A && git diff --cached")
+        == []
+    )
+    # read first, staged after: the read saw an index the agent had not filled
+    assert _severities("git diff --cached && git add -A") == ["warn"]

@@ -199,9 +199,15 @@ _STAGES = re.compile(
 )
 
 
-def _staged(traj: Trajectory, k: int) -> bool:
-    """Whether a step before step ``k`` ran a git command that stages content of its own."""
-    return any(_STAGES.search(step.command or "") for step in traj.steps[:k])
+def _staged(traj: Trajectory, k: int, command: str = "") -> bool:
+    """Whether the trajectory staged content of its own before ``command`` of step ``k``: in an
+    earlier step, or earlier on step ``k``'s own line (``git add -A && git diff --cached``, the
+    way mini-swe-agent submits)."""
+    if any(_STAGES.search(step.command or "") for step in traj.steps[:k]):
+        return True
+    line = (traj.steps[k].command or "") if k < len(traj.steps) else ""
+    at = line.find(command) if command else -1
+    return at > 0 and bool(_STAGES.search(line[:at]))
 
 
 def _what(hit: Hit) -> str:
@@ -229,7 +235,11 @@ class _HitJudge:
 
     def judge(self, hit: Hit, k: int) -> Hit | None:
         """The hit as kept (raised, lowered or as it was), or None when it is dropped."""
-        if hit.rule.startswith(INDEX_READ) and self.ancestry is None and _staged(self.traj, k):
+        if (
+            hit.rule.startswith(INDEX_READ)
+            and self.ancestry is None
+            and _staged(self.traj, k, hit.command)
+        ):
             return None  # the index holds what the trajectory staged itself
         if hit.rule.startswith(LEFT_MESSAGE) and _started_merge(self.traj, k):
             self.verdict.cleared.append(
