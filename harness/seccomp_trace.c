@@ -1001,11 +1001,13 @@ static void squeeze(const char *path, char *into, size_t cap) {
 }
 
 /* Whether a squeezed path goes through a /proc link the tracer cannot follow for the caller:
- * /proc/X/fd, /proc/X/task/Y/fd, their cwd, root and map_files (X: self, thread-self or a pid;
- * not exe, a program, which many programs open as /proc/self/exe),
- * or /dev/fd and /dev/std{in,out,err}. */
+ * an entry of /proc/X/fd or /proc/X/task/Y/fd, their cwd, root and an entry of map_files (X:
+ * self, thread-self or a pid; not exe, a program, which many programs open as /proc/self/exe),
+ * or an entry of /dev/fd and /dev/std{in,out,err}. The folders fd and map_files themselves are
+ * listings of the caller's own descriptors (Python's subprocess opens /proc/self/fd to close
+ * them before every exec): no link is followed. */
 static int proc_link_path(const char *p) {
-    if (!strncmp(p, "/dev/fd", 7) && (!p[7] || p[7] == '/')) return 1;
+    if (!strncmp(p, "/dev/fd/", 8) && p[8]) return 1;
     if (!strncmp(p, "/dev/std", 8)) return 1;
     if (strncmp(p, "/proc/", 6)) return 0;
     const char *q = p + 6;
@@ -1016,7 +1018,9 @@ static int proc_link_path(const char *p) {
         static const char *links[] = {"fd", "cwd", "root", "map_files"};
         for (size_t k = 0; k < sizeof links / sizeof *links; k++) {
             size_t len = strlen(links[k]);
-            if (!strncmp(q, links[k], len) && (!q[len] || q[len] == '/')) return 1;
+            if (strncmp(q, links[k], len) || (q[len] && q[len] != '/')) continue;
+            int folder = links[k][0] == 'f' || links[k][0] == 'm';  /* fd, map_files */
+            return folder ? q[len] == '/' && q[len + 1] : 1;
         }
         if (strncmp(q, "task/", 5)) return 0;
         q += 5;

@@ -498,6 +498,11 @@ for p in ("/proc/self/nothing", "/dev/nothing", "missing.txt"):
         os.open(p, os.O_RDONLY)
     except OSError:
         pass
+# the descriptor folders themselves are listings, not links: subprocess opens /proc/self/fd to
+# close descriptors before every exec
+os.listdir("/proc/self/fd"), os.listdir("/dev/fd"), os.listdir("/proc/self/task")
+import subprocess
+subprocess.run(["true"], check=True)
 print("opened")
 """
 
