@@ -40,13 +40,12 @@ from evotree.core.refs import CHAMPION_REF, JUDGE_REF
 from evotree.core.workspace import Workspace
 from evotree.gates.trust import chain_trust
 from evotree.harness.judge_store import (
-    JudgeStoreError,
     judge_diff,
     judge_files,
     judge_in_force,
     write_judge_from_directory,
 )
-from evotree.harness.judge_store import materialise_judge
+from evotree.harness.judge_store import materialise_judge, tree_judge_files
 from evotree.gates.signing import canonical
 from evotree.gates.signing import sha256_hex
 from evotree.gates.errors import SignoffRefused
@@ -56,7 +55,6 @@ from evotree.gates.statements import new_statement
 from evotree.gates.statements import sign_statement
 from evotree.gates.verify_base import JUDGE_PROMOTION_TYPE
 from evotree.core.gitio import RefRaceLost
-from evotree.core.workspace import under_paths
 from evotree.core.workspace import judge_ref_store, write_judge_commit
 from evotree.gates.policy import policy_at
 from evotree.gates.verify import verify_workspace
@@ -454,7 +452,7 @@ def migrate_judge(ws: Workspace, *, branch: bool = True) -> JudgeMigrationResult
     policy = policy_at(ws, champion, champion_commit)
     judge_paths = list(policy.config.eval.judge_paths)
     repo = ws.git.repo
-    files = _champion_judge_files(repo, champion_commit, judge_paths)
+    files = tree_judge_files(repo, champion_commit, judge_paths)
     if not files:
         raise InvalidState(
             f"the champion {champion} has no files under [eval].judge_paths ({', '.join(judge_paths)})",
@@ -510,33 +508,6 @@ def _signed_champion(ws: Workspace) -> tuple[str, str]:
             fix="run `evotree verify` and restore the champion ref first",
         )
     return report.champion, report.champion_commit
-
-
-def _champion_judge_files(
-    repo: pygit2.Repository, commit: str, judge_paths: list[str]
-) -> dict[str, tuple[bytes, int]]:
-    """The regular files under ``judge_paths`` in ``commit``'s tree (a link or submodule: refused)."""
-    files: dict[str, tuple[bytes, int]] = {}
-    stack = [(repo[commit].peel(pygit2.Tree), "")]
-    while stack:
-        tree, prefix = stack.pop()
-        for entry in tree:
-            rel = prefix + entry.name
-            if entry.filemode == pygit2.GIT_FILEMODE_TREE:
-                stack.append((repo[entry.id], rel + "/"))
-            elif under_paths(rel, judge_paths):
-                if entry.filemode not in (
-                    pygit2.GIT_FILEMODE_BLOB,
-                    pygit2.GIT_FILEMODE_BLOB_EXECUTABLE,
-                ):
-                    raise JudgeStoreError(
-                        f"{rel} in the champion's tree is a symlink or submodule; the judge store "
-                        "holds regular files only",
-                        fix=f"replace {rel} by a regular file on a "
-                        "new version and promote it first",
-                    )
-                files[rel] = (repo[entry.id].data, entry.filemode)
-    return files
 
 
 def _record_migration(

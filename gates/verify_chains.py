@@ -10,6 +10,7 @@ what its ref and the ledger's meta name.
 
 from __future__ import annotations
 
+import hashlib
 from typing import TYPE_CHECKING, Any
 
 from evotree.core.refs import JUDGE_REF
@@ -142,29 +143,6 @@ def check_analyzers_end(
         )
 
 
-def _champion_judge_files(ws: Workspace, policy: Policy, commit: str) -> dict[str, str]:
-    """{path: sha256} of the files under the judge paths of champion ``commit`` (its own config's)."""
-    import hashlib
-
-    import pygit2
-
-    from evotree.core.workspace import under_paths
-
-    paths = list(policy.config.eval.judge_paths)
-    repo = ws.git.repo
-    found: dict[str, str] = {}
-    stack = [(repo[commit].peel(pygit2.Tree), "")]
-    while stack:
-        tree, prefix = stack.pop()
-        for entry in tree:
-            rel = prefix + entry.name
-            if entry.filemode == pygit2.GIT_FILEMODE_TREE:
-                stack.append((repo[entry.id], rel + "/"))
-            elif under_paths(rel, paths):
-                found[rel] = hashlib.sha256(repo[entry.id].data).hexdigest()
-    return found
-
-
 def check_judge_migration(
     ws: Workspace, policy: Policy, data: dict[str, Any], previous: str | None, champion_commit: str
 ) -> list[str]:
@@ -173,7 +151,7 @@ def check_judge_migration(
     Unsigned is enough only because nothing is decided: the chain has no judge yet, and the
     migrated files must be exactly those of the signed champion's judge paths at that point.
     """
-    from evotree.harness.judge_store import judge_files
+    from evotree.harness.judge_store import judge_files, tree_judge_files
 
     reasons: list[str] = []
     if previous is not None:
@@ -190,7 +168,11 @@ def check_judge_migration(
         )
     try:
         moved = {f.path: f.sha256 for f in judge_files(ws.git.repo, target)}
-        expected = _champion_judge_files(ws, policy, champion_commit)
+        paths = list(policy.config.eval.judge_paths)
+        expected = {
+            path: hashlib.sha256(data).hexdigest()
+            for path, (data, _mode) in tree_judge_files(ws.git.repo, champion_commit, paths).items()
+        }
     except Exception as exc:  # noqa: BLE001 - an unreadable commit is a problem, not a crash
         return reasons + [f"its files cannot be read: {exc}"]
     if moved != expected:

@@ -140,6 +140,37 @@ def judge_files(repo: pygit2.Repository, commit: str | pygit2.Oid) -> list[Judge
     return files
 
 
+def tree_judge_files(
+    repo: pygit2.Repository, commit: str | pygit2.Oid, judge_paths: list[str]
+) -> dict[str, tuple[bytes, int]]:
+    """{path: (bytes, filemode)} of the files under ``judge_paths`` in ``commit``'s tree.
+
+    The one walk of a version's judge files: the migration copies them into the judge store and
+    verification compares a recorded migration with them. A link or submodule under the judge
+    paths is refused (:class:`JudgeStoreError`): the judge store holds regular files only.
+    """
+    files: dict[str, tuple[bytes, int]] = {}
+    stack = [(repo[commit].peel(pygit2.Tree), "")]
+    while stack:
+        tree, prefix = stack.pop()
+        for entry in tree:
+            rel = prefix + entry.name
+            if entry.filemode == pygit2.GIT_FILEMODE_TREE:
+                stack.append((repo[entry.id], rel + "/"))
+            elif under_paths(rel, judge_paths):
+                if entry.filemode not in (
+                    pygit2.GIT_FILEMODE_BLOB,
+                    pygit2.GIT_FILEMODE_BLOB_EXECUTABLE,
+                ):
+                    raise JudgeStoreError(
+                        f"{rel} in the version's tree is a symlink or submodule; the judge store "
+                        "holds regular files only",
+                        fix=f"replace {rel} by a regular file on a new version and promote it first",
+                    )
+                files[rel] = (repo[entry.id].data, entry.filemode)
+    return files
+
+
 def check_judge_commit(repo: pygit2.Repository, commit: str | pygit2.Oid) -> int:
     """The number of files of a judge commit, after checking it exists and holds only safe paths
     and regular files (no blob is read); :class:`JudgeStoreError` otherwise."""
