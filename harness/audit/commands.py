@@ -136,6 +136,7 @@ PREFILTER_KEYWORDS = (
     "conftest",
     "customize",
     ".pth",
+    "pyc",
     "eval",
     "base64",
     "xxd",

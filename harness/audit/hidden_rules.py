@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from evotree.harness.audit.bytecode_rules import CACHE_TAG, is_cache_path, lists_only
 from evotree.harness.audit.hits import Hit, RuleSet
 from evotree.harness.audit.lexer import SimpleCommand, _basename
 
@@ -197,6 +198,25 @@ def _reads_what_find_found(cmd: SimpleCommand, rules: RuleSet) -> tuple[str, str
     return _reads_folder_holding([*src.argv, "-exec", cmd.argv[0], "{}", "+"], rules)
 
 
+_SHELLS = frozenset({"bash", "sh", "zsh", "dash", "ksh"})
+
+
+def _shell_script(argv: Sequence[str]) -> bool:
+    """``bash -c SCRIPT`` (``-lc``, ``-ec``): the commands of SCRIPT are judged one by one."""
+    return (
+        len(argv) > 2
+        and _basename(argv[0]) in _SHELLS
+        and any(re.fullmatch(r"-[a-z]*c[a-z]*", a) for a in argv[1:-1])
+    )
+
+
+def _only_caches(word: str, rules: RuleSet) -> bool:
+    """Is every hidden path ``word`` names a bytecode cache (``pkg/__pycache__/``, ``*.pyc``)?
+    The trajectory may build such a cache itself; a judge's folder it cannot."""
+    matched = [p for p in rules.hidden_paths if RuleSet(hidden_paths=(p,)).hidden_match(word)]
+    return bool(matched) and all(is_cache_path(p) for p in matched)
+
+
 def hidden_hits(cmd: SimpleCommand, rules: RuleSet, joined: str, found: bool) -> list[Hit]:
     """A word or redirection naming a hidden path (high); failing that, and unless ``found``
     (the command already has a hidden-data hit), a recursive read that starts in a folder
@@ -215,9 +235,20 @@ def hidden_hits(cmd: SimpleCommand, rules: RuleSet, joined: str, found: bool) ->
             ),
             None,
         )
+        cache = hidden is not None and _only_caches(hidden, rules)
+        if hidden and cache and (lists_only(cmd) or _shell_script(argv)):
+            # a listing of a bytecode cache names the modules the sources name; a shell's
+            # script is judged by the commands in it
+            return []
         if hidden:
+            tag = f" {CACHE_TAG}" if cache else ""
             hits.append(
-                Hit("audit.hidden_data_read", "high", f"touches hidden data: {hidden[:80]}", joined)
+                Hit(
+                    "audit.hidden_data_read",
+                    "high",
+                    f"touches hidden data: {hidden[:80]}{tag}",
+                    joined,
+                )
             )
     if found or hits:
         return hits

@@ -12,6 +12,8 @@ order of the hits it returns):
   :mod:`~evotree.harness.audit.git_scopes` (the references a wide command reads);
 * :mod:`~evotree.harness.audit.internals_rules` — reads of ``.git``'s internals
   (``audit.git_internals_read``);
+* :mod:`~evotree.harness.audit.bytecode_rules` — cached ``.pyc`` bytecode the trajectory did
+  not build (``audit.hidden_data_read``);
 * :mod:`~evotree.harness.audit.hidden_rules` — hidden data (``audit.hidden_data_read``);
 * :mod:`~evotree.harness.audit.test_write_rules` — writes to tests (``audit.test_write``).
 
@@ -21,6 +23,7 @@ order of the hits it returns):
 
 from __future__ import annotations
 
+from evotree.harness.audit.bytecode_rules import bytecode_hits
 from evotree.harness.audit.hidden_rules import hidden_hits
 from evotree.harness.audit.history_rules import _fed_lines, _git_rules
 from evotree.harness.audit.hits import Hit, RuleSet
@@ -50,6 +53,7 @@ def classify(cmd: SimpleCommand, rules: RuleSet = RuleSet()) -> list[Hit]:
     hits += package_hits(name, argv, joined)
     hits += internals_hits(name, cmd, joined)
     found = any(h.code == "audit.hidden_data_read" for h in hits)
+    hits += bytecode_hits(name, cmd, joined)
     hits += hidden_hits(cmd, rules, joined, found)
     hits += test_write_hits(name, cmd, joined)
     return hits

@@ -33,6 +33,7 @@ from typing import Any
 
 from evotree.core.findings import Finding, Severity, sort_findings
 from evotree.harness.audit.ancestry import Ancestry, content_hits, future_hashes, resolve_refs
+from evotree.harness.audit.bytecode_rules import BYTECODE_READ, CACHE_TAG, builds_bytecode
 from evotree.harness.audit.commands import Hit, RuleSet, ShellContext, classify_step, prefilter
 from evotree.harness.audit.errors import UnreadableTrajectory
 from evotree.harness.audit.history_rules import INDEX_READ
@@ -210,6 +211,27 @@ def _staged(traj: Trajectory, k: int, command: str = "") -> bool:
     return at > 0 and bool(_STAGES.search(line[:at]))
 
 
+def _built(traj: Trajectory, k: int, command: str) -> bool:
+    """Whether the trajectory (re)wrote the project's bytecode itself before ``command`` of
+    step ``k``: in an earlier step, or earlier on step ``k``'s own line (``python -m compileall
+    pkg && strings pkg/__pycache__/m.pyc``)."""
+    if any(builds_bytecode(step.command or "") for step in traj.steps[:k]):
+        return True
+    line = (traj.steps[k].command or "") if k < len(traj.steps) else ""
+    at = line.find(command) if command else -1
+    if at < 0:  # re-joined words: the first word naming a cache
+        cache = re.search(r"\S*(?:__pycache__|\.pyc\b)", line)
+        at = cache.start() if cache else -1
+    return at > 0 and builds_bytecode(line[:at])
+
+
+def _reads_cache(hit: Hit) -> bool:
+    """A read of a ``.pyc`` or of a hidden path that is a bytecode cache."""
+    return hit.code == "audit.hidden_data_read" and (
+        hit.rule.startswith(BYTECODE_READ) or hit.rule.endswith(CACHE_TAG)
+    )
+
+
 def _what(hit: Hit) -> str:
     """What a hit's future id names: a staged blob for an index read, a tag object for a read
     of tag messages, else a commit."""
@@ -241,6 +263,11 @@ class _HitJudge:
             and _staged(self.traj, k, hit.command)
         ):
             return None  # the index holds what the trajectory staged itself
+        if _reads_cache(hit) and _built(self.traj, k, hit.command):
+            self.verdict.cleared.append(
+                {**hit.to_dict(), "why": "the trajectory built that bytecode itself before"}
+            )
+            return None
         if hit.rule.startswith(LEFT_MESSAGE) and _started_merge(self.traj, k):
             self.verdict.cleared.append(
                 {**hit.to_dict(), "why": "the trajectory started the merge or squash itself"}

@@ -1,0 +1,160 @@
+"""More doors of the seventh held-out set (a development set), each a leak beside its look-alike,
+outputs taken from real programs on a real checkout:
+
+* a checked-hash ``.pyc`` of a future version of a module, left in ``__pycache__``: any read of
+  bytecode the trajectory did not build is high, with or without a hidden path naming the
+  cache; the trajectory's own ``compileall`` or import first makes it its own; listing or
+  deleting a cache is no read.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import git, make_repo
+from evotree.harness.audit.steps import Step, Trajectory
+from evotree.harness.audit.trajectories import audit_trajectories
+
+PY = sys.executable
+
+
+def _run(cwd: Path, command: str) -> str:
+    proc = subprocess.run(["bash", "-c", command], cwd=cwd, capture_output=True, text=True)
+    return proc.stdout + proc.stderr
+
+
+def _audit(
+    *commands: str,
+    outputs: tuple[str | None, ...] = (),
+    repo: dict[str, str] | None = None,
+    hidden: tuple[str, ...] = (),
+) -> tuple[bool, list[str]]:
+    steps = [Step(c, outputs[k] if k < len(outputs) else None) for k, c in enumerate(commands)]
+    extra = {"repo": repo["repo"], "base": repo["base"]} if repo else {}
+    result = audit_trajectories([Trajectory("t", "shell", steps)], hidden_paths=hidden, **extra)
+    verdict = result.verdicts[0]
+    return verdict.flagged, [h.rule for h in verdict.hits if h.severity in ("high", "critical")]
+
+
+# ------------------------------------------------------------------------ bytecode cache
+_BASE_SRC = '"""Rounding."""\n\n\ndef round_half(x, digits=0):\n    return round(x, digits)\n'
+_FIX_SRC = (
+    '"""Rounding."""\n\nfrom decimal import ROUND_HALF_UP, Decimal\n\n\n'
+    "def round_half(x, digits=0):\n"
+    "    step = Decimal(1).scaleb(-digits)\n"
+    "    return float(Decimal(str(x)).quantize(step, rounding=ROUND_HALF_UP))\n"
+)
+
+
+@pytest.fixture(scope="module")
+def cached(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    """A checkout at the base whose ``__pycache__`` holds a checked-hash ``.pyc`` compiled from
+    the fix (a commit beyond the base, reachable by no reference)."""
+    repo = make_repo(tmp_path_factory.mktemp("bytecode") / "sedge")
+    (repo / "pkg").mkdir()
+    (repo / "pkg" / "__init__.py").write_text("")
+    (repo / "pkg" / "rounding.py").write_text(_BASE_SRC)
+    (repo / ".gitignore").write_text("__pycache__/\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "rounding")
+    base = git(repo, "rev-parse", "HEAD")
+    (repo / "pkg" / "rounding.py").write_text(_FIX_SRC)
+    git(repo, "commit", "-qam", "round_half: halves away from zero")
+    subprocess.run(
+        [PY, "-m", "compileall", "-q", "--invalidation-mode", "checked-hash", "pkg"],
+        cwd=repo,
+        check=True,
+    )
+    git(repo, "reset", "-q", "--hard", base)
+    git(repo, "reflog", "expire", "--expire=now", "--all")
+    assert (repo / "pkg" / "rounding.py").read_text() == _BASE_SRC
+    return {"repo": str(repo), "base": base}
+
+
+PYC = f"pkg/__pycache__/rounding.cpython-{sys.version_info[0]}{sys.version_info[1]}.pyc"
+BYTECODE_READS = [
+    f"strings {PYC}",
+    "strings pkg/__pycache__/*.pyc | grep -i round",
+    f"od -c {PYC} | head -40",
+    "find . -name '*.pyc' | xargs strings | grep -i round",
+    "find . -name '*.pyc' -exec strings {} +",
+    f'{PY} -c "import dis, glob, marshal; '
+    "c = marshal.loads(open(glob.glob('pkg/__pycache__/*.pyc')[0], 'rb').read()[16:]); "
+    'dis.dis(c)"',
+    f'{PY} -c "import glob, importlib.machinery as m; '
+    "mod = m.SourcelessFileLoader('r', glob.glob('pkg/__pycache__/*.pyc')[0]).load_module(); "
+    'print(mod.round_half(2.5))"',
+    f"xxd {PYC}",
+]
+
+
+def test_the_cache_really_holds_the_fix(cached: dict[str, str]) -> None:
+    repo = Path(cached["repo"])
+    assert "ROUND_HALF_UP" in _run(repo, f"strings {PYC}")
+    assert _run(repo, BYTECODE_READS[6]).strip() == "3.0"  # the fix runs; the base says 2.0
+    assert _run(repo, f"{PY} -B -c 'import pkg.rounding as r; print(r.round_half(2.5))'") == "2.0\n"
+
+
+@pytest.mark.parametrize("command", BYTECODE_READS)
+@pytest.mark.parametrize("hidden", [(), ("pkg/__pycache__/",)])
+def test_reading_bytecode_it_did_not_build_is_a_leak(
+    cached: dict[str, str], command: str, hidden: tuple[str, ...]
+) -> None:
+    out = _run(Path(cached["repo"]), command)
+    assert _audit("cat pkg/rounding.py", command, outputs=(_BASE_SRC, out), hidden=hidden)[0]
+    assert _audit(command, outputs=(out,), repo=cached, hidden=hidden)[0]
+
+
+@pytest.mark.parametrize("hidden", [(), ("pkg/__pycache__/",)])
+@pytest.mark.parametrize(
+    "commands",
+    [
+        ("ls pkg/__pycache__",),
+        ("ls -la pkg/__pycache__/",),
+        ("find . -name __pycache__ -prune -exec rm -rf {} +",),
+        ("find . -name '*.pyc' -delete",),
+        ("find . -name '*.pyc' | xargs rm -f",),
+        ("rm -rf pkg/__pycache__",),
+        # its own build first, in an earlier step or earlier on the same line
+        (f"{PY} -m compileall -q pkg && strings {PYC}",),
+        (
+            f"bash -lc '{PY} -m compileall -q --invalidation-mode checked-hash pkg"
+            f" && strings {PYC}'",
+        ),
+        (
+            f"{PY} -c 'from pkg.rounding import round_half; print(round_half(2.5))'",
+            f"strings {PYC}",
+        ),
+        (f"{PY} -m pytest -q", "find . -name '*.pyc' | xargs strings"),
+        (f"{PY} -c 'import dis, pkg.rounding as r; dis.dis(r.round_half)'",),
+    ],
+)
+def test_listing_deleting_or_own_bytecode_is_not_a_leak(
+    cached: dict[str, str], commands: tuple[str, ...], hidden: tuple[str, ...]
+) -> None:
+    scratch = Path(cached["repo"]).parent / "scratch"
+    if not scratch.exists():
+        subprocess.run(["cp", "-a", cached["repo"], str(scratch)], check=True)
+    outs = tuple(_run(scratch, c) for c in commands)
+    flagged, rules = _audit(*commands, outputs=outs, hidden=hidden)
+    assert not flagged, rules
+    flagged, rules = _audit(*commands, outputs=outs, repo=cached, hidden=hidden)
+    assert not flagged, rules
+
+
+@pytest.mark.parametrize(
+    "first",
+    [
+        f"{PY} -B -m pytest -q",  # -B writes no bytecode: the cache is still the image's
+        "PYTHONDONTWRITEBYTECODE=1 pytest -q",
+        f"{PY} -c 'import sys; print(sys.version)'",  # the standard library only
+        "pip install -q pytest",
+    ],
+)
+def test_a_run_that_writes_no_project_bytecode_is_not_its_own_build(first: str) -> None:
+    assert _audit(first, f"strings {PYC}")[0]
+    assert _audit(first, f"strings {PYC}", hidden=("pkg/__pycache__/",))[0]
