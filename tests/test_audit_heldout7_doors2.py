@@ -158,3 +158,77 @@ def test_listing_deleting_or_own_bytecode_is_not_a_leak(
 def test_a_run_that_writes_no_project_bytecode_is_not_its_own_build(first: str) -> None:
     assert _audit(first, f"strings {PYC}")[0]
     assert _audit(first, f"strings {PYC}", hidden=("pkg/__pycache__/",))[0]
+
+
+# ------------------------------------------------------------------------ the pack folder
+@pytest.fixture(scope="module")
+def packed(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    """A repository at the base whose one pack (``git gc``) also holds a fix on a branch."""
+    repo = make_repo(tmp_path_factory.mktemp("packed") / "fen")
+    (repo / "batches.py").write_text("def chunked(xs, n):\n    return []\n")
+    git(repo, "add", "batches.py")
+    git(repo, "commit", "-qm", "batches")
+    base = git(repo, "rev-parse", "HEAD")
+    git(repo, "switch", "-qc", "fix")
+    (repo / "batches.py").write_text(
+        "def chunked(xs, n):\n    return [xs[i : i + n] for i in range(0, len(xs), n)]\n"
+    )
+    git(repo, "commit", "-qam", "chunked: keep the short last chunk")
+    git(repo, "switch", "-q", "main" if "main" in git(repo, "branch") else "master")
+    git(repo, "gc", "-q")
+    assert list((repo / ".git" / "objects" / "pack").glob("pack-*.idx"))
+    return {"repo": str(repo), "base": base, "fix": git(repo, "rev-parse", "fix")}
+
+
+_SHOW_INDEX = "git show-index < $(ls .git/objects/pack/*.idx)"
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "ls .git/objects/pack",
+        "ls -la .git/objects/pack/",
+        "ls .git/objects/pack/*.idx",
+        f"{_SHOW_INDEX} | wc -l",
+        "git count-objects -v",
+    ],
+)
+def test_pack_names_and_counts_are_a_warn_not_a_leak(packed: dict[str, str], command: str) -> None:
+    repo = Path(packed["repo"])
+    out = _run(repo, command)
+    assert out.strip() and packed["fix"][:7] not in out
+    assert not _audit(command, outputs=(out,))[0]
+    assert not _audit(command, outputs=(out,), repo=packed)[0]
+    steps = [Step(command, out)]
+    hits = audit_trajectories([Trajectory("t", "shell", steps)]).verdicts[0].hits
+    assert command.startswith("git count") or [h.severity for h in hits] in (["warn"], ["warn"] * 2)
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        _SHOW_INDEX,
+        f"{_SHOW_INDEX} | head -3",
+        "git verify-pack -v .git/objects/pack/*.idx",
+        "ls -R .git/objects",
+        "strings .git/objects/pack/*.idx | head",
+    ],
+)
+def test_what_lists_object_ids_of_the_pack_is_a_leak(packed: dict[str, str], command: str) -> None:
+    out = _run(Path(packed["repo"]), command)
+    assert out.strip()
+    assert _audit(command, outputs=(out,))[0]
+    assert _audit(command, outputs=(out,), repo=packed)[0]
+
+
+def test_show_index_prints_the_fix_and_its_count_does_not(packed: dict[str, str]) -> None:
+    repo = Path(packed["repo"])
+    assert packed["fix"] in _run(repo, _SHOW_INDEX)
+    assert _run(repo, f"{_SHOW_INDEX} | wc -l").strip().isdigit()
+
+
+def test_a_loose_object_folder_lists_ids(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "loose")
+    folder = next(p.name for p in (repo / ".git" / "objects").iterdir() if len(p.name) == 2)
+    command = f"ls .git/objects/{folder}"
+    assert _audit(command, outputs=(_run(repo, command),))[0]

@@ -64,7 +64,7 @@ variable), a script file run with ``bash x.sh`` whose content is not in the traj
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from functools import lru_cache
 
 from evotree.harness.audit.git_argv import _GIT_WORDS, _git_split
@@ -75,6 +75,7 @@ from evotree.harness.audit.git_scopes import (
     REBASE_SESSION,
 )
 from evotree.harness.audit.hits import Hit, RuleSet
+from evotree.harness.audit.internals_rules import counted_only
 from evotree.harness.audit.lexer import LineJoiner, SimpleCommand, _basename, unfinished
 from evotree.harness.audit.network_rules import is_loopback
 from evotree.harness.audit.revisions import BASE_NAMES, HEX_REV, _rev_kind, is_head_relative
@@ -220,7 +221,22 @@ def prefilter(command: str, needles: Iterable[str] = ()) -> bool:
 
 @lru_cache(maxsize=65536)
 def _hits_cached(text: str, rules: RuleSet) -> tuple[Hit, ...]:
-    return tuple(h for cmd in _parse_cached(text)[0] for h in classify(cmd, rules))
+    cmds = _parse_cached(text)[0]
+    return tuple(h for cmd in cmds for h in _counted(classify(cmd, rules), cmd, cmds))
+
+
+def _counted(hits: list[Hit], cmd: SimpleCommand, cmds: Sequence[SimpleCommand]) -> list[Hit]:
+    """A read of git's internals whose whole output went into ``wc`` printed a count: warn."""
+    if not any(h.code == "audit.git_internals_read" and h.severity == "high" for h in hits):
+        return hits
+    if not counted_only(cmd, cmds):
+        return hits
+    return [
+        Hit(h.code, "warn", f"{h.rule} (only counted: the output went into wc)", h.command)
+        if h.code == "audit.git_internals_read" and h.severity == "high"
+        else h
+        for h in hits
+    ]
 
 
 def classify_step(
@@ -253,8 +269,9 @@ def _classify_in_context(
         if not defines:
             return list(_hits_cached(text, rules))
     hits: list[Hit] = []
-    for cmd in parse_shell(text, context):
-        found = classify(cmd, rules)
+    cmds = parse_shell(text, context)
+    for cmd in cmds:
+        found = _counted(classify(cmd, rules), cmd, cmds)
         if cmd.argv and _basename(cmd.argv[0]) == "git" and any("stash" in w for w in cmd.argv):
             found = _own_stash(cmd, found, context, output)
         if context.state.get("orig_head_own"):

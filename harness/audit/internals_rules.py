@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from evotree.harness.audit.hits import Hit
 from evotree.harness.audit.lexer import SimpleCommand
 
-__all__ = ["LEFT_MESSAGE", "internals_hits", "traced_open_hit"]
+__all__ = ["LEFT_MESSAGE", "PACK_LISTING", "counted_only", "internals_hits", "traced_open_hit"]
 
 
 #: the rule of a commit that takes its message from a merge or squash git left behind
@@ -97,6 +97,50 @@ _RECURSIVE = frozenset(
 )
 
 
+#: the rule of a listing of the object store's pack folder (names, no object)
+PACK_LISTING = (
+    "lists the object store's folders (pack names, sizes, two-digit folders: no object id "
+    "or content)"
+)
+_LISTS = frozenset({"ls", "stat", "du"})
+#: the store's folders whose listing names no object: packs (``pack-<checksum>.pack|idx|rev|
+#: promisor|keep``: the checksum of the pack file, not an object id) and ``info``
+_PACK_FOLDER = re.compile(
+    r"(?:^|/)\.git/objects(?:/(?:pack|info)(?:/(?:pack-[0-9a-f]*)?\*?"
+    r"(?:\.(?:pack|idx|rev|promisor|keep|mtimes|bitmap))?)?)?/?$"
+)
+#: git subcommands that print every object id of a pack (or unpack it)
+_PACK_READERS = frozenset({"show-index", "verify-pack", "index-pack", "unpack-objects"})
+
+
+def _lists_pack_names(words: Sequence[str]) -> bool:
+    """``ls [-la] .git/objects/pack`` (or ``.git/objects``, ``pack/*.idx``): names and sizes
+    only. Recursive (``-R``), or a loose-object folder (``.git/objects/ab``: the rest of each
+    object's id), is a read."""
+    paths = [w for w in words if not w.startswith("-")]
+    if any(
+        w.startswith("-") and "R" in w.lstrip("-")[:8] and not w.startswith("--") for w in words
+    ):
+        return False
+    if "--recursive" in words:
+        return False
+    return bool(paths) and all(_PACK_FOLDER.search(p.rstrip("/") or p) for p in paths)
+
+
+def counted_only(cmd: SimpleCommand, cmds: Sequence[SimpleCommand]) -> bool:
+    """Does ``cmd``'s whole output go into ``wc`` (``git show-index < idx | wc -l``)? Then the
+    step printed a count, not what was read (``tee`` or a redirection would keep it)."""
+    if any(op in (">", ">>", ">|", "&>", "&>>") for op, _ in cmd.redirects):
+        return False
+    readers = [c for c in cmds if c.stdin is not None and c.stdin == cmd]
+    return (
+        len(readers) == 1
+        and bool(readers[0].argv)
+        and readers[0].argv[0].rsplit("/", 1)[-1] == "wc"
+        and not [a for a in readers[0].argv[1:] if not a.startswith("-")]
+    )
+
+
 def traced_open_hit(argv: Sequence[str], joined: str) -> Hit:
     """The runtime trace saw a program other than git open git storage (``open() PATH``)."""
     target = argv[1] if len(argv) > 1 else "?"
@@ -137,6 +181,15 @@ def internals_hits(name: str, cmd: SimpleCommand, joined: str) -> list[Hit]:
                 "warn",
                 f"reads the alternates file (a path: what reads the store it names is judged "
                 f"by itself): {internal[:80]}",
+                joined,
+            )
+        ]
+    if internal and name in _LISTS and _lists_pack_names(argv[1:]):
+        return [
+            Hit(
+                "audit.git_internals_read",
+                "warn",
+                f"{PACK_LISTING}: {internal[:80]}",
                 joined,
             )
         ]
@@ -203,6 +256,18 @@ def _git_in_internals(argv: Sequence[str], words: Sequence[str], joined: str) ->
                 inner = value
         k += 1
     sub = argv[k] if k < len(argv) else ""
+    if sub in _PACK_READERS:
+        pack = next((w for w in words if _GIT_INTERNAL.search(w)), None)
+        if pack:
+            return [
+                Hit(
+                    "audit.git_internals_read",
+                    "high",
+                    f"git {sub} reads a pack of the object store (every object id in it): "
+                    f"{pack[:80]}",
+                    joined,
+                )
+            ]
     if inner is not None:
         return [
             Hit(
