@@ -78,8 +78,11 @@ def ceiling(model: SimModel, loops: int, seed: int) -> dict[str, Any]:
     return {"finals": finals, "runs": 0}
 
 
-def greedy_k(k: int, model: SimModel, loops: int, seed: int) -> dict[str, Any]:
-    """Keep if the mean of ``k`` candidate runs beats the mean of the champion's last ``k``."""
+def greedy_k(
+    k: int, model: SimModel, loops: int, seed: int, margin: float = 0.0
+) -> dict[str, Any]:
+    """Keep if the mean of ``k`` candidate runs beats the mean of the champion's last ``k`` (by
+    more than ``margin``: a fixed-sample test, bench/decision_goal_bound.py)."""
     rng = np.random.default_rng([seed, 2, k])
     finals, neutral, neutral_kept, below, runs = [], 0, 0, 0, 0
     for pool, effects in _draws(model, Proposals(), loops, seed):
@@ -89,7 +92,7 @@ def greedy_k(k: int, model: SimModel, loops: int, seed: int) -> dict[str, Any]:
         for effect in effects:
             score = evaluate(model, pool, quality + effect, k, rng).mean()
             runs += k
-            kept = score > champion
+            kept = score > champion + margin
             neutral += effect == 0
             neutral_kept += kept and effect == 0
             if kept:
@@ -373,6 +376,7 @@ def main() -> None:
     p.add_argument("--loopsim", type=Path, help="bench/loopsim_run.py --json output of the gate")
     p.add_argument("--rule", default="evotree-gate", help="the gate's name in --loopsim")
     p.add_argument("--record", type=Path, help="write the bench/results record here")
+    p.add_argument("--jobs", type=int, default=2, help="worker processes (one per noise level)")
     p.add_argument(
         "--set",
         action="append",
@@ -396,7 +400,7 @@ def main() -> None:
         out = json.loads(args.json.read_text())
     else:
         started = time.monotonic()
-        with ProcessPoolExecutor(2) as pool:
+        with ProcessPoolExecutor(max(1, args.jobs)) as pool:
             futures = {
                 f"{f}x": pool.submit(
                     one_noise, f, args.loops, args.seeds, args.trials, rule, levers

@@ -29,7 +29,8 @@ Where the two worlds differ (docs/benchmarks/decision-goal.md):
   ``patience`` > 0 the adapter's ``stop_loop`` restates it (off by default: the gate alone).
 
 Levers under study, off by default: ``make(rule={...})`` (``ScoreRule`` settings other than the
-shipped ones) and ``reuse_promotion_runs`` / ``curse_shift`` (a new champion keeps its promotion
+shipped ones, among them the decision-theoretic rule of :mod:`evotree.gates.bayes`, ``bayes``
+and ``bayes_cost``, whose prior the adapter fits from the loop's earlier proposals' last looks) and ``reuse_promotion_runs`` / ``curse_shift`` (a new champion keeps its promotion
 runs, shifted down by a winner's-curse correction; docs/benchmarks/decision-goal.md).
 """
 
@@ -42,7 +43,8 @@ from typing import Any
 import numpy as np
 
 from evotree.diagnostics.stats import SpreadTerm, difference, pooled_spread, spread_term
-from evotree.gates.score import ScoreRule, decide_score
+from evotree.gates.bayes import decide
+from evotree.gates.score import ScoreRule
 from loopsim import Action, LoopInfo, LoopState, Outcome, State
 
 __all__ = ["EvotreeGate", "make"]
@@ -90,10 +92,17 @@ class EvotreeGate:
         self.promoted = False
         self.shift = 0.0  # the reused runs' correction (score units), of the champion in hand
         self.passed_shift = 0.0  # the same, of the candidate the gate just passed
+        #: (observed Δ, SE) at each earlier proposal's last look: the decision-theoretic rule's
+        #: empirical-Bayes prior (``rule.bayes``; unused by the shipped gate)
+        self.history: list[tuple[float, float]] = []
+        self.look: tuple[float, float] | None = None
 
     def end_proposal(self, outcome: Outcome) -> None:
         """File the finished version's runs with the tree (its spread is the tree's from now)."""
         last, self.last, self.pending = self.last, None, []
+        if self.look is not None:
+            self.history.append(self.look)
+            self.look = None
         if last is None:
             return
         if outcome.decision == "promote":
@@ -137,7 +146,8 @@ class EvotreeGate:
             a, b, spread=spread, confidence=1 - 2 * rule.alpha, threshold=rule.min_delta
         )
         left = max(0, rule.max_runs - fresh) if self.champion_budget else None
-        decision = decide_score(diff, rule, champion_runs_left=left)
+        self.look = (float(diff.delta), float(diff.se))
+        decision = decide(diff, rule, history=self.history, champion_runs_left=left)
         self.verdicts[decision.verdict] = self.verdicts.get(decision.verdict, 0) + 1
         if decision.passed:
             sd_b = diff.sd[1] if diff.sd[1] is not None else 0.0

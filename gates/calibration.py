@@ -13,7 +13,8 @@ What decides is the real code: every comparison is
 :func:`evotree.diagnostics.stats.difference` (the one computation behind ``compare``,
 ``diagnose``, ``gates`` and the reports) on the simulated score matrices, with the run-to-run
 spread pooled by :func:`evotree.diagnostics.stats.pooled_spread` over the loop's comparable runs,
-and :func:`evotree.gates.score.decide_score` decides; the simulated agent does exactly what the
+and :func:`evotree.gates.score.decide_score` decides (or, with ``ScoreRule.bayes``, the
+decision-theoretic rule of :mod:`evotree.gates.bayes`); the simulated agent does exactly what the
 gate says (``next_seeds``: the next look's seeds of the candidate and of the champion), stops on
 ``futile``/``fail`` and re-runs a new champion ``champion_seeds`` times before comparing with it.
 
@@ -43,7 +44,8 @@ from evotree.diagnostics.stats import (
     pooled_spread,
     spread_term,
 )
-from evotree.gates.score import ScoreRule, decide_score
+from evotree.gates.bayes import decide
+from evotree.gates.score import ScoreRule
 from evotree.gates.score import _se_at
 from evotree.gates.score import pass_margin
 
@@ -250,6 +252,9 @@ class _Loop:
         self.deadlocked = False
         self.prior: tuple[np.ndarray, np.ndarray] | None = None  # (effects, weights): the oracle's
         self.promoted_se = 0.0  # SE of the last passed candidate's mean (the curse correction)
+        #: (observed Δ, SE) at the end of each earlier comparison: the decision-theoretic rule's
+        #: empirical-Bayes prior (unused by the shipped gate)
+        self.history: list[tuple[float, float]] = []
 
     def run(self, quality: float, n: int, noise: float = 1.0) -> np.ndarray:
         self.stats.runs += n
@@ -276,6 +281,13 @@ class _Loop:
 
     def compare(self, effect: float, noise: float = 1.0) -> tuple[bool, np.ndarray]:
         """Compare one proposal with the champion as the gate directs; (promoted, candidate runs)."""
+        self.last: tuple[float, float] | None = None
+        out = self._compare(effect, noise)
+        if self.last is not None:
+            self.history.append(self.last)
+        return out
+
+    def _compare(self, effect: float, noise: float = 1.0) -> tuple[bool, np.ndarray]:
         rule = self.rule
         candidate = self.run(self.quality + effect, rule.seeds_needed, noise)
         while True:
@@ -286,7 +298,10 @@ class _Loop:
                 confidence=1 - 2 * rule.alpha,
                 threshold=rule.min_delta,
             )
-            decision = decide_score(d, rule, champion_runs_left=self.champion_runs_left())
+            self.last = (float(d.delta), float(d.se))
+            decision = decide(
+                d, rule, history=self.history, champion_runs_left=self.champion_runs_left()
+            )
             if decision.passed:
                 sd_b = d.sd[1] if d.sd[1] is not None else 0.0
                 self.promoted_se = float(sd_b) / math.sqrt(max(1, candidate.shape[0]))

@@ -88,6 +88,18 @@ class ScoreRule:
     #: the most runs (since its promotion) the champion is topped up to at later looks; 0: as
     #: many as the candidate's (as shipped). Never below ``champion_seeds``
     champion_top_up: int = 0
+    #: a decision-theoretic rule under study (:mod:`evotree.gates.bayes`; 0: off, the test above):
+    #: promote when the posterior probability that Δ > ``min_delta`` reaches this
+    bayes: float = 0.0
+    #: its futility: stop when no later look's expected gain exceeds this (score units) per run
+    bayes_cost: float = 0.0
+    #: its prior before the loop's own proposals: N(0, ``bayes_prior_sd``²), worth
+    #: ``bayes_prior_weight`` proposals in the empirical-Bayes fit
+    bayes_prior_sd: float = 0.02
+    bayes_prior_weight: float = 3.0
+    #: "fitted" (mean and spread from the loop's proposals), "centered" (spread only, mean 0)
+    #: or "flat" (no prior)
+    bayes_prior: str = "fitted"
 
     @property
     def seeds_needed(self) -> int:
