@@ -398,6 +398,24 @@ def _same_arrays(values: list[Any]) -> bool:
     return all(type(v) is np.ndarray and v.dtype == dtype and v.shape == shape for v in values)
 
 
+def _one_block(observed: list[tuple[int, Any]]) -> bytes | None:
+    """The one raw block (with its size in front) of ``observed`` when every observation is a
+    numeric array of the first one's dtype and shape, as :func:`encode_request`'s general path
+    would write it; None otherwise (checked without hashing a dtype per lane)."""
+    first = observed[0][1]
+    if type(first) is not np.ndarray or first.dtype.kind not in _NUMERIC or not first.ndim:
+        return None
+    dtype, shape, array = first.dtype, first.shape, np.ndarray
+    for _, obs in observed:
+        if type(obs) is not array or obs.shape != shape:
+            return None
+        if obs.dtype is not dtype and obs.dtype != dtype:
+            return None
+    data = b"".join([obs.tobytes() for _, obs in observed])
+    body = _SIZE.pack(len(observed)) + b"b" + _array_header(dtype, shape) + data
+    return _SIZE.pack(len(body)) + body
+
+
 def encode_request(
     starts: list[tuple[int, dict[str, Any]]], ends: list[int], observed: list[tuple[int, Any]]
 ) -> tuple[bytes, list[int]]:
@@ -405,6 +423,20 @@ def encode_request(
     order of the answers): the lanes whose episodes ended, each lane's next observation, the
     episodes that start. Observations that are arrays travel as blocks of raw data, one per
     dtype and shape; anything else, and the starts, pickled."""
+    if observed:
+        block = _one_block(observed)
+        if block is not None:  # the common case: every observation an array of one kind
+            order = [lane for lane, _ in observed]
+            numbers = [*ends, *order]
+            frame = (
+                b"R"
+                + _COUNTS.pack(len(starts), len(ends), len(order), 1)
+                + struct.pack(f"<{len(numbers)}H", *numbers)
+                + _SIZE.pack(len(block))
+                + block
+                + (pickle.dumps(starts, protocol=pickle.HIGHEST_PROTOCOL) if starts else b"")
+            )
+            return frame, [*order, *(lane for lane, _ in starts)]
     groups: dict[Any, list[tuple[int, Any]]] = {}
     other: list[tuple[int, Any]] = []
     for lane, obs in observed:

@@ -167,6 +167,7 @@ def _install_generators() -> None:
 
 
 # ---------------------------------------------------------------------------- episodes
+_monotonic = time.monotonic
 _CURRENT: dict[str, Any] = {}
 
 
@@ -321,72 +322,92 @@ class _Lane:
         """The answer to one observation: ``(action, None)``, an action checked here (evotree's
         contract), or ``(None, frame)``: a failure (which ends the episode here) or, in
         EvoPolicyGym mode, the ``A`` frame of the coerced action."""
-        host = self.host
         if not self.active:
             return None, self.fail("error", "an observation for an episode that is over")
-        if time.monotonic() >= self.deadline:
+        deadline = self.deadline
+        if _monotonic() >= deadline:
             return None, self.fail(
                 "timeout",
                 f"the episode ran past its time limit ({self.limit:g} s) at step {self.steps}",
             )
-        epg = self.mode == "evopolicygym"
+        if self.mode == "evopolicygym":
+            return self._answer_evopolicygym(obs)
+        # the lane's policy code runs (as :meth:`_enter` / :meth:`_leave`, inlined: per step)
+        if deadline < _Alarm.at:
+            _arm(deadline)
+        _Now.lane = self
         try:
-            self._enter()
             try:
-                if epg:
-                    raw = self.act(host.epg.to_json(obs))
-                    action, invalid = host.epg.coerce(self.space, raw)
-                else:
-                    raw = self.act(obs)
+                raw = self.act(obs)
             finally:
-                self._leave()
-        except host.timeout_type as exc:
-            return None, self.fail(
-                "timeout",
-                f"the episode ran past its time limit ({exc}) at step {self.steps}, "
-                f"inside {self.stage}: {host.traceback(exc)}",
-            )
+                _Now.lane = None
+        except EpisodeTimeout as exc:
+            return None, self._act_timeout(exc)
         except (Exception, SystemExit) as exc:  # noqa: BLE001 - the policy's fault is feedback, not a crash
-            if epg:
-                return None, self.fail(
-                    "error", host.epg._error("act_error", exc), category="act_error"
-                )
             if isinstance(exc, SystemExit):
                 return None, self.fail(
                     "error", f"{self.stage} called sys.exit({exc.code}) at step {self.steps}"
                 )
             return None, self.fail(
-                "error", f"{self.stage} raised at step {self.steps}: {host.traceback(exc)}"
+                "error", f"{self.stage} raised at step {self.steps}: {_policy_traceback(exc)}"
             )
         try:
-            if epg:
-                frame = encode_action(
-                    action,
-                    self.space,
-                    invalid=invalid,
-                    with_raw=self.trajectory,
-                    raw=host.epg.to_json(raw) if self.trajectory else None,
-                )
-                self.steps += 1
-                return None, frame
             action, problem = self.check(raw)
             if problem is not None:
                 return None, self.fail(
                     "invalid_action",
                     f"invalid action at step {self.steps}: act() returned "
-                    f"{host.short(raw)}, not in the action space "
+                    f"{_short(raw)}, not in the action space "
                     f"{self.space}: {problem}",
                 )
             if type(action) is not int:
                 encode_action(action, self.space)  # fails here for a value that cannot travel
         except Exception as exc:  # noqa: BLE001 - e.g. an object whose __array__ raises
-            return None, self.fail(
-                "invalid_action",
-                f"invalid action at step {self.steps}: act() returned a value "
-                f"that cannot be used: {type(exc).__name__}: {exc}",
-            )
+            return None, self._unusable(exc)
         self.steps += 1
         return action, None
+
+    def _answer_evopolicygym(self, obs: Any) -> tuple[Any, bytes | None]:
+        """:meth:`answer` in EvoPolicyGym mode: JSON observations, the action coerced into the
+        space (and flagged), an ``act()`` error an ``act_error``."""
+        host = self.host
+        try:
+            self._enter()
+            try:
+                raw = self.act(host.epg.to_json(obs))
+                action, invalid = host.epg.coerce(self.space, raw)
+            finally:
+                self._leave()
+        except host.timeout_type as exc:
+            return None, self._act_timeout(exc)
+        except (Exception, SystemExit) as exc:  # noqa: BLE001 - the policy's fault is feedback
+            return None, self.fail("error", host.epg._error("act_error", exc), category="act_error")
+        try:
+            frame = encode_action(
+                action,
+                self.space,
+                invalid=invalid,
+                with_raw=self.trajectory,
+                raw=host.epg.to_json(raw) if self.trajectory else None,
+            )
+        except Exception as exc:  # noqa: BLE001 - e.g. an object whose __array__ raises
+            return None, self._unusable(exc)
+        self.steps += 1
+        return None, frame
+
+    def _act_timeout(self, exc: BaseException) -> bytes:
+        return self.fail(
+            "timeout",
+            f"the episode ran past its time limit ({exc}) at step {self.steps}, "
+            f"inside {self.stage}: {self.host.traceback(exc)}",
+        )
+
+    def _unusable(self, exc: Exception) -> bytes:
+        return self.fail(
+            "invalid_action",
+            f"invalid action at step {self.steps}: act() returned a value "
+            f"that cannot be used: {type(exc).__name__}: {exc}",
+        )
 
     def fail(self, reason: str, message: str, *, category: str = "") -> bytes:
         self.active, self.act = False, None
@@ -431,8 +452,9 @@ class _Host:
         for number in ends:
             self.lane(number).end()
         answers = []
+        lanes = self.lanes
         for number, obs in observed:
-            lane = self.lane(number)
+            lane = lanes.get(number) or self.lane(number)
             action, failure = lane.answer(obs)
             answers.append((number, action, failure, lane.space))
         for number, message in starts:
