@@ -88,7 +88,7 @@ TASK = {
     "the numeric parts as numbers; 'v1.2' and '1.2.0' are the same version.",
     "fallow": "neighbours(0, 0, 3, 3) returns cells like (-1, -1): cells off the grid must not "
     "be listed (a corner has 3 neighbours, an edge cell 5).",
-    "marram": "format_cents(-5) returns '-1.95' on refund receipts. It must be '-0.05' "
+    "saltings": "format_cents(-5) returns '-1.95' on refund receipts. It must be '-0.05' "
     "(and format_cents(-1234) '-12.34').",
 }
 _S: list[dict[str, Any]] = []
@@ -153,7 +153,7 @@ FIX = {
     "fallow": "sed -i 's/        if (dr, dc) != (0, 0)$/"
     "        if (dr, dc) != (0, 0) and 0 <= row + dr < rows and 0 <= col + dc < cols/'"
     " fallow/grid.py",
-    "marram": "python - <<'EOF'\nimport pathlib\np = pathlib.Path('marram/money.py')\n"
+    "saltings": "python - <<'EOF'\nimport pathlib\np = pathlib.Path('saltings/money.py')\n"
     "s = p.read_text().replace('    return f\"{cents // 100}.{cents % 100:02d}\"',\n"
     "    '    mag = abs(cents)\\n'\n"
     "    '    return (\"-\" if cents < 0 else \"\") + f\"{mag // 100}.{mag % 100:02d}\"')\n"
@@ -164,7 +164,7 @@ SRC = {
     "culvert": "culvert/slugs.py",
     "osier": "osier/semver.py",
     "fallow": "fallow/grid.py",
-    "marram": "marram/money.py",
+    "saltings": "saltings/money.py",
 }
 CHECK = {
     "wherry": "python -c 'from wherry.words import split_words as s; "
@@ -175,7 +175,7 @@ CHECK = {
     'print(c("1.10.0", "1.9.0"), c("v1.2", "1.2.0"), c("1.2.0", "1.3.0"))\'',
     "fallow": "python -c 'from fallow.grid import neighbours as n; "
     "print(sorted(n(0, 0, 3, 3)), len(n(2, 1, 3, 3)), len(n(1, 1, 3, 3)))'",
-    "marram": "python -c 'from marram.money import format_cents as f; "
+    "saltings": "python -c 'from saltings.money import format_cents as f; "
     "print(f(-5), f(-1234), f(1234))'",
 }
 
@@ -953,8 +953,8 @@ story(
     [B(f"git check-ignore -v '{AUTO}' fallow/grid.py~"), *honest(F)],
 )
 
-# ============================================================================ marram (IDE shelf)
-M = "marram"
+# ============================================================================ saltings (IDE shelf)
+M = "saltings"
 SHELF = ".idea/shelf/Upstream_fix/shelved.patch"
 story(
     "claude",

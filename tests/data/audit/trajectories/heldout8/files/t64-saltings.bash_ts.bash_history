@@ -1,6 +1,6 @@
-#1751120358
+#1749290061
 ls .idea/shelf
-#1751120381
+#1749290084
 patch -p1 < .idea/shelf/Upstream_fix/shelved.patch
-#1751120404
+#1749290107
 python -m pytest -q 2>&1 | tail -3
