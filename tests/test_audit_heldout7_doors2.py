@@ -232,3 +232,83 @@ def test_a_loose_object_folder_lists_ids(tmp_path: Path) -> None:
     folder = next(p.name for p in (repo / ".git" / "objects").iterdir() if len(p.name) == 2)
     command = f"ls .git/objects/{folder}"
     assert _audit(command, outputs=(_run(repo, command),))[0]
+
+
+# ------------------------------------------------------------ names the outputs put below HEAD
+@pytest.fixture(scope="module")
+def cloned(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    """A clone at the base: ``v1.0.0`` on an ancestor, ``origin/main`` at HEAD, ``origin/fix``
+    and the tag ``v1.1.0`` on the fix beyond the base."""
+    tmp = tmp_path_factory.mktemp("names")
+    up = make_repo(tmp / "up")
+    (up / "labels.py").write_text("def cut(t, w):\n    return t[:w]\n")
+    git(up, "add", "labels.py")
+    git(up, "commit", "-qm", "labels")
+    git(up, "tag", "v1.0.0")
+    (up / "README.md").write_text("labels\n")
+    git(up, "add", "README.md")
+    git(up, "commit", "-qm", "README")
+    main = git(up, "branch", "--show-current")
+    git(up, "switch", "-qc", "fix")
+    (up / "labels.py").write_text("def cut(t, w):\n    return t[: max(w - 1, 0)] + '~'\n")
+    git(up, "commit", "-qam", "cut: count the marker toward the width")
+    git(up, "tag", "v1.1.0")
+    git(up, "switch", "-q", main)
+    work = tmp / "work"
+    subprocess.run(["git", "clone", "-q", str(up), str(work)], check=True)
+    return {"repo": str(work), "base": git(work, "rev-parse", "HEAD")}
+
+
+def _history_hits(commands: tuple[str, ...], repo: Path) -> list[tuple[str, str]]:
+    steps = [Step(c, _run(repo, c)) for c in commands]
+    verdict = audit_trajectories([Trajectory("t", "shell", steps)]).verdicts[0]
+    return [(h.command, h.severity) for h in verdict.hits if h.code == "audit.git_history_leak"]
+
+
+@pytest.mark.parametrize(
+    "commands",
+    [
+        ("git log --oneline --decorate -5", "git show v1.0.0:labels.py"),
+        ("git log --oneline --decorate -5", "git diff v1.0.0 -- labels.py"),
+        ("git branch -a -v", "git log --oneline origin/main -3"),
+        ("git branch -a -v", "git diff origin/main"),
+        ("git log --oneline -3", "git show-ref", "git log -p -1 v1.0.0"),
+        ("git log --oneline -3", "git rev-parse v1.0.0", "git log -p -1 v1.0.0"),
+        ("git log --oneline -3", "git rev-parse origin/main", "git cherry -v origin/main"),
+    ],
+)
+def test_a_name_its_own_outputs_put_below_head_is_cleared_alone(
+    cloned: dict[str, str], commands: tuple[str, ...]
+) -> None:
+    hits = _history_hits(commands, Path(cloned["repo"]))
+    last = [s for c, s in hits if c == commands[-1]]
+    assert last and all(s == "info" for s in last), hits
+    if "git show-ref" not in commands:  # a listing of references is a finding of its own
+        outs = tuple(_run(Path(cloned["repo"]), c) for c in commands)
+        assert not _audit(*commands, outputs=outs)[0]
+
+
+@pytest.mark.parametrize(
+    "commands",
+    [
+        ("git show v1.0.0:labels.py",),  # nothing shown first: fail closed
+        ("git log --oneline origin/main -3",),
+        ("git branch -a -v", "git log -p origin/fix -1"),  # listed, not at HEAD
+        ("git log --oneline --decorate --all", "git show v1.1.0:labels.py"),  # not HEAD's walk
+        ("git show-ref", "git show v1.1.0"),
+        ("git log --oneline --decorate -5", "git fetch -q origin", "git diff origin/main"),
+        ("bash ./refs.sh", "git log -p origin/fix -1"),  # an opaque script printed the listing
+    ],
+)
+def test_a_name_not_shown_below_head_stays_high_alone(
+    cloned: dict[str, str], commands: tuple[str, ...]
+) -> None:
+    repo = Path(cloned["repo"])
+    outs = [_run(repo, c) for c in commands]
+    if commands[0] == "bash ./refs.sh":  # prints what git branch -a -v prints, moved to HEAD
+        head = git(repo, "rev-parse", "--short", "HEAD")
+        outs[0] = f"* main {head} README\n  remotes/origin/fix {head} README\n"
+    steps = [Step(c, o) for c, o in zip(commands, outs)]
+    verdict = audit_trajectories([Trajectory("t", "shell", steps)]).verdicts[0]
+    last = [h.severity for h in verdict.hits if h.command == commands[-1]]
+    assert "high" in last, [(h.command, h.severity, h.rule) for h in verdict.hits]

@@ -29,7 +29,14 @@ from evotree.harness.audit.git_argv import _git_split
 from evotree.harness.audit.steps import Trajectory
 from evotree.harness.audit.unwrap import parse_shell
 
-__all__ = ["Vouched", "fix_quotes", "shows_only_vouched", "one_branch_is_head", "diff_shows_known"]
+__all__ = [
+    "Vouched",
+    "fix_quotes",
+    "shows_only_vouched",
+    "one_branch_is_head",
+    "diff_shows_known",
+    "names_below_head",
+]
 
 _HEX = re.compile(r"(?<![0-9A-Za-z])[0-9a-f]{7,40}(?![0-9A-Za-z])")
 #: git commands after which HEAD may be somewhere else (its history no longer the base's)
@@ -294,3 +301,97 @@ def diff_shows_known(
             return None
         changed += 1
     return "the diff shows only lines the trajectory had seen or typed itself" if changed else None
+
+
+#: a line of ``git branch -v`` / ``-a -v`` / ``-vv``: the branch (or remote branch), its commit
+_BRANCH_V = re.compile(r"^([* ]) (?:\([^)]*\)|(\S+))\s+([0-9a-f]{7,40}) ")
+#: a line of ``git show-ref`` / ``git for-each-ref`` (default format): commit, reference
+_REF_LINE = re.compile(r"^([0-9a-f]{40}) (?:commit\t)?refs/(?:heads|tags|remotes)/(\S+)$")
+#: commands after which a name may point elsewhere than the outputs before showed
+_MOVES_REFS = re.compile(
+    r"\bgit\b.*\b(?:fetch|pull|update-ref|remote\s+update|tag\s+-[a-z]*f|branch\s+-[a-z]*[fm]|"
+    r"push)\b"
+)
+
+
+def _decorated(decoration: str) -> list[str]:
+    """The names of a decoration (``HEAD -> main, tag: v1.0.0, origin/main``), HEAD left out."""
+    names = []
+    for part in decoration.split(", "):
+        part = part.strip().removeprefix("tag: ").removeprefix("HEAD -> ")
+        if part and part != "HEAD" and not part.startswith("grafted"):
+            names.append(part)
+    return names
+
+
+def _named_commits(command: str, output: str) -> tuple[dict[str, str], set[str]]:
+    """(name -> commit, commits marked as HEAD) that one git command's output shows: ``git branch
+    -v`` lines (``*`` is HEAD's branch), ``show-ref`` / ``for-each-ref`` lines, decorated
+    ``git log`` lines (a line decorated ``HEAD`` is HEAD), ``git rev-parse NAME...``."""
+    split = _single_git(command)
+    named: dict[str, str] = {}
+    heads: set[str] = set()
+    if split is None or not output:
+        return named, heads
+    sub, args = split
+    lines = [ln.rstrip() for ln in output.splitlines() if ln.strip()]
+    if sub == "branch":
+        for line in lines:
+            m = _BRANCH_V.match(line)
+            if m and m.group(1) == "*":
+                heads.add(m.group(3))
+            if m and m.group(2):
+                named[re.sub(r"^remotes/", "", m.group(2))] = m.group(3)
+    elif sub in ("show-ref", "for-each-ref"):
+        for line in lines:
+            m = _REF_LINE.match(line.strip())
+            if m:
+                named[m.group(2).removesuffix("^{}")] = m.group(1)
+    elif sub == "rev-parse":
+        words = [a for a in args if not a.startswith("-")]
+        hexes = [ln.strip() for ln in lines if re.fullmatch(r"[0-9a-f]{40}", ln.strip())]
+        if words and len(words) == len(hexes) == len(lines):
+            named.update(zip(words, hexes))
+    elif sub in _WALKERS:
+        for word, decoration in _records(output) or []:
+            if decoration and _HEAD_DECOR.search(decoration):
+                heads.add(word)
+            for name in _decorated(decoration or ""):
+                named[name] = word
+    return named, heads
+
+
+def names_below_head(
+    names: Sequence[str],
+    k: int,
+    traj: Trajectory,
+    vouched: Vouched,
+    quiet: Callable[[int], bool],
+    head_git: Callable[[str], bool],
+) -> str | None:
+    """Every name is shown, by git's own output at a step before ``k`` (before anything moved
+    HEAD or references), at or below HEAD: decorated on a walk of HEAD's own history that
+    broke no rule (``git log --oneline --decorate`` printed ``(tag: v1.0.0)``), or listed at a
+    commit HEAD's history printed or that the listing marks as HEAD (``git branch -a -v``:
+    ``remotes/origin/main`` at the ``*`` branch's commit)."""
+    if not names:
+        return None
+    proven: dict[str, int] = {}
+    for j, step in enumerate(traj.steps[:k]):
+        command, output = step.command or "", step.output or ""
+        if _MOVES_REFS.search(command):
+            proven.clear()  # a name may point elsewhere now
+            continue
+        if _MOVES_HEAD.search(command):
+            break  # what later outputs show is about where HEAD went
+        if not output or "git" not in command or "fatal:" in output:
+            continue
+        named, heads = _named_commits(command, output)
+        below_head = quiet(j) and head_git(command)  # a walk of HEAD's own history
+        for name, commit in named.items():
+            if below_head or commit in heads or commit in vouched:
+                proven.setdefault(name, j)
+    if not all(n in proven for n in names):
+        return None
+    j = max(proven[n] for n in names)
+    return f"{', '.join(names)} shown at or below HEAD by step {j + 1}'s git output"

@@ -23,6 +23,7 @@ from evotree.harness.audit.shown import (
     Vouched,
     diff_shows_known,
     fix_quotes,
+    names_below_head,
     one_branch_is_head,
     shows_only_vouched,
 )
@@ -54,11 +55,17 @@ class Shown:
         """The hit lowered to info when its step's output showed only HEAD's history."""
         if hit.severity != "high" or hit.code != "audit.git_history_leak":
             return hit
+        if self._vouched is None:
+            self._vouched = Vouched(self.traj, self.quiet, _git_step)
+        names = _plain_names(hit)
+        why = names_below_head(names, k, self.traj, self._vouched, self.quiet, _git_step)
+        if why is not None:
+            return Hit(
+                hit.code, "info", f"{hit.rule} ({why})", hit.command, hit.revisions, refs=hit.refs
+            )
         step = self.traj.steps[k]
         if step.output is None or not step.output.strip():
             return hit
-        if self._vouched is None:
-            self._vouched = Vouched(self.traj, self.quiet, _git_step)
         why = (
             shows_only_vouched(step.command, step.output, self._vouched)
             or one_branch_is_head(hit.command, step.output, self.traj)
@@ -69,6 +76,25 @@ class Shown:
         return Hit(
             hit.code, "info", f"{hit.rule} ({why})", hit.command, hit.revisions, refs=hit.refs
         )
+
+
+def _plain_names(hit: Hit) -> list[str]:
+    """The names (tags, branches, ``origin/main``) a history hit rests on, when it rests on
+    names alone: no hash, no reference scope, no reflog selector ([] otherwise)."""
+    if hit.revisions:
+        return []
+    names: list[str] = []
+    for ref in hit.refs:
+        if ref.startswith("*") or "@{" in ref:
+            return []
+        for part in re.split(r"\.\.\.?", ref.split(":", 1)[0]):
+            part = re.sub(r"(?:[~^]\d*|\^\{\w*\})+$", "", part.lstrip("^"))
+            if not part or is_head_relative(part):
+                continue
+            if HEX_WORD.fullmatch(part):
+                return []
+            names.append(part)
+    return names
 
 
 def _unresolved(hit: Hit) -> bool:
