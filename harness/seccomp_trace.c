@@ -1036,7 +1036,77 @@ static int proc_mem_path(const char *p) {
     return !strcmp(q, "/mem");
 }
 
-static size_t resolve(uint32_t pid, const char *full, char *into, size_t cap, int *magic) {
+/* A path the walk below could not follow because it crosses a link whose target lies in /proc
+ * or /dev (a link the phase made to /proc/self/fd, /etc/mtab's to /proc/self/mounts): FULL with
+ * its links followed one at a time, in the caller's root (ROOT), up to the first link into /proc
+ * or /dev; that target with the rest of FULL after it ("." and ".." folded), in OUT: 1. -1: a
+ * name is missing on the way (the kernel's walk finds it missing too); 2: every name is there now
+ * (made since the walk failed: it is walked again); 0: anything else. Only a failed walk of a
+ * path with a link in it comes here. */
+static int expand_links(int root, const char *full, char *out, size_t cap) {
+    char path[8300], prefix[8300], target[4096], joined[16800];
+    squeeze(full, path, sizeof path);
+    size_t done = 0;
+    for (int hops = 0; hops < 40;) {
+        if (path[done] != '/') return 0;
+        size_t len = strcspn(path + done + 1, "/");
+        if (!len) return 0;
+        snprintf(prefix, sizeof prefix, "%.*s", (int)(done + 1 + len), path);
+        struct { uint64_t flags, mode, resolve; } how = {O_PATH | O_NOFOLLOW | O_CLOEXEC, 0, 0x10};
+        int fd = (int)syscall(437 /* openat2 */, root, prefix, &how, sizeof how);
+        if (fd < 0) return errno == ENOENT ? -1 : 0;
+        struct stat st;
+        ssize_t n = fstat(fd, &st) == 0 && S_ISLNK(st.st_mode) ? readlinkat(fd, "", target, sizeof target - 1) : -1;
+        close(fd);
+        if (n < 0) {  /* not a link: the next component */
+            done += 1 + len;
+            if (!path[done]) return 2; /* it is all there now (made since the walk failed) */
+            continue;
+        }
+        target[n] = 0;
+        hops++;
+        /* the target, against the folder holding the link when relative, then the rest */
+        if (target[0] == '/') snprintf(joined, sizeof joined, "%s%s", target, path + done + 1 + len);
+        else snprintf(joined, sizeof joined, "%.*s/%s%s", (int)done, path, target, path + done + 1 + len);
+        /* fold "." and ".." (what comes before a ".." here was walked: no link) */
+        char folded[8300];
+        size_t o = 0;
+        const char *q = joined;
+        while (*q) {
+            while (*q == '/') q++;
+            size_t c = strcspn(q, "/");
+            if (!c) break;
+            if (c == 2 && q[0] == '.' && q[1] == '.') { while (o && folded[o - 1] != '/') o--; if (o) o--; }
+            else if (!(c == 1 && q[0] == '.') && o + 1 + c < sizeof folded) {
+                folded[o++] = '/';
+                memcpy(folded + o, q, c);
+                o += c;
+            }
+            q += c;
+        }
+        if (!o) folded[o++] = '/';
+        folded[o] = 0;
+        if (!strncmp(folded, "/proc/", 6) || !strncmp(folded, "/dev/", 5)) {
+            snprintf(out, cap, "%s", folded);
+            return 1;
+        }
+        snprintf(path, sizeof path, "%s", folded);
+        done = 0;
+    }
+    return 0;
+}
+
+/* The walk of an open, as the kernel walks it for the caller: how its outcome is told. */
+struct walk {
+    int fd;          /* O_PATH descriptor of the file or folder reached (-1: none) */
+    int missing;     /* the walk found a name missing before any link: ENOENT for the caller too */
+    int descriptor;  /* the path names one of the caller's descriptors (/proc/self/fd/N...) */
+    int nofollow;    /* the caller's O_NOFOLLOW */
+    uint64_t resolve_flags;  /* openat2's RESOLVE_NO_XDEV, _NO_MAGICLINKS, _NO_SYMLINKS */
+};
+
+static size_t resolve_in(uint32_t pid, const char *full, char *into, size_t cap, int *magic, struct walk *w,
+                         int depth) {
     char link[96], norm[8300];
     const char *rest = NULL;
     unsigned long fd_no = 0;
@@ -1060,15 +1130,60 @@ static size_t resolve(uint32_t pid, const char *full, char *into, size_t cap, in
         ssize_t n = end != rest && (!*end || *end == '/') ? readlink(link, into, cap - 1) : -1;
         if (n <= 0) { *magic = 1; return 0; }
         into[n] = 0;
+        if (w) {  /* the descriptor itself (the kernel follows this link to it: no path is walked) */
+            w->descriptor = 1;
+            int fd = open(link, O_PATH | O_CLOEXEC);
+            if (fd >= 0 && *end == '/') {  /* below a folder's descriptor: no link, no ".." */
+                struct { uint64_t flags, mode, resolve; } how = {O_PATH | O_CLOEXEC | (w->nofollow ? O_NOFOLLOW : 0), 0,
+                                                                 0x08 | 0x04 | 0x02 /* BENEATH, NO_SYMLINKS, _MAGICLINKS */};
+                int sub = (int)syscall(437 /* openat2 */, fd, end + 1, &how, sizeof how);
+                /* a link below it (or ".."): not walked from here, failed closed */
+                if (sub < 0 && (errno == ELOOP || errno == EXDEV)) *magic = 1;
+                close(fd);
+                fd = sub;
+            }
+            if (fd >= 0) {
+                char self[64];
+                snprintf(self, sizeof self, "/proc/self/fd/%d", fd);
+                ssize_t m = readlink(self, into, cap - 1);
+                if (m > 0) { into[m] = 0; w->fd = fd; return (size_t)m; }
+                close(fd);
+            }
+        }
         if (*end == '/') snprintf(into + n, cap - (size_t)n, "%s", end);
         return strlen(into);
     }
     snprintf(link, sizeof link, "/proc/%u/root", pid);
     int root = open(link, O_PATH | O_DIRECTORY | O_CLOEXEC);
     if (root < 0) return 0;
-    struct { uint64_t flags, mode, resolve; } how = {O_PATH | O_CLOEXEC, 0, 0x10 /* RESOLVE_IN_ROOT */};
+    struct { uint64_t flags, mode, resolve; } how = {
+        O_PATH | O_CLOEXEC | (w && w->nofollow ? O_NOFOLLOW : 0), 0,
+        0x10 /* RESOLVE_IN_ROOT */ | (w ? w->resolve_flags : 0)};
     int fd = (int)syscall(437 /* openat2 */, root, full, &how, sizeof how);
     int walk_errno = errno;
+    if (fd < 0 && (walk_errno == ENOENT || walk_errno == ELOOP || walk_errno == EXDEV) && strncmp(norm, "/proc/", 6) &&
+        depth < 2) {
+        /* a name missing, or a link the walk could not follow (into /proc, where "self" names no
+         * process for the tracer outside the sandbox's PID namespace, and whose descriptor links
+         * RESOLVE_IN_ROOT does not follow: ELOOP, EXDEV)? The same walk following no link:
+         * ENOENT, a name is missing before any link; ELOOP, a link comes first */
+        how.resolve |= 0x04; /* RESOLVE_NO_SYMLINKS */
+        int probe = walk_errno == ENOENT ? (int)syscall(437, root, full, &how, sizeof how) : -1;
+        int probe_errno = walk_errno == ENOENT ? errno : ELOOP;
+        if (probe >= 0) close(probe);
+        char expanded[8300];
+        int expands = probe < 0 && probe_errno == ELOOP ? expand_links(root, full, expanded, sizeof expanded) : 0;
+        if ((probe < 0 && probe_errno == ENOENT) || expands < 0) {
+            if (w) w->missing = 1;
+        } else if (expands > 0) {
+            close(root);
+            size_t got = resolve_in(pid, expands == 2 ? full : expanded, into, cap, magic, w, depth + 1);
+            if (expands == 2) return got;
+            /* a link into /proc or /dev that leads nowhere the tracer can follow: fail closed */
+            if (!got && !(w && w->fd >= 0)) *magic = *magic || proc_link_path(expanded);
+            return got;
+        }
+    }
     close(root);
     if (fd < 0) {
         /* RESOLVE_IN_ROOT does not follow /proc's descriptor links (ELOOP/EXDEV): fail closed */
@@ -1078,10 +1193,111 @@ static size_t resolve(uint32_t pid, const char *full, char *into, size_t cap, in
     }
     snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
     ssize_t n = readlink(link, into, cap - 1);
-    close(fd);
+    if (w && n > 0) w->fd = fd;
+    else close(fd);
     if (n <= 0) return 0;
     into[n] = 0;
     return (size_t)n;
+}
+
+/* The file a path names for PID (above); W (may be NULL): the walk's descriptor and outcome. */
+static size_t resolve(uint32_t pid, const char *full, char *into, size_t cap, int *magic, struct walk *w) {
+    return resolve_in(pid, full, into, cap, magic, w, 0);
+}
+
+/* Pinning an open (the file the kernel gives the caller is the file judged): the walk and the
+ * caller's own walk of the same path are two walks, and a thread of the caller can change what
+ * the path names between them (a link swapped, a folder renamed: seccomp_unotify(2) says CONTINUE
+ * is no security decision). So for the opens a phase's program (not the machine's git) makes to
+ * read, the tracer opens the file its walk reached -- reopening that walk's own descriptor, no
+ * second walk -- and hands the descriptor to the caller as the call's result
+ * (SECCOMP_IOCTL_NOTIF_ADDFD with SECCOMP_ADDFD_FLAG_SEND, Linux 5.14+): the kernel walks nothing
+ * more, and what was judged is what the caller holds. A name the walk found missing is answered
+ * ENOENT the same way. Checks the kernel would make for the caller are made for it: its
+ * permission by the mode bits (the tracer may be root; the caller has no capability), the mount's
+ * read-only flag (the reopen goes through the sandbox's mount). What is not pinned goes on as
+ * before (CONTINUE): FIFOs, devices and sockets (opening one has effects), O_CREAT of a missing
+ * name, O_PATH and write-only opens (not reported), paths through another process's /proc entry
+ * (an unresolved row already). */
+#define IOCTL_ADDFD 0x40182103UL
+#define ADDFD_FLAG_SEND 2U
+struct notif_addfd { uint64_t id; uint32_t flags, srcfd, newfd, newfd_flags; };
+struct reply { int fd, error, cloexec; };
+static int pin_off;   /* the kernel refused ADDFD with SEND: every open goes on (CONTINUE) */
+static int pin_some;  /* EVOTREE_TRACE_PIN=uncertain: only opens whose walk crossed a link, "..",
+                       * a descriptor, or reached git storage (benchmarks; not sound) */
+
+/* The phase's credentials, as the kernel checks them (read once: a process without capabilities
+ * under no_new_privs cannot change them) */
+static struct { int read; uint32_t uid, gid; uint32_t groups[64]; size_t ngroups; } creds;
+
+static void read_creds(uint32_t pid) {
+    char proc[64], text[4096];
+    snprintf(proc, sizeof proc, "/proc/%u/status", pid);
+    int fd = open(proc, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return;
+    ssize_t got = read(fd, text, sizeof text - 1);
+    close(fd);
+    if (got <= 0) return;
+    text[got] = 0;
+    unsigned long v[4];
+    char *u = strstr(text, "\nUid:"), *g = strstr(text, "\nGid:"), *gs = strstr(text, "\nGroups:");
+    if (!u || !g || sscanf(u + 5, "%lu %lu %lu %lu", &v[0], &v[1], &v[2], &v[3]) != 4) return;
+    creds.uid = (uint32_t)v[3]; /* the file-system uid */
+    if (sscanf(g + 5, "%lu %lu %lu %lu", &v[0], &v[1], &v[2], &v[3]) != 4) return;
+    creds.gid = (uint32_t)v[3];
+    creds.ngroups = 0;
+    if (gs) {
+        char *q = gs + 8, *stop = strchr(q, '\n');
+        while (creds.ngroups < 64) {
+            char *after;
+            unsigned long one = strtoul(q, &after, 10);
+            if (after == q || (stop && after > stop)) break;
+            creds.groups[creds.ngroups++] = (uint32_t)one;
+            q = after;
+        }
+    }
+    creds.read = 1;
+}
+
+/* Whether the caller's credentials allow WANT (4 read, 2 write) on a file of mode/owner ST. */
+static int caller_may(const struct stat *st, int want) {
+    int bits;
+    if (st->st_uid == creds.uid) bits = (int)(st->st_mode >> 6) & 7;
+    else {
+        int member = st->st_gid == creds.gid;
+        for (size_t k = 0; k < creds.ngroups && !member; k++) member = creds.groups[k] == st->st_gid;
+        bits = (int)(member ? st->st_mode >> 3 : st->st_mode) & 7;
+    }
+    return (bits & want) == want;
+}
+
+/* The answer to an open whose walk is W (flags: the caller's): a descriptor of what the walk
+ * reached, an error, or nothing (CONTINUE). */
+static void pin(uint32_t pid, struct walk *w, uint64_t flags, struct reply *rep) {
+    if (w->fd < 0) {
+        if (w->missing && !(flags & O_CREAT)) rep->error = ENOENT;
+        return;
+    }
+    struct stat st;
+    if (fstat(w->fd, &st) != 0) return;
+    if (S_ISLNK(st.st_mode)) { if (w->nofollow) rep->error = ELOOP; return; }
+    int dir = S_ISDIR(st.st_mode);
+    if (!dir && !S_ISREG(st.st_mode)) return;
+    if ((flags & O_DIRECTORY) && !dir) { rep->error = ENOTDIR; return; }
+    if (!creds.read) read_creds(pid);
+    if (!creds.read) return;
+    int acc = (int)(flags & O_ACCMODE);
+    int want = (acc == O_RDONLY ? 4 : acc == O_RDWR ? 6 : 2) | ((flags & O_TRUNC) ? 2 : 0);
+    if (!caller_may(&st, want)) { rep->error = EACCES; return; }
+    if ((flags & O_NOATIME) && st.st_uid != creds.uid) { rep->error = EPERM; return; }
+    int keep = O_ACCMODE | O_APPEND | O_NONBLOCK | O_DSYNC | O_SYNC | O_DIRECT | O_NOATIME | O_TRUNC | O_DIRECTORY;
+    char self[64];
+    snprintf(self, sizeof self, "/proc/self/fd/%d", w->fd);
+    int fd = open(self, ((int)flags & keep) | O_CLOEXEC | O_NOCTTY | O_LARGEFILE);
+    if (fd < 0) { rep->error = errno; return; }
+    rep->fd = fd;
+    rep->cloexec = (flags & O_CLOEXEC) != 0;
 }
 
 /* What the machine's git reads of a repository's layout: the HEAD files, references and object
@@ -1236,7 +1452,7 @@ static void gitread_row(const struct notif *n, struct buf *row, uint32_t tgid) {
     puts_(row, "}\n");
 }
 
-static void open_row(const struct notif *n, struct buf *row) {
+static void open_row(const struct notif *n, struct buf *row, struct reply *rep) {
     if (open_rows > OPEN_ROWS_LIMIT) return;
     /* the cheapest check first: most opens of a phase are git's (not exempt: a git with code loaded
      * into it, is_tainted; its threads count as the process) */
@@ -1250,15 +1466,23 @@ static void open_row(const struct notif *n, struct buf *row) {
     uint64_t at = n->nr == NR_OPEN ? n->args[0] : n->args[1];
     size_t len = remote_string(n->pid, at, path, sizeof path);
     if (!len) return;
-    /* openat2 resolving beneath or in its directory descriptor (RESOLVE_BENEATH 0x08,
-     * RESOLVE_IN_ROOT 0x10) takes even an absolute path inside that folder */
-    int scoped = 0;
-    if (n->nr == NR_OPENAT2 && dirfd != -100 && n->args[2]) {
-        uint64_t how[3] = {0, 0, 0};
+    /* the caller's flags (openat2's and its RESOLVE_* flags are behind a pointer); openat2
+     * resolving beneath or in its directory descriptor (RESOLVE_BENEATH 0x08, RESOLVE_IN_ROOT
+     * 0x10) takes even an absolute path inside that folder */
+    uint64_t flags = n->nr == NR_OPEN ? n->args[1] : n->args[2], how[3] = {0, 0, 0};
+    int scoped = 0, known_flags = 1;
+    if (n->nr == NR_OPENAT2) {
         struct iovec local = {how, sizeof how}, remote = {(void *)(uintptr_t)n->args[2], sizeof how};
-        scoped = process_vm_readv((pid_t)n->pid, &local, 1, &remote, 1, 0) == (ssize_t)sizeof how &&
-                 (how[2] & 0x18);
+        known_flags = n->args[2] && n->args[3] >= sizeof how &&
+                      process_vm_readv((pid_t)n->pid, &local, 1, &remote, 1, 0) == (ssize_t)sizeof how;
+        flags = known_flags ? how[0] : 0;
+        scoped = known_flags && dirfd != -100 && (how[2] & 0x18);
     }
+    /* opens that can read, of a file that exists: pinned (pin()) */
+    int pinnable = rep && !pin_off && known_flags && (flags & O_ACCMODE) != O_WRONLY &&
+                   !(flags & (O_PATH | O_EXCL)) && (flags & __O_TMPFILE) != __O_TMPFILE;
+    struct walk w = {.fd = -1, .nofollow = (flags & O_NOFOLLOW) != 0,
+                     .resolve_flags = n->nr == NR_OPENAT2 ? how[2] & 0x07 : 0};
     int base_lost = 0;  /* the folder a relative path starts from could not be read */
     if (path[0] == '/' && !scoped) {
         snprintf(full, sizeof full, "%s", path);
@@ -1270,19 +1494,43 @@ static void open_row(const struct notif *n, struct buf *row) {
         if (b < 0 ? errno == ENAMETOOLONG : (size_t)b >= sizeof base - 1) base_lost = 1;
         if (b < 0) b = 0;
         base[b] = 0;
+        /* a removed folder: its path names another (or none); not pinned */
+        if (b > 10 && !strcmp(base + b - 10, " (deleted)")) pinnable = 0;
         snprintf(full, sizeof full, "%s/%s", base, path);
     }
     int magic = base_lost;
     size_t walked = 0;
+    char norm[8300];
     if (!magic) {  /* another process's memory (the machine's git, whose opens are exempt) */
-        char norm[8300];
         squeeze(full, norm, sizeof norm);
         magic = proc_mem_path(norm);
     }
-    if (!magic && !git_storage(full)) {  /* the path as written is not git storage: the file it names may be */
-        walked = resolve(n->pid, full, resolved, sizeof resolved, &magic);
-        if (!magic && (!walked || !git_storage(resolved))) return;
+    int storage = !magic && git_storage(full);
+    if (!magic && !storage && scoped) {
+        /* walked from the caller's directory descriptor itself, with the caller's RESOLVE_*
+         * flags: the kernel keeps this walk inside that folder as it keeps the caller's */
+        int dfd = open(proc, O_PATH | O_CLOEXEC);
+        struct { uint64_t flags, mode, resolve; } scope = {O_PATH | O_CLOEXEC | (w.nofollow ? O_NOFOLLOW : 0), 0,
+                                                          how[2] & 0x1f};
+        int fd = dfd >= 0 ? (int)syscall(437 /* openat2 */, dfd, path, &scope, sizeof scope) : -1;
+        if (dfd >= 0) close(dfd);
+        if (fd >= 0) {
+            char self[64];
+            snprintf(self, sizeof self, "/proc/self/fd/%d", fd);
+            ssize_t m = readlink(self, resolved, sizeof resolved - 1);
+            if (m > 0) { resolved[m] = 0; walked = (size_t)m; w.fd = fd; } else close(fd);
+        }
+        if (!walked) walked = resolve(n->pid, full, resolved, sizeof resolved, &magic, NULL);
+    } else if (!magic && !storage) {  /* the path as written is not git storage: the file it names may be */
+        walked = resolve(n->pid, full, resolved, sizeof resolved, &magic, pinnable ? &w : NULL);
     }
+    int judged = magic || storage || (walked && git_storage(resolved));
+    /* the answer: pin_some pins only what its walk could not take as written */
+    if (pinnable && !magic && !storage &&
+        (!pin_some || judged || w.descriptor || w.fd < 0 || !walked || strcmp(resolved, norm)))
+        pin(n->pid, &w, flags, rep);
+    if (w.fd >= 0) close(w.fd);
+    if (!judged) return;
     snprintf(proc, sizeof proc, "/proc/%u/exe", n->pid);
     char exe[4096];
     ssize_t e = readlink(proc, exe, sizeof exe - 1);
@@ -1297,6 +1545,7 @@ static void open_row(const struct notif *n, struct buf *row) {
     put_json_string(row, full, strlen(full));
     if (walked) { puts_(row, ", \"resolved\": "); put_json_string(row, resolved, walked); }
     if (magic) puts_(row, ", \"unresolved\": true");
+    if (rep->fd >= 0) puts_(row, ", \"pinned\": true");
     puts_(row, ", \"exe\": ");
     if (e >= 0) put_json_string(row, exe, (size_t)e); else puts_(row, "null");
     puts_(row, "}\n");
@@ -1328,19 +1577,38 @@ static void *serve(void *arg) {
         put(&row, "", 0);
         checked.len = 0;
         put(&checked, "", 0);
+        struct reply rep = {.fd = -1, .error = 0, .cloexec = 0};
         exec_settled(n.pid);
         pending_check(n.pid, n.nr, &checked);  /* a row of its own, before the call's */
         if (n.nr == NR_EXIT_GROUP) exit_row(&n, &row);
         else if (n.nr == NR_EXECVE || n.nr == NR_EXECVEAT) exec_row(&n, &row);
         else if (n.nr == NR_CONNECT) connect_row(&n, &row);
-        else if (n.nr == NR_OPENAT || n.nr == NR_OPENAT2 || n.nr == NR_OPEN) open_row(&n, &row);
+        else if (n.nr == NR_OPENAT || n.nr == NR_OPENAT2 || n.nr == NR_OPEN) open_row(&n, &row, &rep);
         else {
             char head[96];
             snprintf(head, sizeof head, "{\"kind\": \"syscall\", \"pid\": %u, \"nr\": %d}\n", n.pid, n.nr);
             puts_(&row, head);
         }
-        struct notif_resp r = {.id = n.id, .val = 0, .error = 0, .flags = FLAG_CONTINUE};
-        ioctl(listener, IOCTL_SEND, &r);
+        int answered = 0;
+        if (rep.fd >= 0) {  /* the pinned descriptor is the call's result (its number: the caller's lowest free) */
+            struct notif_addfd add = {.id = n.id, .flags = ADDFD_FLAG_SEND, .srcfd = (uint32_t)rep.fd, .newfd = 0,
+                                      .newfd_flags = rep.cloexec ? O_CLOEXEC : 0};
+            int added;
+            do added = ioctl(listener, IOCTL_ADDFD, &add); while (added < 0 && errno == EINTR); /* not added: again */
+            answered = added >= 0 || errno == ENOENT; /* ENOENT: the caller is gone */
+            if (!answered && errno == EINVAL) pin_off = 1; /* no SEND flag (Linux < 5.14): nothing more is pinned */
+            else if (!answered) rep.error = errno;         /* the caller's table is full (EMFILE): its answer */
+            close(rep.fd);
+        }
+        if (!answered && rep.error) {
+            struct notif_resp r = {.id = n.id, .val = -1, .error = -rep.error, .flags = 0};
+            answered = 1;
+            ioctl(listener, IOCTL_SEND, &r);
+        }
+        if (!answered) {
+            struct notif_resp r = {.id = n.id, .val = 0, .error = 0, .flags = FLAG_CONTINUE};
+            ioctl(listener, IOCTL_SEND, &r);
+        }
         if (checked.len > 1) emit(&checked);
         if (row.len > 1) emit(&row);
     }
@@ -1388,6 +1656,9 @@ int main(int argc, char **argv) {
     if (!out) { perror("evotree trace: the trace file"); return 70; }
     sha256_init(&running);
     note_system_gits();
+    const char *pinning = getenv("EVOTREE_TRACE_PIN");
+    pin_some = pinning && !strcmp(pinning, "uncertain");
+    pin_off = pinning && !strcmp(pinning, "off");
     /* fully buffered: a write per 1 MiB, not per row. A tracer killed before its end row loses
      * the rows still buffered -- and the trace without its end row fails the audit closed anyway */
     setvbuf(out, NULL, _IOFBF, 1 << 20);

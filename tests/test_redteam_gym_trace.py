@@ -552,19 +552,15 @@ def test_process_vm_readv_is_refused_in_the_phase(tmp_path: Path, seccomp: None)
 
 
 @pytest.mark.heavy
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="a link the phase made to /proc/self/fd: the tracer's walk of /tmp/pl/N follows it to "
-    "/proc/self, which names no process for the tracer (outside the sandbox's PID namespace), and "
-    "fails with ENOENT like any missing file (python's import probing makes thousands): no row; "
-    "the kernel follows the caller's own descriptor. Closing it needs the file the kernel opened "
-    "(docs/threat-model.md's residual) or a walk that tells a link into /proc from a missing name",
-)
 def test_a_descriptor_reopened_through_a_link_to_proc_self(tmp_path: Path, seccomp: None) -> None:
+    """Stopped: the tracer's walk of /tmp/pl/N fails (/proc/self names no process for the tracer,
+    outside the sandbox's PID namespace); the same walk following no link tells a link from a
+    missing name, the links are followed one at a time to /proc/self/fd/N, and the caller's own
+    descriptor is judged (and pinned: what the caller gets is that descriptor's file)."""
     from test_redteam_trace_attacks import _REOPEN  # late: that module imports this one
 
     proc, audit = _traced(
         tmp_path, "ln -s /proc/self/fd /tmp/pl; python3 t.py '/tmp/pl/{fd}'", {"t.py": _REOPEN}
     )
     _safe(proc, audit)
+    assert _flagged(audit), proc.stderr[-2000:]
