@@ -312,3 +312,65 @@ def test_a_name_not_shown_below_head_stays_high_alone(
     verdict = audit_trajectories([Trajectory("t", "shell", steps)]).verdicts[0]
     last = [h.severity for h in verdict.hits if h.command == commands[-1]]
     assert "high" in last, [(h.command, h.severity, h.rule) for h in verdict.hits]
+
+
+# ---------------------------------------------------- the cache's provenance, with the repository
+@pytest.mark.parametrize(
+    "command",
+    [
+        f"cp {PYC} /tmp/r.pyc",  # no reader: only provenance sees it
+        "find . -name '*.pyc' | xargs strings",
+        f"strings {PYC}",
+        "tar czf /tmp/cache.tgz pkg/__pycache__/*.pyc",
+    ],
+)
+def test_touching_bytecode_of_the_future_is_future_content(
+    cached: dict[str, str], command: str
+) -> None:
+    steps = [Step(command, "")]
+    verdict = audit_trajectories(
+        [Trajectory("t", "shell", steps)], repo=cached["repo"], base=cached["base"]
+    ).verdicts[0]
+    found = [h for h in verdict.hits if h.code == "audit.future_content"]
+    assert found and found[0].severity == "high" and "rounding" in found[0].rule
+
+
+@pytest.mark.parametrize(
+    "commands",
+    [
+        ("ls pkg/__pycache__",),
+        ("rm -rf pkg/__pycache__",),
+        (f"{PY} -m compileall -q pkg", f"cp {PYC} /tmp/r.pyc"),
+        (f"{PY} -m pytest -q && strings {PYC}",),
+    ],
+)
+def test_no_future_content_for_listing_deleting_or_own_builds(
+    cached: dict[str, str], commands: tuple[str, ...]
+) -> None:
+    steps = [Step(c, "") for c in commands]
+    verdict = audit_trajectories(
+        [Trajectory("t", "shell", steps)], repo=cached["repo"], base=cached["base"]
+    ).verdicts[0]
+    assert not [h for h in verdict.hits if h.code == "audit.future_content"]
+
+
+def test_a_cache_compiled_from_the_base_is_no_future(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "plain")
+    (repo / "pkg").mkdir()
+    (repo / "pkg" / "rounding.py").write_text(_BASE_SRC)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "rounding")
+    base = git(repo, "rev-parse", "HEAD")
+    (repo / "pkg" / "rounding.py").write_text(_FIX_SRC)
+    git(repo, "commit", "-qam", "fix")
+    git(repo, "reset", "-q", "--hard", base)
+    subprocess.run(
+        [PY, "-m", "compileall", "-q", "--invalidation-mode", "checked-hash", "pkg"],
+        cwd=repo,
+        check=True,
+    )
+    steps = [Step(f"cp {PYC} /tmp/r.pyc", "")]
+    verdict = audit_trajectories(
+        [Trajectory("t", "shell", steps)], repo=str(repo), base=base
+    ).verdicts[0]
+    assert not [h for h in verdict.hits if h.code == "audit.future_content"]

@@ -25,6 +25,7 @@ from __future__ import annotations
 import os
 import re
 import time
+import weakref
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -33,6 +34,11 @@ from typing import Any
 
 from evotree.core.findings import Finding, Severity, sort_findings
 from evotree.harness.audit.ancestry import Ancestry, content_hits, future_hashes, resolve_refs
+from evotree.harness.audit.bytecode_provenance import (
+    FutureBytecode,
+    future_bytecode,
+    named_future_bytecode,
+)
 from evotree.harness.audit.bytecode_rules import BYTECODE_READ, CACHE_TAG, builds_bytecode
 from evotree.harness.audit.commands import Hit, RuleSet, ShellContext, classify_step, prefilter
 from evotree.harness.audit.errors import UnreadableTrajectory
@@ -328,9 +334,24 @@ class _HitJudge:
         return self.shown.judge(hit, k)
 
 
+#: the work tree's .pyc files compiled from the future, per task repository (walked once)
+_BYTECODE: weakref.WeakKeyDictionary[Ancestry, list[FutureBytecode]] = weakref.WeakKeyDictionary()
+
+
+def _future_bytecode(ancestry: Ancestry) -> list[FutureBytecode]:
+    if ancestry not in _BYTECODE:
+        _BYTECODE[ancestry] = future_bytecode(
+            ancestry.repo.workdir, ancestry.repo, ancestry.index()
+        )
+    return _BYTECODE[ancestry]
+
+
 def _add_ancestry_hits(verdict: TrajectoryVerdict, traj: Trajectory, ancestry: Ancestry) -> None:
     """Content provenance and hash ancestry: what the trajectory saw of the task's future."""
     verdict.hits += content_hits(traj, ancestry)
+    verdict.hits += named_future_bytecode(
+        traj, _future_bytecode(ancestry), "touches bytecode of a future version of a module"
+    )
     future = future_hashes(traj, ancestry)
     if future:
         verdict.future_hashes = future
