@@ -89,6 +89,8 @@ BYTECODE_READS = [
     "mod = m.SourcelessFileLoader('r', glob.glob('pkg/__pycache__/*.pyc')[0]).load_module(); "
     'print(mod.round_half(2.5))"',
     f"xxd {PYC}",
+    f"{PY} -c \"import marshal, sys; print(marshal.loads(open(sys.argv[1], 'rb').read()[16:])"
+    f'.co_names)" {PYC}',
 ]
 
 

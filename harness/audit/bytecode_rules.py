@@ -162,6 +162,9 @@ def _pyc_word(cmd: SimpleCommand) -> str | None:
         if script.endswith(".pyc"):
             return script  # python runs the bytecode itself
         code = _python_code(cmd)
+        given = next((w for w in argv[1:] if w != code and _PYC.search(w)), None)
+        if given:
+            return given  # a .pyc handed to the code or script (``sys.argv[1]``)
         if code and _PYC.search(code) and _PY_READS.search(code):
             found = _PYC_IN_CODE.search(code)
             return found.group(0) if found else "a .pyc"
