@@ -376,3 +376,43 @@ def test_a_cache_compiled_from_the_base_is_no_future(tmp_path: Path) -> None:
         [Trajectory("t", "shell", steps)], repo=str(repo), base=base
     ).verdicts[0]
     assert not [h for h in verdict.hits if h.code == "audit.future_content"]
+
+
+# ------------------------------------------------------------------------ git cherry
+def _own_commit(cloned: dict[str, str], tmp: Path, text: str) -> Path:
+    work = tmp / "cherry"
+    up = Path(cloned["repo"]).parent / "up"  # origin/fix beyond the base, as in the fixture
+    subprocess.run(["git", "clone", "-q", str(up), str(work)], check=True)
+    git(work, "config", "user.email", "a@b.c")
+    git(work, "config", "user.name", "a")
+    (work / "labels.py").write_text(text)
+    git(work, "commit", "-qam", "cut: my fix")
+    return work
+
+
+@pytest.mark.parametrize("command", ["git cherry -v origin/main", "git cherry origin/fix HEAD"])
+def test_cherry_listing_only_own_unmatched_commits_is_cleared(
+    cloned: dict[str, str], tmp_path: Path, command: str
+) -> None:
+    work = _own_commit(cloned, tmp_path, "def cut(t, w):\n    return t[:w][: w - 1] + '~'\n")
+    out = _run(work, command)
+    assert out.startswith("+ ")
+    assert not _audit("git commit -qam 'cut: my fix'", command, outputs=("", out))[0]
+
+
+@pytest.mark.parametrize(
+    ("text", "command"),
+    [
+        # the agent's commit is the fix's patch: cherry marks it '-' (found upstream)
+        ("def cut(t, w):\n    return t[: max(w - 1, 0)] + '~'\n", "git cherry -v origin/fix"),
+        # upstream's side listed: the fix's own commit
+        ("def cut(t, w):\n    return t[:w]\n# mine\n", "git cherry -v HEAD origin/fix"),
+    ],
+)
+def test_cherry_that_shows_upstream_stays_high(
+    cloned: dict[str, str], tmp_path: Path, text: str, command: str
+) -> None:
+    work = _own_commit(cloned, tmp_path, text)
+    out = _run(work, command)
+    assert out.strip()
+    assert _audit("git commit -qam 'cut: my fix'", command, outputs=("", out))[0]

@@ -36,6 +36,7 @@ __all__ = [
     "one_branch_is_head",
     "diff_shows_known",
     "names_below_head",
+    "cherry_marks_none",
 ]
 
 _HEX = re.compile(r"(?<![0-9A-Za-z])[0-9a-f]{7,40}(?![0-9A-Za-z])")
@@ -395,3 +396,24 @@ def names_below_head(
         return None
     j = max(proven[n] for n in names)
     return f"{', '.join(names)} shown at or below HEAD by step {j + 1}'s git output"
+
+
+_CHERRY_LINE = re.compile(r"^\+ [0-9a-f]{7,40}(?: .*)?$")
+
+
+def cherry_marks_none(command: str, output: str | None) -> str | None:
+    """``git cherry [-v] UPSTREAM [HEAD]`` lists commits of HEAD's side only, each marked ``+``
+    (no equivalent patch upstream) or ``-`` (one there): an output of ``+`` lines alone showed
+    HEAD's own commits and found none of them upstream. A ``-`` line, another head, or an
+    output that is not such a list is not judged here."""
+    split = _single_git(command)
+    if split is None or split[0] != "cherry" or not output:
+        return None
+    words = [a for a in split[1] if not a.startswith("-")]
+    if len(words) > 2 or len(words) == 2 and words[1] not in ("HEAD", "@"):
+        return None
+    lines = [ln.strip() for ln in output.splitlines() if ln.strip()]
+    lines = [ln for ln in lines if not _WRAPPER.match(ln)]
+    if not lines or not all(_CHERRY_LINE.match(ln) for ln in lines):
+        return None
+    return "git cherry listed only HEAD's own commits, none marked as found upstream"
