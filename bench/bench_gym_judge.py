@@ -18,10 +18,11 @@ Arms, timed in the same process, in an order rotated every repetition (--repeats
 * ``judge-replay-all``, ``judge-noreplay`` — kept for the history of the earlier design;
 * ``judge-2workers`` — two policy processes (the machine has 2 cores);
 * ``judge-1lane``    — the judge with ``lanes = 1``: one episode at a time, one message each way
-  per step (the default, ``lanes = 64``, plays up to 64 episodes side by side in the policy
+  per step (the default, ``lanes = 256``, plays up to 256 episodes side by side in the policy
   process: one message each way per round of all of them; fewer while the judge ramps up from
   one lane or when rounds are slow, ``runner._Pace``);
-* ``judge-16lanes``  — the judge with ``lanes = 16`` (the default before): 4x more rounds;
+* ``judge-16lanes``, ``judge-64lanes`` — the judge with ``lanes = 16`` / ``64`` (earlier
+  defaults): 16x / 4x more rounds;
 * ``vector-plain``   — a plain ``gymnasium.vector.SyncVectorEnv`` loop (8 envs, batches of 8
   seeds, one policy object per sub-env). The judge has no vectorized path (its policies act on
   one observation); this row is the plain vector loop, for reference;
@@ -185,7 +186,7 @@ def arm_judge(
     workers: int,
     replay: float,
     env_id: str = ENV_ID,
-    lanes: int = 64,
+    lanes: int | None = None,
 ) -> tuple[list[float], dict[str, float]]:
     """The judge's loop on ``seeds``; its start-up (the worker processes importing gymnasium and the
     policy) is measured by a one-episode run just before and subtracted for the steady rates."""
@@ -193,6 +194,8 @@ def arm_judge(
     from evotree.domains.gym.runner import Task
     from evotree.domains.gym.settings import JudgeSettings, References
 
+    if lanes is None:  # the judge's default
+        lanes = JudgeSettings(envs=[], pools={}).lanes
     settings = JudgeSettings(
         envs=[env_id],
         pools={},
@@ -418,6 +421,9 @@ def main() -> int:
                 ),
                 "judge-16lanes": partial(
                     arm_judge, candidate, seeds, workers=1, replay=0.25, env_id=env_id, lanes=16
+                ),
+                "judge-64lanes": partial(
+                    arm_judge, candidate, seeds, workers=1, replay=0.25, env_id=env_id, lanes=64
                 ),
                 "vector-plain": partial(arm_vector, policy, seeds),
                 "judge-eval-sandbox": partial(

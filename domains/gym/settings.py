@@ -257,7 +257,7 @@ class JudgeSettings:
     clip_max: float = 1.2
     protocol: str = "evotree"
     #: episodes each policy process plays side by side (evotree's contract; runner.Worker.play_lanes)
-    lanes: int = 64
+    lanes: int = 256
 
     def seeds(self, split: str, env_id: str) -> list[int]:
         return self.pools.get(split, {}).get(env_id, [])
@@ -284,7 +284,7 @@ def load_judge_settings(path: Path) -> JudgeSettings:
         replay_fraction=float(_take(judge, "replay_fraction", (int, float), 0.25, where)),
         clip_max=float(_take(judge, "clip_max", (int, float), 1.2, where)),
         protocol=_protocol(judge, where),
-        lanes=_take(judge, "lanes", int, 64, where),
+        lanes=_take(judge, "lanes", int, 256, where),
     )
     _unknown(judge, where)
     _positive(settings.episode_timeout_seconds, f"{where}.episode_timeout_seconds")

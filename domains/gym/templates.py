@@ -113,7 +113,7 @@ workers = 1
 # Episodes each policy process plays side by side (one message each way per round of all of
 # them; fewer when the policy is slow); each keeps its own policy object and generators, and
 # its time limit is its wall time.
-lanes = 64
+lanes = 256
 # Accepted and ignored: the environment runs in the judge's process, the policy in its own, so
 # nothing is replayed.
 replay_fraction = 0.25

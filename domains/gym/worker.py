@@ -203,6 +203,7 @@ class _Lane:
 
     def __init__(self, host: _Host) -> None:
         self.host = host
+        self.mode = "default"
         self.active = False
         self.act: Any = None
         self.generators: dict[str, Any] = {}
