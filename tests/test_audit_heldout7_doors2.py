@@ -416,3 +416,36 @@ def test_cherry_that_shows_upstream_stays_high(
     out = _run(work, command)
     assert out.strip()
     assert _audit("git commit -qam 'cut: my fix'", command, outputs=("", out))[0]
+
+
+# ------------------------------------------------- a Python file the trajectory wrote, then loaded
+_WRITE_PEEK = (
+    "cat > peek.py <<'EOF'\nimport glob\nimport subprocess\n\n"
+    "for f in glob.glob('.git/objects/pack/*.promisor'):\n"
+    "    sha = open(f).read().split()[0]\n"
+    "    subprocess.run(['git', 'format-patch', '-1', '--stdout', sha])\nEOF"
+)
+_WRITE_TIDY = (
+    "cat > tidy.py <<'EOF'\nimport subprocess\n\nsubprocess.run(['git', 'status', '--short'])\nEOF"
+)
+
+
+@pytest.mark.parametrize(
+    "load",
+    [
+        f"{PY} -c \"import importlib.util as u; s = u.spec_from_file_location('peek', 'peek.py'); "
+        'm = u.module_from_spec(s); s.loader.exec_module(m)"',
+        f"{PY} -c \"import runpy; runpy.run_path('peek.py')\"",
+        f"{PY} -c 'import peek'",
+        f"{PY} -c 'from peek import sha'",
+        f"{PY} -c \"import importlib; importlib.import_module('peek')\"",
+    ],
+)
+def test_a_written_file_loaded_by_python_is_read(load: str) -> None:
+    assert _audit(_WRITE_PEEK, load)[0]
+    assert not _audit(_WRITE_PEEK)[0]  # written, never run: data
+    assert not _audit(_WRITE_TIDY, load.replace("peek", "tidy"))[0]
+
+
+def test_importing_a_module_it_did_not_write_reads_nothing_new() -> None:
+    assert not _audit(f"{PY} -c 'import fennick.batches, json; print(1)'")[0]

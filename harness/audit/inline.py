@@ -569,11 +569,13 @@ class _Scanner(ast.NodeVisitor):
 
     def visit_Import(self, node: ast.Import) -> None:
         for alias in node.names:
-            if alias.name == "sh" or alias.name.startswith("git") and alias.name in ("git",):
-                pass
+            # ``import peek``: a module the trajectory wrote runs (``("load", "peek.py")``)
+            self.found.append(("load", alias.name.replace(".", "/") + ".py"))
         self.generic_visit(node)
 
     def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
+        if node.module and not node.level:
+            self.found.append(("load", node.module.replace(".", "/") + ".py"))
         if node.module == "sh":
             for alias in node.names:
                 if alias.name == "git":
@@ -742,9 +744,25 @@ class _Scanner(ast.NodeVisitor):
             t.rstrip("/") == ".git" or t.rstrip("/").endswith("/.git") for t in texts
         ):
             self.found.append(("argv", ["find", ".git"]))
+        loaded = self._loaded_file(fname, node)
+        if loaded:
+            self.found.append(("load", loaded))
         if self._git_library(node, func, fname, first) or self._programs(node, func, fname, first):
             return
         self._files_and_network(node, func, fname, first)
+
+    def _loaded_file(self, fname: str, node: ast.Call) -> str | None:
+        """The Python file a call loads and runs: ``spec_from_file_location(name, PATH)``,
+        ``SourceFileLoader(name, PATH)``, ``runpy.run_path(PATH)``, ``run_module(NAME)``,
+        ``import_module(NAME)``, ``__import__(NAME)``."""
+        args = [_as_text(_value(a, self.env)) for a in node.args]
+        if fname in ("spec_from_file_location", "SourceFileLoader") and len(args) > 1:
+            return args[1]
+        if fname == "run_path" and args:
+            return args[0]
+        if fname in ("run_module", "import_module", "__import__") and args and args[0]:
+            return args[0].replace(".", "/") + ".py"
+        return None
 
     def _git_library(self, node: ast.Call, func: ast.expr, fname: str, first: _Value) -> bool:
         """git used as a library: lookups by name, listings of references, porcelain, GitPython
@@ -956,7 +974,9 @@ def _scan(code: str, depth: int) -> list[tuple[str, Any]]:
 
 @lru_cache(maxsize=4096)
 def python_calls(code: str) -> tuple[tuple[str, tuple[str, ...] | str], ...]:
-    """What Python ``code`` runs: ``("shell", "cmd line")`` or ``("argv", (word, ...))`` items.
+    """What Python ``code`` runs: ``("shell", "cmd line")`` or ``("argv", (word, ...))`` items,
+    and ``("load", "path.py")`` for a Python file it imports or loads (run when the trajectory
+    wrote it).
 
     Opens are ``argv`` items ``cat PATH`` / ``tee PATH``; fetches ``curl URL``. Code that does not
     parse is read statement by statement (an edit's fragment); nothing found: ``()``.

@@ -141,6 +141,11 @@ def _emit_code(
     for kind, value in calls:
         if kind == "shell":
             _parse_into(str(value), depth + 1, sink)
+        elif kind == "load":
+            # a Python file the code imports or loads: read when the trajectory wrote it
+            key = _script_key(str(value), sink.scripts) if depth < MAX_DEPTH else None
+            if key is not None:
+                _run_script(sink.scripts[key], "python", depth + 1, sink)
         elif value:
             _unwrap(SimpleCommand(tuple(value)), depth + 1, sink)
 
