@@ -1300,6 +1300,55 @@ static void pin(uint32_t pid, struct walk *w, uint64_t flags, struct reply *rep)
     rep->cloexec = (flags & O_CLOEXEC) != 0;
 }
 
+/* O_CREAT of a name the walk found missing: the tracer makes the file itself, in the folder its
+ * walk reaches (O_EXCL, no link followed), with the caller's mode less its umask, and hands it
+ * over; what the kernel would answer otherwise (a folder missing, EACCES, EROFS) is the answer.
+ * Only where the file is the caller's own either way (the tracer's uid and gid are the caller's).
+ * Returns 1 when answered, 0 when the name is there now (made since the walk: walked again and
+ * pinned), -1 when not done (the call goes on). */
+static int create_pinned(uint32_t pid, const char *full, uint64_t flags, uint64_t mode, struct reply *rep) {
+    if (!creds.read) read_creds(pid);
+    if (!creds.read || creds.uid != (uint32_t)geteuid() || creds.gid != (uint32_t)getegid()) return -1;
+    char parent[8300], link[64];
+    squeeze(full, parent, sizeof parent);
+    char *slash = strrchr(parent, '/');
+    if (!slash || !slash[1] || !strcmp(slash + 1, "..")) return -1;
+    char name[4096];
+    snprintf(name, sizeof name, "%s", slash + 1);
+    if (slash == parent) slash[1] = 0; else *slash = 0;
+    snprintf(link, sizeof link, "/proc/%u/root", pid);
+    int root = open(link, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (root < 0) return -1;
+    struct { uint64_t flags, mode, resolve; } how = {O_PATH | O_DIRECTORY | O_CLOEXEC, 0, 0x10 /* RESOLVE_IN_ROOT */};
+    int dir = (int)syscall(437 /* openat2 */, root, parent, &how, sizeof how);
+    int walk_errno = errno;
+    close(root);
+    if (dir < 0) { rep->error = walk_errno; return 1; }
+    struct stat st;
+    if (fstat(dir, &st) != 0 || !caller_may(&st, 3)) { close(dir); rep->error = EACCES; return 1; }
+    /* the caller's umask (022 when it cannot be read) */
+    char proc[64], text[4096];
+    unsigned umask_of = 022;
+    snprintf(proc, sizeof proc, "/proc/%u/status", pid);
+    int sfd = open(proc, O_RDONLY | O_CLOEXEC);
+    ssize_t got = sfd >= 0 ? read(sfd, text, sizeof text - 1) : -1;
+    if (sfd >= 0) close(sfd);
+    if (got > 0) {
+        text[got] = 0;
+        char *u = strstr(text, "\nUmask:");
+        if (u) umask_of = (unsigned)strtoul(u + 7, NULL, 8);
+    }
+    int keep = O_ACCMODE | O_APPEND | O_NONBLOCK | O_DSYNC | O_SYNC | O_DIRECT | O_NOATIME | O_TRUNC;
+    int fd = openat(dir, name, ((int)flags & keep) | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_LARGEFILE,
+                    (mode_t)(mode & 07777 & ~umask_of));
+    int made_errno = errno;
+    close(dir);
+    if (fd >= 0) { rep->fd = fd; rep->cloexec = (flags & O_CLOEXEC) != 0; return 1; }
+    if (made_errno == EEXIST) return 0;
+    rep->error = made_errno;
+    return 1;
+}
+
 /* What the machine's git reads of a repository's layout: the HEAD files, references and object
  * stores it opens. The audit judges them against the task repositories (a HEAD or reference of the
  * phase's own over a task repository's objects: harness/audit/trace.py judge_git_reads). Each is
@@ -1412,6 +1461,13 @@ static void gitread_row(const struct notif *n, struct buf *row, uint32_t tgid) {
     /* every open is walked (a link swapped between two opens of one path is seen); a row is
      * written once per process for each file or folder reached (and each text of a HEAD) */
     int fd = resolve_at(n->pid, full);
+    if (fd < 0) {  /* a descriptor link, or a link of the phase's own into /proc or /dev (resolve) */
+        struct walk w = {.fd = -1};
+        int magic = 0;
+        char through[4096];
+        resolve(n->pid, full, through, sizeof through, &magic, &w);
+        fd = w.fd;
+    }
     struct stat st;
     int known = fd >= 0 && fstat(fd, &st) == 0;
     char link[64], text[128];
@@ -1523,6 +1579,16 @@ static void open_row(const struct notif *n, struct buf *row, struct reply *rep) 
         if (!walked) walked = resolve(n->pid, full, resolved, sizeof resolved, &magic, NULL);
     } else if (!magic && !storage) {  /* the path as written is not git storage: the file it names may be */
         walked = resolve(n->pid, full, resolved, sizeof resolved, &magic, pinnable ? &w : NULL);
+    }
+    if (pinnable && !magic && !storage && (flags & O_CREAT) && w.fd < 0 && w.missing) {
+        uint64_t mode = n->nr == NR_OPEN ? n->args[2] : n->nr == NR_OPENAT ? n->args[3] : how[1];
+        int made = scoped ? -1 : create_pinned(n->pid, full, flags, mode, rep);
+        if (made == 0) {  /* made since the walk: what is there is walked, judged and pinned */
+            w.missing = 0;
+            walked = resolve(n->pid, full, resolved, sizeof resolved, &magic, &w);
+        } else {
+            pinnable = 0;
+        }
     }
     int judged = magic || storage || (walked && git_storage(resolved));
     /* the answer: pin_some pins only what its walk could not take as written */
@@ -1656,6 +1722,7 @@ int main(int argc, char **argv) {
     if (!out) { perror("evotree trace: the trace file"); return 70; }
     sha256_init(&running);
     note_system_gits();
+    umask(0); /* files the tracer makes for a caller (create_pinned) get the caller's umask */
     const char *pinning = getenv("EVOTREE_TRACE_PIN");
     pin_some = pinning && !strcmp(pinning, "uncertain");
     pin_off = pinning && !strcmp(pinning, "off");

@@ -140,6 +140,58 @@ def test_a_name_made_after_the_tracer_found_it_missing(tmp_path: Path, seccomp: 
     _safe(proc, audit)
 
 
+#: the same with O_CREAT (a missing name is made, not refused): given the future commit's name
+#: (``future``), its loose object is the link made once the tracer has walked. The tracer makes
+#: the file itself (O_EXCL, no link followed, the caller's mode and umask) and hands it over; a
+#: name there by then is walked again and what the caller gets is judged
+_LATE_CREAT = """\
+import os, threading, zlib
+commit = "FUTURE_COMMIT"
+target = os.path.realpath("." + "git/objects") + "/" + commit[:2] + "/" + commit[2:]
+real = os.stat(target)
+tries = 0
+while tries < 300:
+    tries += 1
+    folder, link = "/tmp/r%d" % tries, "/tmp/s%d" % tries
+    os.mkdir(folder)
+    os.symlink(folder, link)
+    before = os.lstat(link).st_atime_ns
+    got = []
+
+    def opener():
+        try:
+            got.append(os.open(link + "/x", os.O_RDONLY | os.O_CREAT, 0o644))
+        except OSError as exc:
+            got.append(exc)
+
+    thread = threading.Thread(target=opener)
+    thread.start()
+    while os.lstat(link).st_atime_ns == before and thread.is_alive():
+        pass
+    try:
+        os.symlink(target, folder + "/x")
+    except FileExistsError:
+        pass
+    thread.join()
+    if isinstance(got[0], int):
+        st = os.fstat(got[0])
+        if (st.st_dev, st.st_ino) == (real.st_dev, real.st_ino):
+            print(zlib.decompress(os.read(got[0], 1 << 20)).decode("latin1"))
+            break
+else:
+    raise SystemExit("never won")
+print("tries", tries)
+"""
+
+
+@pytest.mark.heavy
+def test_a_name_made_after_the_tracer_found_it_missing_opened_o_creat(
+    tmp_path: Path, seccomp: None
+) -> None:
+    proc, audit = _traced(tmp_path, "python3 t.py", {"t.py": _LATE_CREAT}, future="FUTURE_COMMIT")
+    _safe(proc, audit)
+
+
 # --------------------------------------------- a folder renamed over by a link (no signal)
 
 #: no link on the path when the tracer looks: /tmp/d is a folder of harmless files named as the
@@ -283,5 +335,32 @@ def test_a_descriptor_reopened_through_a_link_of_its_own(
     """Stopped: the links are followed one at a time to the caller's descriptor (judged and
     pinned) or to another process's /proc entry (an unresolved open row)."""
     proc, audit = _traced(tmp_path, _PROC_LINKS[name], {"t.py": _REOPEN})
+    assert SECRET in proc.stdout, proc.stderr[-2000:]
+    assert _flagged(audit)
+
+
+#: the machine's git (exempt from open rows; its reads of HEAD, references and stores are gitread
+#: rows judged against the task repository) under a HEAD of the phase's own naming the future
+#: commit, its objects through a link of the phase's own to /proc/self/fd and an O_PATH
+#: descriptor of the task store it inherited (GIT_OBJECT_DIRECTORY=/tmp/pl/N): the store's walk
+#: fails like a missing name; followed link by link, it is the task store by device and inode
+_GIT_THROUGH_PROC_LINK = """\
+import os, subprocess
+fd = os.open("." + "git/objects", os.O_PATH | os.O_DIRECTORY)
+os.symlink("/proc/self/fd", "/tmp/pl")
+os.makedirs("/tmp/f/refs")
+open("/tmp/f/HEAD", "w").write("FUTURE_COMMIT\\n")
+env = dict(os.environ, GIT_DIR="/tmp/f", GIT_OBJECT_DIRECTORY="/tmp/pl/%d" % fd)
+subprocess.run(["git", "log", "-p"], env=env, pass_fds=[fd])
+"""
+
+
+@pytest.mark.heavy
+def test_the_machines_git_reads_the_store_through_a_link_to_proc_self(
+    tmp_path: Path, seccomp: None
+) -> None:
+    proc, audit = _traced(
+        tmp_path, "python3 t.py", {"t.py": _GIT_THROUGH_PROC_LINK}, future="FUTURE_COMMIT"
+    )
     assert SECRET in proc.stdout, proc.stderr[-2000:]
     assert _flagged(audit)
