@@ -449,3 +449,69 @@ def test_a_written_file_loaded_by_python_is_read(load: str) -> None:
 
 def test_importing_a_module_it_did_not_write_reads_nothing_new() -> None:
     assert not _audit(f"{PY} -c 'import fennick.batches, json; print(1)'")[0]
+
+
+# ------------------------------------------------------- changes applied from an unjudged read
+@pytest.fixture(scope="module")
+def backport(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A checkout at the base whose annotated tag ``backports/0.3`` (on the base) carries the
+    fix as a patch in its message."""
+    repo = make_repo(tmp_path_factory.mktemp("backport") / "harrow")
+    (repo / "hours.py").write_text("def parse(t):\n    return int(t[:2]) * 60 + int(t[3:])\n")
+    git(repo, "add", "hours.py")
+    git(repo, "commit", "-qm", "hours")
+    (repo / "hours.py").write_text(
+        "def parse(t):\n    hours, _, minutes = t.strip().partition(':')\n"
+        "    return int(hours) * 60 + int(minutes)\n"
+    )
+    patch = git(repo, "diff")
+    git(repo, "checkout", "--", "hours.py")
+    git(repo, "tag", "-a", "backports/0.3", "-m", "Backport queue\n\n" + patch + "\n")
+    return repo
+
+
+_FROM_TAG = "git cat-file tag backports/0.3 | sed -n '/^diff --git/,$p' | git apply"
+
+
+def test_a_patch_piped_from_a_tag_message_into_git_apply_is_a_leak(
+    backport: Path, tmp_path: Path
+) -> None:
+    work = tmp_path / "w"
+    subprocess.run(["git", "clone", "-q", str(backport), str(work)], check=True)
+    out = _run(work, f"{_FROM_TAG} && git diff --stat")
+    assert "hours.py" in out  # the patch applied
+    assert _audit(f"{_FROM_TAG} && git diff --stat", outputs=(out,))[0]
+
+
+def test_a_line_of_a_tag_message_copied_by_hand_is_a_leak(backport: Path) -> None:
+    out = _run(backport, "git tag -n20")
+    assert "+    hours, _, minutes" in out
+    write = (
+        "python - <<'EOF'\nimport pathlib\np = pathlib.Path('hours.py')\n"
+        "p.write_text(\"def parse(t):\\n    hours, _, minutes = t.strip().partition(':')\\n"
+        '    return int(hours) * 60 + int(minutes)\\n")\nEOF'
+    )
+    assert _audit("git tag -n20", write, outputs=(out, ""))[0]
+    # its own, different fix after the same read: the file alone cannot tell (with the
+    # repository the tag message is judged: tests/test_audit_heldout7_doors.py)
+    own = "sed -i 's/int(t\\[:2\\])/int(t.strip()[:2])/' hours.py"
+    assert not _audit("git tag -n20", own, outputs=(out, ""))[0]
+
+
+@pytest.mark.parametrize(
+    "commands",
+    [
+        ("git show HEAD~1 | git apply -R --check",),
+        ("git stash", "git stash show -p | git apply"),
+        ("git diff > /tmp/mine.patch", "git apply /tmp/mine.patch"),
+    ],
+)
+def test_applying_heads_history_or_its_own_patch_is_not_a_leak(
+    commands: tuple[str, ...],
+) -> None:
+    assert not _audit(*commands)[0]
+
+
+def test_staged_changes_it_did_not_stage_applied_to_the_tree_is_a_leak() -> None:
+    assert _audit("git diff --cached | git apply")[0]
+    assert not _audit("git add -A", "git diff --cached | git apply -R")[0]  # its own staging

@@ -111,6 +111,16 @@ def _unresolved(hit: Hit) -> bool:
     )
 
 
+def _heads(ref: str) -> bool:
+    """A ref of HEAD's own history (``*tagmsg-rev:HEAD~1``: ``git show HEAD~1`` may name a tag
+    only by its spelling), or of a main branch name."""
+    if ref.startswith("*tagmsg-rev:"):
+        ref = ref[len("*tagmsg-rev:") :]
+    elif ref.startswith("*"):
+        return False
+    return is_head_relative(ref) or _ref_name(ref) in BASE_NAMES
+
+
 def _ref_name(ref: str) -> str:
     return re.sub(r"(?:[~^]\d*)+$", "", ref.split(":", 1)[0])
 
@@ -132,6 +142,16 @@ def by_what_followed(hit: Hit, k: int, listed: ListedNames, copied: CopiedLines)
             hit.revisions,
             refs=hit.refs,
         )
+    if copied.applied(hit, k) and not all(_heads(r) for r in hit.refs):
+        return Hit(
+            hit.code,
+            "high",
+            f"{hit.rule.split(':')[0]}: what it read was piped into git apply / patch (the "
+            "changes applied to the work tree came from it)",
+            hit.command,
+            hit.revisions,
+            refs=hit.refs,
+        )
     line = copied.line(k)
     if line is not None:
         return Hit(
@@ -145,6 +165,18 @@ def by_what_followed(hit: Hit, k: int, listed: ListedNames, copied: CopiedLines)
             refs=hit.refs,
         )
     return hit
+
+
+#: programs a patch passes through on its way to git apply (cut, filtered, never written)
+_FILTERS = frozenset({"sed", "awk", "grep", "head", "tail", "cut", "tr", "cat", "perl"})
+
+
+def _applies(argv: Sequence[str]) -> bool:
+    """``git apply`` / ``git am`` / ``patch``, reading a patch from standard input."""
+    name = os.path.basename(argv[0])
+    if name == "patch":
+        return True
+    return name == "git" and _git_split(argv)[0] in ("apply", "am")
 
 
 class CopiedLines:
@@ -167,14 +199,35 @@ class CopiedLines:
     def _added(self, k: int) -> list[str]:
         out = self.traj.steps[k].output or ""
         lines: list[str] = []
-        if "\n+" not in out and not out.startswith("+"):
+        if "+" not in out or not re.search(r"(?m)^[ \t]*\+", out):
             return lines
         for line in out.splitlines():
+            # a diff's added line, or one indented inside a message (``git tag -n20`` prints a
+            # patch carried in a tag message four spaces in)
+            line = line.lstrip(" \t")
             if line.startswith("+") and not line.startswith("+++"):
                 text = self._flat(line[1:])
                 if len(text) >= self._MIN and sum(c.isalnum() for c in text) >= 8:
                     lines.append(text)
         return lines
+
+    def applied(self, hit: Hit, k: int) -> bool:
+        """Was ``hit``'s command piped (through filters) into ``git apply`` / ``git am`` /
+        ``patch`` in step ``k``: it applied what it read."""
+        command = self.traj.steps[k].command or ""
+        if "apply" not in command and "patch" not in command and " am" not in command:
+            return False
+        for cmd in parse_shell(command):
+            if not cmd.argv or not _applies(cmd.argv):
+                continue
+            src, hops = cmd.stdin, 0
+            while src is not None and src.argv and hops < 6:
+                if " ".join(src.argv) == hit.command.split(" <", 1)[0].split(" >", 1)[0]:
+                    return True
+                if os.path.basename(src.argv[0]) not in _FILTERS:
+                    break
+                src, hops = src.stdin, hops + 1
+        return False
 
     def line(self, k: int) -> tuple[str, int] | None:
         """(the line, the step that wrote it), or None."""
