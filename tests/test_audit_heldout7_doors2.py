@@ -120,6 +120,9 @@ def test_reading_bytecode_it_did_not_build_is_a_leak(
         ("find . -name __pycache__ -prune -exec rm -rf {} +",),
         ("find . -name '*.pyc' -delete",),
         ("find . -name '*.pyc' | xargs rm -f",),
+        ("find . -name '*.pyc' | head",),
+        ("find . -name '*.pyc' | grep rounding",),
+        ("find . -name '*.pyc' | wc -l",),
         ("rm -rf pkg/__pycache__",),
         # its own build first, in an earlier step or earlier on the same line
         (f"{PY} -m compileall -q pkg && strings {PYC}",),

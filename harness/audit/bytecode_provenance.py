@@ -23,7 +23,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from evotree.harness.audit.bytecode_rules import builds_bytecode, is_cache_path, lists_only
+from evotree.harness.audit.bytecode_rules import (
+    builds_bytecode,
+    is_cache_path,
+    lists_only,
+    xargs_of,
+)
 from evotree.harness.audit.hits import Hit
 from evotree.harness.audit.steps import Trajectory
 from evotree.harness.audit.unwrap import parse_shell
@@ -155,7 +160,11 @@ def named_future_bytecode(
                 continue
             words = [*cmd.argv[1:], *(t for _, t in cmd.redirects)]
             src = cmd.stdin  # ``find . -name '*.pyc' | xargs strings``: the reader gets find's
-            fed = src.argv if src is not None and src.argv and src.argv[0] == "find" else ()
+            fed = (
+                src.argv
+                if src is not None and src.argv and src.argv[0] == "find" and xargs_of(cmd, src)
+                else ()
+            )
             for pyc in found:
                 if any(_names(w, pyc) for w in words) or _finds(fed, pyc):
                     return [

@@ -35,6 +35,7 @@ __all__ = [
     "bytecode_hits",
     "is_cache_path",
     "lists_only",
+    "xargs_of",
 ]
 
 #: the rule of a read of a ``.pyc`` (the judge clears it after the trajectory's own build)
@@ -121,6 +122,14 @@ def _find_reads_pyc(find: SimpleCommand) -> bool:
     ) or any(is_cache_path(a) for a in argv[1:] if not a.startswith("-"))
 
 
+def xargs_of(cmd: SimpleCommand, find: SimpleCommand) -> bool:
+    """Is ``cmd`` xargs's run on find's results (the audit puts find's roots, with a trailing
+    ``/``, in place of the listed files), not a filter of the listing itself (``| head``,
+    ``| grep x``: names only)?"""
+    roots = {w.rstrip("/") for w in find.argv[1:] if not w.startswith("-")}
+    return any(w.endswith("/") and w.rstrip("/") in roots for w in cmd.argv[1:])
+
+
 def _pyc_word(cmd: SimpleCommand) -> str | None:
     """The ``.pyc`` (or file in a cache) this command reads, or None."""
     argv = cmd.argv
@@ -139,7 +148,7 @@ def _pyc_word(cmd: SimpleCommand) -> str | None:
         hops = 0
         while src is not None and src.argv and hops < 4:
             first = _basename(src.argv[0])
-            if first == "find" and _find_reads_pyc(src):
+            if first == "find" and _find_reads_pyc(src) and xargs_of(cmd, src):
                 # ``find ... -name '*.pyc' | xargs strings``: the reader gets find's results
                 return " ".join(src.argv)
             if first not in ("grep", "sort", "head", "tail", "uniq"):
