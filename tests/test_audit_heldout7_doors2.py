@@ -518,3 +518,21 @@ def test_applying_heads_history_or_its_own_patch_is_not_a_leak(
 def test_staged_changes_it_did_not_stage_applied_to_the_tree_is_a_leak() -> None:
     assert _audit("git diff --cached | git apply")[0]
     assert not _audit("git add -A", "git diff --cached | git apply -R")[0]  # its own staging
+
+
+def test_a_tag_below_head_whose_message_carries_a_patch_stays_high(
+    backport: Path, tmp_path: Path
+) -> None:
+    work = tmp_path / "w"
+    subprocess.run(["git", "clone", "-q", str(backport), str(work)], check=True)
+    git(work, "config", "user.email", "a@b.c")
+    git(work, "config", "user.name", "a")
+    message = git(work, "cat-file", "tag", "backports/0.3").split("\n\n", 1)[1]
+    git(work, "tag", "-a", "v0.3.1", "-m", message)  # a release tag on the base, the patch inside
+    commands = ("git log --oneline --decorate -3", "git show v0.3.1")
+    outs = tuple(_run(work, c) for c in commands)
+    assert "tag: v0.3.1" in outs[0] and "+    hours, _, minutes" in outs[1]
+    # without the guard, the decoration would clear it: a plain release tag at HEAD
+    assert not _audit(commands[0], "git log -1 v0.3.1", outputs=(outs[0], ""))[0]
+    assert _audit(*commands, outputs=outs)[0]
+    assert _audit(*commands, outputs=(outs[0], None))[0]  # no output recorded: cannot tell

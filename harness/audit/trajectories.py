@@ -57,6 +57,7 @@ from evotree.harness.audit.trajectory_provenance import (
     Shown,
     by_what_followed,
     clear_reason,
+    may_print_tag_message,
     named_tags,
 )
 from evotree.harness.audit.transcripts import read_trajectories
@@ -311,6 +312,8 @@ class _HitJudge:
         ancestor, lowered when HEAD's own history printed them first; then judged by what its
         output showed."""
         names = named_tags(hit) if not hit.revisions else ()
+        if names and may_print_tag_message(hit, self.traj.steps[k].output):
+            names = ()  # a tag behind HEAD may carry the future in its message
         if (
             (hit.revisions or names)
             and hit.severity == "high"

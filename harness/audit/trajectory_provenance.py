@@ -32,7 +32,15 @@ from evotree.harness.audit.steps import Trajectory
 from evotree.harness.audit.shell_values import _REF_LISTERS
 from evotree.harness.audit.unwrap import parse_shell
 
-__all__ = ["CopiedLines", "ListedNames", "Shown", "by_what_followed", "clear_reason", "named_tags"]
+__all__ = [
+    "CopiedLines",
+    "ListedNames",
+    "Shown",
+    "by_what_followed",
+    "clear_reason",
+    "may_print_tag_message",
+    "named_tags",
+]
 
 _UNQUOTE = str.maketrans("", "", "\"'\\")
 HEX_WORD = re.compile(r"[0-9a-f]{7,40}")
@@ -58,7 +66,7 @@ class Shown:
             return hit
         if self._vouched is None:
             self._vouched = Vouched(self.traj, self.quiet, _git_step)
-        names = _plain_names(hit)
+        names = [] if may_print_tag_message(hit, self.traj.steps[k].output) else _plain_names(hit)
         why = names_below_head(names, k, self.traj, self._vouched, self.quiet, _git_step)
         if why is not None:
             return Hit(
@@ -78,6 +86,22 @@ class Shown:
         return Hit(
             hit.code, "info", f"{hit.rule} ({why})", hit.command, hit.revisions, refs=hit.refs
         )
+
+
+#: an annotated tag's header as ``git show`` / ``git cat-file -p`` print it
+_TAG_HEADER = re.compile(r"(?m)^(?:tag \S+|Tagger: .*|type (?:commit|tree|blob))$")
+
+
+def may_print_tag_message(hit: Hit, output: str | None) -> bool:
+    """Could this command have printed an annotated tag's message (``git show T``, ``git
+    cat-file -p T``, ``verify-tag``)? A tag at or below HEAD may still carry text of the future
+    in its message; its output shows it did when it holds a tag header, or cannot say when none
+    was recorded."""
+    words = hit.command.split()
+    sub = _git_split(words)[0] if words and os.path.basename(words[0]) == "git" else ""
+    if sub not in ("show", "cat-file", "verify-tag", "tag", "for-each-ref"):
+        return False
+    return not output or _TAG_HEADER.search(output) is not None
 
 
 def _plain_names(hit: Hit) -> list[str]:
