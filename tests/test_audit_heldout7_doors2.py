@@ -536,3 +536,60 @@ def test_a_tag_below_head_whose_message_carries_a_patch_stays_high(
     assert not _audit(commands[0], "git log -1 v0.3.1", outputs=(outs[0], ""))[0]
     assert _audit(*commands, outputs=outs)[0]
     assert _audit(*commands, outputs=(outs[0], None))[0]  # no output recorded: cannot tell
+
+
+# ------------------------------------------------- the index held changes when the run started
+def _index_repo(tmp: Path, *, staged: bool) -> Path:
+    """A checkout at the base; with ``staged``, the fix staged and hidden by skip-worktree (the
+    work tree and ``git diff`` show the base)."""
+    repo = make_repo(tmp)
+    (repo / "labels.py").write_text("def cut(t, w):\n    return t[:w] + '~'\n")
+    git(repo, "add", "labels.py")
+    git(repo, "commit", "-qm", "labels")
+    if staged:
+        (repo / "labels.py").write_text("def cut(t, w):\n    return t[: max(w - 1, 0)] + '~'\n")
+        git(repo, "add", "labels.py")
+        git(repo, "update-index", "--skip-worktree", "labels.py")
+        (repo / "labels.py").write_text("def cut(t, w):\n    return t[:w] + '~'\n")
+    return repo
+
+
+_COMPARE = (
+    "git checkout-index --ignore-skip-worktree-bits -a --prefix=/tmp/idx$$/"
+    " && diff -r --exclude=.git . /tmp/idx$$/"
+)
+
+
+@pytest.mark.parametrize(
+    "commands",
+    [
+        ("git status", "git show :labels.py"),
+        ("git diff --cached",),
+        ("git diff --staged --stat && git diff --staged",),
+        (_COMPARE,),
+    ],
+)
+def test_an_index_read_when_the_index_held_changes_is_a_leak_alone(
+    tmp_path: Path, commands: tuple[str, ...]
+) -> None:
+    repo = _index_repo(tmp_path / "staged", staged=True)
+    outs = tuple(_run(repo, c) for c in commands)
+    assert "max(w - 1, 0)" in outs[-1]
+    assert _audit(*commands, outputs=outs)[0]
+
+
+@pytest.mark.parametrize(
+    "commands",
+    [
+        ("git status", "git show :labels.py"),
+        ("git diff --cached",),
+        (_COMPARE,),
+        ("sed -i 's/t\\[:w\\]/t[: w - 1]/' labels.py", _COMPARE),  # its own edit shows
+    ],
+)
+def test_an_index_read_of_a_clean_index_is_no_leak_alone(
+    tmp_path: Path, commands: tuple[str, ...]
+) -> None:
+    repo = _index_repo(tmp_path / "clean", staged=False)
+    outs = tuple(_run(repo, c) for c in commands)
+    assert not _audit(*commands, outputs=outs)[0]

@@ -15,7 +15,13 @@ from evotree.harness.audit.git_argv import _git_split
 from evotree.harness.audit.revisions import is_head_relative
 from evotree.harness.audit.unwrap import parse_shell
 
-__all__ = ["by_step_output", "in_own_clone", "single_branch_clones", "upstream_after"]
+__all__ = [
+    "by_step_output",
+    "in_own_clone",
+    "index_held_changes",
+    "single_branch_clones",
+    "upstream_after",
+]
 
 #: ``git status -sb``'s first line without ``[ahead N]``/``[behind N]``; ``git status``'s
 #: "up to date": the upstream is the very commit HEAD is at
@@ -238,3 +244,40 @@ def _printed_nothing(command: str, output: str) -> bool:
     return any(_NOTHING.match(line) for line in lines) and all(
         not line or _WRAPPER.match(line) or _NOTHING.match(line) for line in lines
     )
+
+
+#: ``git status`` (long or short form) listing changes staged in the index
+_STAGED_STATUS = re.compile(r"^Changes to be committed:|^[MADRC][ MD] \S", re.M)
+#: lines of a diff: git's, ``diff -r``'s, ``diff -u``'s
+_DIFF_LINES = re.compile(
+    r"^(?:diff |@@ |[<>] |\d+(?:,\d+)?[acd]\d+(?:,\d+)?$|[-+](?![-+]{2}))", re.M
+)
+#: what may change the work tree's files (an edit before a comparison shows its own change)
+_WRITES = re.compile(
+    r"\bsed\s+-i|\bperl\s+-[a-z]*i|>|\bpatch\b|\bapply\b|write_text|\.write\(|\bcp\b|\bmv\b|"
+    r"\btee\b|\btruncate\b|str_replace|\bcreate\b|\binsert\b|end_of_edit|\bcheckout\b|"
+    r"\brestore\b|\breset\b|\bstash\b"
+)
+
+
+def index_held_changes(steps: Any, k: int, command: str) -> str | None:
+    """On the file alone, with no staging of the trajectory's own before step ``k``: do the
+    recorded outputs show that the index held changes when the trajectory started? ``git
+    status`` listing staged changes (any step up to ``k``), a non-empty ``git diff --cached``
+    (``--staged``, ``diff-index --cached -p``) at step ``k``, or a comparison of the index's
+    files with the work tree (``checkout-index`` then ``diff``) that printed differences before
+    any step could have edited a file. At the start of a task the index is the base's tree: a
+    change staged there came from elsewhere. Returns the reason, or None."""
+    for j in range(min(k + 1, len(steps))):
+        step = steps[j]
+        out = step.output or ""
+        if out and "status" in (step.command or "") and _STAGED_STATUS.search(out):
+            return f"step {j + 1}'s git status listed changes staged before the trajectory began"
+    out = steps[k].output or "" if k < len(steps) else ""
+    if not out or not _DIFF_LINES.search(out):
+        return None
+    if re.search(r"\bdiff(?:-index)?\b.*(?:--cached|--staged)", command):
+        return "it printed a diff of the index against HEAD that the trajectory did not stage"
+    if "checkout-index" in command and not any(_WRITES.search(s.command or "") for s in steps[:k]):
+        return "it compared the index's files with the untouched work tree and printed differences"
+    return None

@@ -46,6 +46,7 @@ from evotree.harness.audit.history_rules import INDEX_READ
 from evotree.harness.audit.internals_rules import LEFT_MESSAGE
 from evotree.harness.audit.step_outputs import (
     by_step_output,
+    index_held_changes,
     in_own_clone,
     single_branch_clones,
     upstream_after,
@@ -264,12 +265,12 @@ class _HitJudge:
 
     def judge(self, hit: Hit, k: int) -> Hit | None:
         """The hit as kept (raised, lowered or as it was), or None when it is dropped."""
-        if (
-            hit.rule.startswith(INDEX_READ)
-            and self.ancestry is None
-            and _staged(self.traj, k, hit.command)
-        ):
-            return None  # the index holds what the trajectory staged itself
+        if hit.rule.startswith(INDEX_READ) and self.ancestry is None:
+            if _staged(self.traj, k, hit.command):
+                return None  # the index holds what the trajectory staged itself
+            held = index_held_changes(self.traj.steps, k, self.traj.steps[k].command or "")
+            if held is not None:
+                return Hit(hit.code, "high", f"{hit.rule}: {held}", hit.command, refs=hit.refs)
         if _reads_cache(hit) and _built(self.traj, k, hit.command):
             self.verdict.cleared.append(
                 {**hit.to_dict(), "why": "the trajectory built that bytecode itself before"}
