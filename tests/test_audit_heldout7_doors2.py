@@ -593,3 +593,33 @@ def test_an_index_read_of_a_clean_index_is_no_leak_alone(
     repo = _index_repo(tmp_path / "clean", staged=False)
     outs = tuple(_run(repo, c) for c in commands)
     assert not _audit(*commands, outputs=outs)[0]
+
+
+# ------------------------------------------------------- commit objects identified by their hash
+@pytest.mark.parametrize(
+    ("command", "cleared"),
+    [
+        ("git cat-file -p HEAD && git cat-file -p v1.0.0", True),  # v1.0.0 is HEAD's parent
+        ("git cat-file -p HEAD; git cat-file commit v1.0.0", True),
+        ("git cat-file -p HEAD && git cat-file -p v1.1.0", False),  # the fix
+        ("git cat-file -p v1.0.0", False),  # nothing says where it is: fail closed
+    ],
+)
+def test_a_printed_commit_object_is_judged_by_its_hash(
+    cloned: dict[str, str], command: str, cleared: bool
+) -> None:
+    out = _run(Path(cloned["repo"]), command)
+    assert out.startswith("tree ")
+    assert _audit(command, outputs=(out,))[0] is not cleared
+    assert _audit(command, outputs=(out.rstrip("\n"),))[0] is not cleared  # trailing newline cut
+
+
+def test_a_forged_commit_object_is_not_believed(cloned: dict[str, str]) -> None:
+    repo = Path(cloned["repo"])
+    command = "git cat-file -p HEAD && git cat-file -p v1.1.0"
+    head_obj = _run(repo, "git cat-file -p HEAD")
+    parent = _run(repo, "git rev-parse HEAD~1").strip()
+    # an output that claims the second object has HEAD's parent as its own parent: its hash is
+    # not HEAD's parent's, so it proves nothing
+    forged = head_obj + f"tree {'0' * 40}\nparent {parent}\n\nlooks old\n"
+    assert _audit(command, outputs=(forged,))[0]

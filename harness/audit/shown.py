@@ -21,6 +21,7 @@ Each returns the reason (a phrase for the finding) or ``None``; the caller lower
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 from collections.abc import Callable, Sequence
@@ -37,6 +38,7 @@ __all__ = [
     "diff_shows_known",
     "names_below_head",
     "cherry_marks_none",
+    "printed_commits_below_head",
 ]
 
 _HEX = re.compile(r"(?<![0-9A-Za-z])[0-9a-f]{7,40}(?![0-9A-Za-z])")
@@ -417,3 +419,53 @@ def cherry_marks_none(command: str, output: str | None) -> str | None:
     if not lines or not all(_CHERRY_LINE.match(ln) for ln in lines):
         return None
     return "git cherry listed only HEAD's own commits, none marked as found upstream"
+
+
+_TREE_LINE = re.compile(r"^tree [0-9a-f]{40}$", re.M)
+_PARENT_LINE = re.compile(r"^parent ([0-9a-f]{40})$", re.M)
+
+
+def _commit_id(body: str) -> str:
+    data = body.encode("utf-8", "surrogateescape")
+    return hashlib.sha1(b"commit %d\x00" % len(data) + data).hexdigest()  # noqa: S324 - git's id
+
+
+def printed_commits_below_head(command: str, output: str | None, vouched: Vouched) -> str | None:
+    """A step of ``git cat-file -p|commit REV`` commands only, whose output is the commit
+    objects they printed, in order: each object's id is the hash of its text, as git computes
+    it. When every REV that is not HEAD-relative printed a commit that is HEAD, a parent HEAD's
+    own object in the same step names, or a commit HEAD's history printed, it showed nothing
+    beyond HEAD. Annotated tags (an ``object``/``type`` header) are not judged here."""
+    if not output or "tree " not in output:
+        return None
+    revs: list[str] = []
+    for cmd in parse_shell(command):
+        if not cmd.argv:
+            return None
+        name = os.path.basename(cmd.argv[0])
+        if name in _SHELLS and any(a in ("-c", "-lc", "-ic", "-lic") for a in cmd.argv[1:3]):
+            continue
+        if name != "git" or any(op in (">", ">>", ">|") for op, _ in cmd.redirects):
+            return None
+        sub, args = _git_split(cmd.argv)
+        words = [a for a in args if a not in ("-p", "commit")]
+        if sub != "cat-file" or len(words) != 1 or words[0].startswith("-"):
+            return None
+        revs.append(words[0])
+    text = "\n".join(ln for ln in output.split("\n") if not _WRAPPER.match(ln.strip()))
+    starts = [m.start() for m in _TREE_LINE.finditer(text)]
+    if not revs or len(starts) != len(revs) or starts[0] != len(text) - len(text.lstrip()):
+        return None
+    bodies = [text[a:b] for a, b in zip(starts, [*starts[1:], len(text)])]
+    bodies = [b if b.endswith("\n") else b + "\n" for b in bodies]
+    ids = [_commit_id(b) for b in bodies]
+    below: set[str] = set()
+    for rev, body, oid in zip(revs, bodies, ids):
+        if re.fullmatch(r"(?:HEAD|@)(?:[~^]\d*)*", rev):
+            below.add(oid)
+            below.update(_PARENT_LINE.findall(body))
+    for rev, oid in zip(revs, ids):
+        if not re.fullmatch(r"(?:HEAD|@)(?:[~^]\d*)*", rev) and oid not in below:
+            if oid not in vouched:
+                return None
+    return "every commit object it printed hashes to HEAD, HEAD's parent or HEAD's history"

@@ -26,6 +26,7 @@ from evotree.harness.audit.shown import (
     fix_quotes,
     names_below_head,
     one_branch_is_head,
+    printed_commits_below_head,
     shows_only_vouched,
 )
 from evotree.harness.audit.steps import Trajectory
@@ -80,6 +81,7 @@ class Shown:
             or one_branch_is_head(hit.command, step.output, self.traj)
             or diff_shows_known(k, self.traj, self.quiet, _git_step)
             or cherry_marks_none(step.command, step.output)
+            or printed_commits_below_head(step.command, step.output, self._vouched)
         )
         if why is None:
             return hit
