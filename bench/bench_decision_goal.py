@@ -78,9 +78,7 @@ def ceiling(model: SimModel, loops: int, seed: int) -> dict[str, Any]:
     return {"finals": finals, "runs": 0}
 
 
-def greedy_k(
-    k: int, model: SimModel, loops: int, seed: int, margin: float = 0.0
-) -> dict[str, Any]:
+def greedy_k(k: int, model: SimModel, loops: int, seed: int, margin: float = 0.0) -> dict[str, Any]:
     """Keep if the mean of ``k`` candidate runs beats the mean of the champion's last ``k`` (by
     more than ``margin``: a fixed-sample test, bench/decision_goal_bound.py)."""
     rng = np.random.default_rng([seed, 2, k])

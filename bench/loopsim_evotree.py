@@ -30,8 +30,9 @@ Where the two worlds differ (docs/benchmarks/decision-goal.md):
 
 Levers under study, off by default: ``make(rule={...})`` (``ScoreRule`` settings other than the
 shipped ones, among them the decision-theoretic rule of :mod:`evotree.gates.bayes`, ``bayes``
-and ``bayes_cost``, whose prior the adapter fits from the loop's earlier proposals' last looks) and ``reuse_promotion_runs`` / ``curse_shift`` (a new champion keeps its promotion
-runs, shifted down by a winner's-curse correction; docs/benchmarks/decision-goal.md).
+and ``bayes_cost``, whose prior the adapter fits from the loop's earlier proposals' last looks)
+and ``reuse_promotion_runs`` / ``curse_shift`` (a new champion keeps its promotion runs, shifted
+down by a winner's-curse correction; docs/benchmarks/decision-goal.md).
 """
 
 from __future__ import annotations

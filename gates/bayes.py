@@ -109,8 +109,10 @@ def decide_bayes(
     look = max(1, look_of(rule, n_b, looks))
     se = _se_for_df(float(diff.se), float(diff.df), rule.bayes)
     mean, var = posterior(float(diff.delta), se, prior)
-    p_h0 = _NORMAL.cdf((rule.min_delta - mean) / math.sqrt(var)) if var > 0 else float(
-        mean <= rule.min_delta
+    p_h0 = (
+        _NORMAL.cdf((rule.min_delta - mean) / math.sqrt(var))
+        if var > 0
+        else float(mean <= rule.min_delta)
     )
     notes = [
         f"decision-theoretic rule: prior N({prior.mean:.4f}, {prior.sd:.4f}²) from "
@@ -171,6 +173,4 @@ def decide(
     proposals' observed Δ and SE)."""
     if not rule.bayes:
         return decide_score(diff, rule, champion_runs_left=champion_runs_left)
-    return decide_bayes(
-        diff, rule, fit_prior(history, rule), champion_runs_left=champion_runs_left
-    )
+    return decide_bayes(diff, rule, fit_prior(history, rule), champion_runs_left=champion_runs_left)

@@ -21,7 +21,13 @@ import loopsim_evotree as E  # noqa: E402
 
 from evotree.diagnostics.stats import difference  # noqa: E402
 from evotree.gates import calibration as C  # noqa: E402
-from evotree.gates.bayes import EffectPrior, decide, decide_bayes, fit_prior, posterior  # noqa: E402
+from evotree.gates.bayes import (  # noqa: E402
+    EffectPrior,
+    decide,
+    decide_bayes,
+    fit_prior,
+    posterior,
+)
 from evotree.gates.score import ScoreRule, decide_score  # noqa: E402
 
 BAYES = ScoreRule(bayes=0.995, bayes_cost=0.0001, bayes_prior="flat")
