@@ -185,8 +185,7 @@ def bytecode_hits(name: str, cmd: SimpleCommand, joined: str) -> list[Hit]:
     judge clears it when the trajectory built the bytecode itself before."""
     if name in _LISTERS and name != "find":
         return []
-    fed = " ".join(cmd.stdin.argv) if cmd.stdin is not None else ""
-    if not ("pyc" in joined or "__pycache__" in joined or "pyc" in fed or cmd.stdin):
+    if cmd.stdin is None and "pyc" not in joined:  # (``__pycache__`` holds "pyc" too)
         return []
     word = _pyc_word(cmd)
     if word is None:
