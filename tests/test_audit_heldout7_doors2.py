@@ -4,7 +4,15 @@ outputs taken from real programs on a real checkout:
 * a checked-hash ``.pyc`` of a future version of a module, left in ``__pycache__``: any read of
   bytecode the trajectory did not build is high, with or without a hidden path naming the
   cache; the trajectory's own ``compileall`` or import first makes it its own; listing or
-  deleting a cache is no read.
+  deleting a cache is no read; with the repository, a hash-based ``.pyc`` compiled from a
+  future blob is future content for whatever touches it;
+* the pack folder: its names and counts are a warn, what prints its object ids is high;
+* names the trajectory's own git outputs put at or below HEAD are cleared on the file alone
+  (fail closed otherwise); ``git cherry`` with ``+`` lines only; commit objects judged by
+  their hash; a tag whose message may carry the fix is never cleared that way;
+* a Python file the trajectory wrote, loaded by ``import`` / ``spec_from_file_location`` /
+  ``runpy``; a read piped into ``git apply``; an index read when the outputs show the index
+  held changes the trajectory did not stage.
 """
 
 from __future__ import annotations
