@@ -125,3 +125,21 @@ def test_the_adapter_runs_the_rule_with_the_loops_history() -> None:
     assert {p.decision for r in records for p in r.proposals} <= {"promote", "reject"}
     assert len(rule.history) == 10  # one (Δ, SE) per proposal of the last loop
     assert rule.verdicts.get("more_seeds", 0) > 0
+
+
+def test_the_bound_trades_neutral_promotions_for_gains_and_loses_with_a_noisy_champion() -> None:
+    import decision_goal_bound as D
+
+    sd = C.SimModel().run_sd
+    known, charged = D.Bound(sd, 6), D.Bound(sd, 6, champion_runs=4)
+
+    def run(bound: D.Bound, mu: float) -> dict[str, float]:
+        return bound.simulate(bound.solve(0.0002, mu), 20000, np.random.default_rng(0))
+
+    strict, loose = run(known, 0.2), run(known, 0.0)
+    assert strict["neutral_promoted"] < loose["neutral_promoted"]
+    assert strict["share"] <= loose["share"]
+    assert loose["harmful_promoted"] < 0.01  # the true mix keeps harmful changes out
+    noisy = run(charged, 0.2)
+    assert noisy["share"] < strict["share"]
+    assert noisy["runs_per_loop"] > 4  # the champion's runs are charged
