@@ -16,7 +16,7 @@ from types import ModuleType
 
 import pytest
 
-from harness.layout import SCHEMAS
+from evotree.harness.layout import SCHEMAS
 
 HERE = Path(__file__).resolve().parent / "data" / "audit" / "trajectories" / "heldout8"
 FILES = HERE / "files"
