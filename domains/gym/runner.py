@@ -218,6 +218,11 @@ class Worker:
                 pass_fds=(request_r, reply_w),
                 stdin=subprocess.DEVNULL,
                 stdout=2,  # the worker's prints go to our stderr (the log)
+                # a session of its own, as the nested sandbox gives it (bubblewrap's
+                # --new-session): its kill(0, ...) reaches its own group only, and where the
+                # scheduler groups by session (autogroup) the two processes get a share each;
+                # it dies with this process (the worker's parent-death signal)
+                start_new_session=True,
             )
         except BaseException:
             for fd in (request_w, reply_r):

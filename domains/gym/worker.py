@@ -34,6 +34,7 @@ that does not answer; nothing this process says about time counts there.
 
 from __future__ import annotations
 
+import ctypes
 import importlib.util
 import inspect
 import json
@@ -465,7 +466,22 @@ class _Host:
         return encode_reply(answers)
 
 
+#: prctl(2)'s option: the signal this process gets when the thread that started it ends
+_PR_SET_PDEATHSIG = 1
+
+
+def _die_with_parent() -> None:
+    """Be killed when the process that started this one ends. It starts this one in a session
+    of its own (as bubblewrap's ``--new-session`` does in the nested sandbox), which its process
+    group's signals do not reach: a phase killed as a group still takes this process with it."""
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    except (OSError, AttributeError):
+        pass
+
+
 def main(argv: list[str]) -> int:
+    _die_with_parent()
     request_fd, reply_fd, policy_file = int(argv[0]), int(argv[1]), Path(argv[2])
     os.dup2(2, 1)  # the policy's prints go to stderr; the protocol has its own pipe
     sys.stdout = sys.stderr
