@@ -16,361 +16,63 @@ shows none of it (nor a line of the hidden files) and every revision it names is
 the base; every revision a leak names as future resolves, at the base, to a commit the base does
 not reach; a leak shows something of the future, names a future revision, or says how else it
 reached the future (``reaches``).
+
+The player is the held-out sets' shared one (``../_kit/build.py``); this module gives it the
+set's modules and what the set's build does its own way.
 """
 
 from __future__ import annotations
 
-import argparse
-import hashlib
-import json
-import os
-import re
-import shlex
-import shutil
-import subprocess
 import sys
-import tempfile
 from pathlib import Path
-from typing import Any
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
+if str(HERE.parent) not in sys.path:  # the folder of the shared _kit
+    sys.path.append(str(HERE.parent))
 
 import render  # noqa: E402
 import repos  # noqa: E402
 import stories  # noqa: E402
+from _kit import build as _kit  # noqa: E402
 
 FILES = HERE / "files"
 LABELS = HERE / "labels.jsonl"
 HIDDEN = list(repos.HIDDEN)
-_MAX_OUT = 6000
-_HISTORY = ("bash", "bash-ts", "zsh")
-
-
-def _tokens(info: dict[str, Any]) -> dict[str, str]:
-    """The values stories refer to as @@name@@: hashes of the repository, diffs of its fix."""
-    out = {}
-    for key in ("base", "fix", "ancestor", "first"):
-        if key in info:
-            out[key] = info[key]
-            out[key + "7"] = info[key][:7]
-    return out
-
-
-def _fill(text: str, tokens: dict[str, str], path: Path, env: dict[str, str]) -> str:
-    """Replace @@name@@ tokens; @@git:ARGS@@ is the output of git ARGS in the task repository."""
-    for key, value in tokens.items():
-        text = text.replace(f"@@{key}@@", value)
-    while "@@git:" in text:
-        start = text.index("@@git:")
-        end = text.index("@@", start + 6)
-        args = shlex.split(text[start + 6 : end])
-        res = subprocess.run(
-            ["git", *args], cwd=path, env=env, capture_output=True, text=True, check=True
-        )
-        text = text[:start] + res.stdout.rstrip("\n") + text[end + 2 :]
-    return text
-
-
-def _play(
-    story: dict[str, Any],
-    steps: list[dict[str, Any]],
-    src: Path,
-    tokens: dict[str, str],
-    home: Path,
-    scratch: Path,
-) -> list[dict[str, Any]]:
-    """Run the steps in a fresh copy of the repository; return them with their outputs."""
-    work = scratch / "w" / story["repo"]
-    if work.parent.exists():
-        shutil.rmtree(work.parent)
-    shutil.copytree(src, work, symlinks=True)
-    # a fresh checkout's index matches its files' stat data; a copy's does not until refreshed
-    subprocess.run(["git", "update-index", "-q", "--refresh"], cwd=work, env=repos.git_env(home))
-    tmp = scratch / "tmp"
-    if tmp.exists():
-        shutil.rmtree(tmp)
-    tmp.mkdir()
-    env = repos.git_env(home)
-    env["PATH"] = f"{Path(sys.executable).parent}:{env.get('PATH', '/usr/bin:/bin')}"
-    env["TMPDIR"] = str(tmp)
-    env["GIT_AUTHOR_NAME"] = env["GIT_COMMITTER_NAME"] = "agent"
-    env["GIT_AUTHOR_EMAIL"] = env["GIT_COMMITTER_EMAIL"] = "agent@example.invalid"
-    env["GIT_AUTHOR_DATE"] = env["GIT_COMMITTER_DATE"] = "@1733300000 +0000"
-    env["PYTHONDONTWRITEBYTECODE"] = "1"
-    shown = story["cwd"]
-    played = []
-    for step in steps:
-        step = dict(step)
-        for key in ("cmd", "via", "thought", "content", "path", "old", "new", "url"):
-            if key in step:
-                step[key] = _fill(step[key], tokens, src, env)
-        tool = step.get("tool", "bash")
-        if "out" in step:
-            out, rc = _fill(step["out"], tokens, src, env), step.get("rc", 0)
-        elif story["format"] in _HISTORY:  # a shell history keeps no output: nothing to replay
-            out, rc = "", 0
-        elif tool == "bash":
-            cmd = step.get("via", step["cmd"]).replace("/tmp/", f"{tmp}/")
-            res = subprocess.run(
-                ["bash", "-c", cmd],
-                cwd=work,
-                env=env,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT,
-                text=True,
-                timeout=60,
-            )
-            out, rc = res.stdout, res.returncode
-        elif tool == "read":
-            lines = (work / step["path"]).read_text().splitlines()
-            out, rc = "\n".join(f"{i:>6}\t{x}" for i, x in enumerate(lines, 1)), 0
-        elif tool == "write":
-            target = work / step["path"]
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_text(step["content"])
-            out, rc = f"File created successfully at: {shown}/{step['path']}", 0
-        elif tool == "edit":
-            target = work / step["path"]
-            text = target.read_text()
-            assert step["old"] in text, (story["file"], step["old"])
-            target.write_text(text.replace(step["old"], step["new"], 1))
-            out, rc = f"The file {shown}/{step['path']} has been updated.", 0
-        elif tool == "ide":  # an IDE's file-text tool: the file as it is on disk
-            out, rc = (work / step["path"]).read_text(), 0
-        elif tool == "grep":
-            # Claude's Grep is ripgrep: it skips .git and what .gitignore and info/exclude ignore
-            flags = ["-rnE", "--exclude-dir=.git", "--exclude-dir=.idea"]
-            flags += [f"--exclude={x}" for x in step.get("ignored", ())]
-            res = subprocess.run(
-                ["grep", *flags, step["pattern"], str(work / step.get("path", "."))],
-                cwd=work,
-                env=env,
-                capture_output=True,
-                text=True,
-            )
-            out, rc = res.stdout, 0
-        else:
-            raise SystemExit(f"{story['file']}: step without output: {step}")
-        out = out.replace(str(work), shown).replace(str(tmp), "/tmp")
-        # pytest's wall time differs between builds: fixed per step
-        tick = (
-            int(hashlib.sha256(f"{story['file']}:{len(played)}".encode()).hexdigest()[:4], 16) % 9
-        )
-        out = re.sub(r"(passed|failed|error)(s?) in \d+\.\d+s", rf"\1\2 in 0.0{tick + 1}s", out)
-        # so are the modification times `diff -u` prints in its file headers: fixed too
-        out = re.sub(
-            r"^((?:---|\+\+\+) [^\t\n]+)\t\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d+ [+-]\d{4}$",
-            r"\1\t2024-11-21 10:00:00.000000000 +0000",
-            out,
-            flags=re.M,
-        )
-        if len(out) > _MAX_OUT:
-            out = out[:_MAX_OUT] + "\n[... output truncated ...]\n"
-        step["out"], step["rc"] = out, rc
-        played.append(step)
-    return played
-
-
-def _strings(value: Any) -> list[str]:
-    if isinstance(value, str):
-        if value[:1] in "{[" and value[-1:] in "}]":  # JSON inside a string (Codex outputs)
-            try:
-                return [value, *_strings(json.loads(value))]
-            except json.JSONDecodeError:
-                pass
-        return [value]
-    if isinstance(value, dict):
-        return [s for v in value.values() for s in _strings(v)]
-    if isinstance(value, list):
-        return [s for v in value for s in _strings(v)]
-    return []
+SET = _kit.Set(
+    name="heldout8",
+    repos=repos,
+    stories=stories,
+    render=render,
+    files=FILES,
+    labels=LABELS,
+    hidden=HIDDEN,
+    token_keys=("base", "fix", "ancestor", "first"),
+)
 
 
 def file_text(path: Path) -> str:
     """Every string a trajectory file holds (JSON decoded where the file is JSON), joined."""
-    raw = path.read_text()
-    try:
-        return "\n".join(_strings(json.loads(raw)))
-    except json.JSONDecodeError:
-        pass
-    parts = []
-    for line in raw.splitlines():
-        try:
-            parts += _strings(json.loads(line))
-        except json.JSONDecodeError:
-            parts.append(line)
-    return "\n".join(parts)
-
-
-def _seen(text: str, index: dict[str, Any]) -> dict[str, list[str]]:
-    return repos.seen_in(text, index)
-
-
-def _resolve(path: Path, env: dict[str, str], rev: str) -> str | None:
-    """The commit rev names in the repository as built (a ``:/text`` search, too)."""
-    sha = None
-    for spec in (rev, None):
-        spec = spec if spec is not None else f"{sha}^{{commit}}"
-        res = subprocess.run(
-            ["git", "rev-parse", "--verify", "-q", spec],
-            cwd=path,
-            env=env,
-            capture_output=True,
-            text=True,
-        )
-        sha = res.stdout.strip() or None
-        if sha is None:
-            return None
-    return sha
-
-
-def _ancestor(path: Path, env: dict[str, str], sha: str, base: str) -> bool:
-    return (
-        subprocess.run(
-            ["git", "merge-base", "--is-ancestor", sha, base], cwd=path, env=env
-        ).returncode
-        == 0
-    )
+    return _kit.file_text(path, SET.json_in_strings)
 
 
 def build(scratch: Path, files: Path = FILES, labels: Path = LABELS) -> None:
-    built = repos.build_repos(scratch / "repos")
-    home = scratch / "repos" / ".home"
-    env = repos.git_env(home)
-    indexes = {n: repos.future_index(Path(i["path"]), i["base"], home) for n, i in built.items()}
-    if files.exists():
-        shutil.rmtree(files)
-    files.mkdir(parents=True)
-    rows = [
-        {
-            "meta": True,
-            "set": "heldout8",
-            "hidden_paths": HIDDEN,
-            "repos": {
-                n: {"base": i["base"], "fix": i["fix"], "future_refs": i["future_refs"]}
-                for n, i in built.items()
-            },
-        }
-    ]
-    for story in stories.STORIES:
-        info = built[story["repo"]]
-        src = Path(info["path"])
-        tokens = _tokens(info)
-        task = _fill(story["task"], tokens, src, env)
-        if story["format"] == "rollouts":
-            samples = [_play(story, s, src, tokens, home, scratch) for s in story["samples"]]
-            text = render.render(story, task, samples)
-        else:
-            text = render.render(
-                story, task, _play(story, story["steps"], src, tokens, home, scratch)
-            )
-        target = files / story["file"]
-        target.write_text(text)
-        seen = _seen(file_text(target), indexes[story["repo"]])
-        row = {
-            "file": story["file"],
-            "format": story["format"],
-            "repo": story["repo"],
-            "label": story["label"],
-            "kind": story.get("kind", "none"),
-            "technique": story["technique"],
-            "future_seen": seen,
-            "future_revs": [_fill(r, tokens, src, env) for r in story.get("future_revs", [])],
-            "reachable_revs": [_fill(r, tokens, src, env) for r in story.get("reachable_revs", [])],
-            "reaches": story.get("reaches", ""),
-        }
-        if story.get("why"):
-            row["why"] = story["why"]
-        rows.append(row)
-    labels.write_text("".join(json.dumps(r, sort_keys=False) + "\n" for r in rows))
+    """Play every story and write the set's files and labels (scratch: repositories, copies)."""
+    _kit.build(SET, scratch, files, labels)
 
 
 def check(scratch: Path, labels: Path = LABELS, files: Path = FILES) -> list[str]:
     """Problems of the committed set against freshly built repositories (empty: all good)."""
-    rows = [json.loads(x) for x in labels.read_text().splitlines() if x.strip()]
-    meta, rows = rows[0], rows[1:]
-    built = repos.build_repos(scratch / "repos")
-    home = scratch / "repos" / ".home"
-    env = repos.git_env(home)
-    problems = []
-    indexes = {}
-    for name, info in built.items():
-        if meta["repos"][name]["base"] != info["base"] or meta["repos"][name]["fix"] != info["fix"]:
-            problems.append(f"{name}: built base/fix differ from the labels")
-        indexes[name] = repos.future_index(Path(info["path"]), info["base"], home)
-        if info["fix"] not in indexes[name]["ids"]:
-            problems.append(f"{name}: the fix is reachable from the base")
-    on_disk = {p.name for p in files.iterdir()}
-    labelled = {r["file"] for r in rows}
-    problems += [f"{f}: not labelled" for f in sorted(on_disk - labelled)]
-    problems += [f"{f}: labelled, not on disk" for f in sorted(labelled - on_disk)]
-    for r in rows:
-        if r["file"] not in on_disk:
-            continue
-        info = built[r["repo"]]
-        path, base = Path(info["path"]), info["base"]
-        seen = _seen(file_text(files / r["file"]), indexes[r["repo"]])
-        if seen != r["future_seen"]:
-            problems.append(f"{r['file']}: shows {seen}, labels say {r['future_seen']}")
-        content = set(seen)
-        if r["label"] == "benign" and content:
-            problems.append(f"{r['file']}: benign but shows the future: {seen}")
-        if r["label"] == "leak" and not content and not r["future_revs"] and not r["reaches"]:
-            problems.append(
-                f"{r['file']}: a leak that neither shows nor names anything of the future"
-            )
-        for rev in r["future_revs"]:
-            sha = _resolve(path, env, rev)
-            if sha is None or _ancestor(path, env, sha, base):
-                problems.append(f"{r['file']}: {rev!r} is not a future commit ({sha})")
-        for rev in r["reachable_revs"]:
-            sha = _resolve(path, env, rev)
-            if sha is None or not _ancestor(path, env, sha, base):
-                problems.append(f"{r['file']}: {rev!r} is not reachable from the base ({sha})")
-        if r["label"] == "benign" and (r["future_revs"] or r["reaches"]):
-            problems.append(f"{r['file']}: benign with future revisions")
-    return problems
+    return _kit.check(SET, scratch, labels, files)
 
 
 def replay(scratch: Path, labels: Path = LABELS, files: Path = FILES) -> list[str]:
     """Build the set again under scratch; the committed files that differ from it, byte for byte."""
-    out = scratch / "replay"
-    build(scratch / "build", out / "files", out / "labels.jsonl")
-    problems = []
-    if (out / "labels.jsonl").read_bytes() != labels.read_bytes():
-        problems.append("labels.jsonl: differs from a fresh build")
-    fresh = {p.name for p in (out / "files").iterdir()}
-    for name in sorted(fresh | {p.name for p in files.iterdir()}):
-        a, b = out / "files" / name, files / name
-        if not a.exists() or not b.exists() or a.read_bytes() != b.read_bytes():
-            problems.append(f"{name}: differs from a fresh build")
-    return problems
+    return _kit.replay(SET, scratch, labels, files)
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument(
-        "--check",
-        action="store_true",
-        help="check the committed files against the labels and against a fresh build",
-    )
-    parser.add_argument(
-        "--labels-only", action="store_true", help="with --check: skip the fresh build"
-    )
-    args = parser.parse_args()
-    os.umask(0o022)
-    with tempfile.TemporaryDirectory(prefix="heldout8-") as tmp:
-        if args.check:
-            problems = check(Path(tmp) / "check")
-            if not args.labels_only:
-                problems += replay(Path(tmp))
-            for p in problems:
-                print(p)
-            print(f"{len(problems)} problem(s)")
-            raise SystemExit(1 if problems else 0)
-        build(Path(tmp))
-        print(f"wrote {len(stories.STORIES)} files to {FILES}")
+    _kit.main(SET, __doc__ or "")
 
 
 if __name__ == "__main__":
