@@ -47,6 +47,10 @@ extended history, evotree rollouts), written by ``build.py`` beside each set:
 * ``tests/data/audit/trajectories/heldout7`` — the seventh held-out set (66 files, 33 leaks, five
   task repositories), written blind and scored once at ``182168d``; a development set since
   (``heldout7`` and ``heldout7_repo``).
+* ``tests/data/audit/trajectories/heldout8`` — the eighth held-out set (72 files, 36 leaks, five
+  task repositories whose future lies outside git: a bundle, a ``.rej``, a wheel, an editor's
+  auto-save, an IDE shelf), written blind and scored once at ``dd37fee``; a development set
+  since (``heldout8`` and ``heldout8_repo``).
 
 Run:
 
@@ -307,6 +311,8 @@ def main() -> None:
             "heldout6_repo": trajectory_set(TRAJECTORIES / "heldout6", with_repo=True),
             "heldout7": trajectory_set(TRAJECTORIES / "heldout7"),
             "heldout7_repo": trajectory_set(TRAJECTORIES / "heldout7", with_repo=True),
+            "heldout8": trajectory_set(TRAJECTORIES / "heldout8"),
+            "heldout8_repo": trajectory_set(TRAJECTORIES / "heldout8", with_repo=True),
         },
     }
     print(json.dumps(result, indent=2))
