@@ -4,12 +4,14 @@ path (exclusions are no read), and recursive reads (``grep -r``, ``find -exec ca
 
 from __future__ import annotations
 
+import fnmatch
 import re
 from collections.abc import Sequence
 
 from evotree.harness.audit.bytecode_rules import CACHE_TAG, is_cache_path, lists_only
 from evotree.harness.audit.hits import Hit, RuleSet
 from evotree.harness.audit.lexer import SimpleCommand, _basename
+from evotree.harness.audit.name_only import names_only
 
 __all__ = ["hidden_hits"]
 
@@ -217,6 +219,63 @@ def _only_caches(word: str, rules: RuleSet) -> bool:
     return bool(matched) and all(is_cache_path(p) for p in matched)
 
 
+_INTERPRETERS = re.compile(r"^(?:python(?:\d+(?:\.\d+)?)?|node|nodejs|deno|bun|perl|ruby|php)$")
+#: calls in code that read a file's bytes (or an archive member's)
+_CODE_READS = re.compile(
+    r"\bopen\s*\(|read_text|read_bytes|\.read\s*\(|readFileSync|readFile\b|createReadStream|"
+    r"ZipFile|tarfile|shutil\.copy|copyfile|\bslurp|File\.read|file_get_contents|<\$?\w*>"
+)
+#: calls in code that list a folder, with the folder as a string literal (and a glob after it)
+_CODE_LISTS = re.compile(
+    r"(?:Path|listdir|readdirSync|readdir|scandir|walk|iterdir|opendir|glob\.glob|glob\.iglob|"
+    r"Dir\.glob|Dir\.entries|globSync)\s*\(\s*[rbf]?['\"]([^'\"]*)['\"]\s*\)?"
+    r"(?:\.r?glob\(\s*['\"]([^'\"]*)['\"])?"
+)
+
+
+def _interpreter_code(cmd: SimpleCommand) -> str | None:
+    """The code an interpreter runs from its command line (``-c``/``-e``) or a here-document."""
+    argv = cmd.argv
+    if not argv or not _INTERPRETERS.match(_basename(argv[0])):
+        return None
+    for flag in ("-c", "-e", "--eval", "-p", "--print", "-E", "-r"):
+        if flag in argv[1:]:
+            k = argv.index(flag, 1)
+            return argv[k + 1] if k + 1 < len(argv) else None
+    return cmd.heredoc
+
+
+def _code_reads_hidden(code: str, rules: RuleSet) -> str | None:
+    """Why code that reads files reads a hidden one: it names the hidden path, or it lists a
+    folder holding one (``Path('.idea').rglob('*.patch')``, ``readdirSync('pkg')``) with no
+    glob, or a glob the hidden path matches. None when it reads no file, or none hidden."""
+    if not _CODE_READS.search(code):
+        return None
+    if rules.hidden_match(code):
+        hidden = next((w for w in re.split(r"['\"\s(),]", code) if rules.hidden_match(w)), "")
+        return f"touches hidden data: code that reads files names {hidden[:80]}"
+    for m in _CODE_LISTS.finditer(code):
+        folder, pattern = m.group(1).strip(), m.group(2)
+        if not pattern and "*" in folder:  # glob.glob('wheelhouse/*.whl')
+            folder, pattern = folder.rsplit("/", 1) if "/" in folder else (".", folder)
+        clean = folder.rstrip("/")
+        while clean.startswith("./"):
+            clean = clean[2:]
+        for path in rules.hidden_paths:
+            hidden = path.strip().strip("/")
+            inside = clean in ("", ".") or hidden.startswith(clean + "/") or hidden == clean
+            if not inside:
+                continue
+            rest = hidden[len(clean) + 1 :] if clean not in ("", ".") else hidden
+            if pattern and not path.endswith("/"):
+                if not fnmatch.fnmatchcase(rest.rsplit("/", 1)[-1], pattern.rsplit("/", 1)[-1]):
+                    continue
+            elif clean in ("", ".") and not pattern:
+                continue  # the whole checkout listed: judged when the hidden path is named
+            return f"reads files it lists in {folder or '.'}, and the hidden {hidden} with them"
+    return None
+
+
 def hidden_hits(cmd: SimpleCommand, rules: RuleSet, joined: str, found: bool) -> list[Hit]:
     """A word or redirection naming a hidden path (high); failing that, and unless ``found``
     (the command already has a hidden-data hit), a recursive read that starts in a folder
@@ -236,10 +295,20 @@ def hidden_hits(cmd: SimpleCommand, rules: RuleSet, joined: str, found: bool) ->
             None,
         )
         cache = hidden is not None and _only_caches(hidden, rules)
-        if hidden and cache and (lists_only(cmd) or _shell_script(argv)):
-            # a listing of a bytecode cache names the modules the sources name; a shell's
-            # script is judged by the commands in it
-            return []
+        outside = hidden is not None and (hidden.startswith("..") or "/../" in hidden)
+        if hidden and not outside and (names_only(cmd) or (cache and lists_only(cmd))):
+            # a name is not a read: a listing, a digest, a deletion, git's ignore check; a
+            # folder outside the checkout (``../judge``) is the grader's, its names too
+            return [
+                Hit(
+                    "audit.hidden_data_read",
+                    "info",
+                    f"names hidden data without reading it: {hidden[:80]}",
+                    joined,
+                )
+            ]
+        if hidden and _shell_script(argv) and hidden == argv[-1]:
+            return []  # a shell's script is judged by the commands in it
         if hidden:
             tag = f" {CACHE_TAG}" if cache else ""
             hits.append(
@@ -252,6 +321,11 @@ def hidden_hits(cmd: SimpleCommand, rules: RuleSet, joined: str, found: bool) ->
             )
     if found or hits:
         return hits
+    code = _interpreter_code(cmd)
+    if code is not None:
+        read = _code_reads_hidden(code, rules)
+        if read:
+            return [Hit("audit.hidden_data_read", "high", read, joined)]
     inside = _reads_folder_holding(argv, rules) or _reads_what_find_found(cmd, rules)
     if inside:
         folder, hidden, whole = inside

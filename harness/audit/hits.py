@@ -80,6 +80,16 @@ class RuleSet:
         return any(p.search(word) for p in self._hidden_re)
 
     @property
+    def hidden_folders(self) -> tuple[str, ...]:
+        """The folders that hold a hidden path (``.idea`` for ``.idea/shelf/x/``): a command
+        that lists and reads one of them may read the hidden path without naming it."""
+        out: list[str] = []
+        for path in self.hidden_paths:
+            parts = path.strip().strip("/").split("/")
+            out += [p for p in parts[:-1] if p not in ("", ".", "..") and p not in out]
+        return tuple(out)
+
+    @property
     def hidden_needles(self) -> tuple[str, ...]:
         """Plain strings the prefilter must let through (a hidden path's last component)."""
         return self._needles
