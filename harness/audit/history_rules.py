@@ -105,6 +105,43 @@ _ALWAYS = {
 }
 
 
+#: the rule of a read of a bundle file (cleared when the trajectory created that file itself)
+BUNDLE_READ = "git bundle reads a bundle file's references and objects"
+_BUNDLE_OPTS = frozenset({"-q", "--quiet", "--progress", "--all-progress", "--no-progress"})
+
+
+def _bundle(call: _GitCall) -> None:
+    """``git bundle create FILE REVS``: packs the history ``git log REVS`` walks, judged as that
+    walk is (``HEAD~1..HEAD``, ``main`` on HEAD's history: nothing beyond the base; ``--all``,
+    a tag or branch beyond the base: high). ``verify`` / ``list-heads`` / ``unbundle`` of a
+    FILE print or unpack its references and objects: high (:data:`BUNDLE_READ`), unless the
+    trajectory created FILE itself (the judge's call)."""
+    args = call.args
+    if not args:
+        return
+    if args[0] == "create":
+        rest = [a for a in args[1:] if a not in _BUNDLE_OPTS and not a.startswith("--version")]
+        revs = rest[1:]
+        if not revs:
+            return
+        for hit in _git_rules(("git", "log", *revs), call.joined):
+            call.hits.append(
+                Hit(
+                    hit.code,
+                    hit.severity,
+                    hit.rule.replace("git log", "git bundle create", 1),
+                    call.joined,
+                    hit.revisions,
+                    refs=hit.refs,
+                    candidate=hit.candidate,
+                )
+            )
+        return
+    files = [a for a in args[1:] if not a.startswith("-")]
+    what = files[0] if files else ""
+    call.hit("high", f"{BUNDLE_READ}: {what}")
+
+
 #: ``for-each-ref`` format atoms that print what a reference points at (its commit's message,
 #: its hash, its tree or parents, its author): a listing with one reads every listed reference
 _CONTENT_ATOM = re.compile(
@@ -319,6 +356,9 @@ def _git_always(call: _GitCall) -> bool:
                 _hashes(word),
                 refs=(word,),
             )
+        return True
+    if sub == "bundle":
+        _bundle(call)
         return True
     if sub == "reflog" and _reflog_top_only(args):
         return True  # HEAD@{0} alone: the commit HEAD is at now

@@ -42,7 +42,7 @@ from evotree.harness.audit.bytecode_provenance import (
 from evotree.harness.audit.bytecode_rules import BYTECODE_READ, CACHE_TAG, builds_bytecode
 from evotree.harness.audit.commands import Hit, RuleSet, ShellContext, classify_step, prefilter
 from evotree.harness.audit.errors import UnreadableTrajectory
-from evotree.harness.audit.history_rules import INDEX_READ
+from evotree.harness.audit.history_rules import BUNDLE_READ, INDEX_READ
 from evotree.harness.audit.internals_rules import LEFT_MESSAGE
 from evotree.harness.audit.step_outputs import (
     by_step_output,
@@ -159,7 +159,12 @@ def audit_trajectory(
 def _step_hits(traj: Trajectory, rules: RuleSet) -> list[list[Hit]]:
     """The hits of each step: the rules applied to its command in the shell context the steps
     before it left, lowered by what its output showed and by the clones the trajectory made."""
-    needles = rules.hidden_needles
+    # a folder holding a hidden path, or a glob or find that may reach one without naming it
+    needles = (
+        (*rules.hidden_needles, *rules.hidden_folders, "*", "?", "-exec", "xargs")
+        if rules.hidden_paths
+        else ()
+    )
     step_hits: list[list[Hit]] = []
     context = ShellContext()  # variables, aliases and scripts carry over between steps
     upstream = ""  # an upstream git status showed at HEAD (no ahead/behind), until HEAD moves
@@ -233,6 +238,21 @@ def _built(traj: Trajectory, k: int, command: str) -> bool:
     return at > 0 and builds_bytecode(line[:at])
 
 
+def _made_bundle(traj: Trajectory, k: int, hit: Hit) -> bool:
+    """Whether the trajectory ran ``git bundle create FILE`` (for the FILE a bundle read names)
+    before the read of step ``k``: in an earlier step, or earlier on step ``k``'s own line. The
+    create was judged on its own by the history it packs."""
+    name = hit.rule[len(BUNDLE_READ) + 2 :].strip()
+    if not name:
+        return False
+    made = re.compile(r"\bbundle\s+create\s+(?:-\S+\s+)*" + re.escape(name) + r"(?=\s|$)")
+    if any(made.search(step.command or "") for step in traj.steps[:k]):
+        return True
+    line = (traj.steps[k].command or "") if k < len(traj.steps) else ""
+    at = line.find(hit.command) if hit.command else -1
+    return at > 0 and bool(made.search(line[:at]))
+
+
 def _reads_cache(hit: Hit) -> bool:
     """A read of a ``.pyc`` or of a hidden path that is a bytecode cache."""
     return hit.code == "audit.hidden_data_read" and (
@@ -274,6 +294,11 @@ class _HitJudge:
         if _reads_cache(hit) and _built(self.traj, k, hit.command):
             self.verdict.cleared.append(
                 {**hit.to_dict(), "why": "the trajectory built that bytecode itself before"}
+            )
+            return None
+        if hit.rule.startswith(BUNDLE_READ) and _made_bundle(self.traj, k, hit):
+            self.verdict.cleared.append(
+                {**hit.to_dict(), "why": "the trajectory created that bundle itself before"}
             )
             return None
         if hit.rule.startswith(LEFT_MESSAGE) and _started_merge(self.traj, k):
