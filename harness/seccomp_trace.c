@@ -34,6 +34,7 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/types.h>
 #include <sys/uio.h>
 #include <sys/syscall.h>
@@ -1100,6 +1101,8 @@ static int expand_links(int root, const char *full, char *out, size_t cap) {
 struct walk {
     int fd;          /* O_PATH descriptor of the file or folder reached (-1: none) */
     int missing;     /* the walk found a name missing before any link: ENOENT for the caller too */
+    int crossed;     /* the walk crossed a link or ".." (what it reached is not the path as written) */
+    int unpinned;    /* crossed, and reached a special file that cannot be pinned (a finding) */
     int descriptor;  /* the path names one of the caller's descriptors (/proc/self/fd/N...) */
     int nofollow;    /* the caller's O_NOFOLLOW */
     uint64_t resolve_flags;  /* openat2's RESOLVE_NO_XDEV, _NO_MAGICLINKS, _NO_SYMLINKS */
@@ -1283,7 +1286,24 @@ static void pin(uint32_t pid, struct walk *w, uint64_t flags, struct reply *rep)
     if (fstat(w->fd, &st) != 0) return;
     if (S_ISLNK(st.st_mode)) { if (w->nofollow) rep->error = ELOOP; return; }
     int dir = S_ISDIR(st.st_mode);
-    if (!dir && !S_ISREG(st.st_mode)) return;
+    int special = !dir && !S_ISREG(st.st_mode);
+    /* A FIFO, device or socket is opened by the kernel for the caller (CONTINUE: opening one has
+     * effects, a FIFO's open waits for its other end), which walks the path again: where the
+     * tracer's walk went as written that walk finds the same names, but a walk that crossed a link
+     * is the swap's window again (a link to a FIFO while the tracer looks, to the object after).
+     * So a device that is no terminal (the tracer's own /dev/tty is not the caller's) and a FIFO
+     * opened for reading and writing (which does not wait) are pinned like a file; a FIFO opened
+     * to read, a terminal or a socket reached through a link is a finding (unresolved row). */
+    if (special) {
+        if (!w->crossed) return;
+        /* terminals: 4 (tty*), 5 (/dev/tty, /dev/console; not 5:2, ptmx, whose open makes a pair in
+         * the devpts of the path -- the sandbox's), 136-143 (pts) */
+        unsigned major_no = major(st.st_rdev), minor_no = minor(st.st_rdev);
+        int tty = S_ISCHR(st.st_mode) && (major_no == 4 || (major_no == 5 && minor_no != 2) ||
+                                          (major_no >= 136 && major_no <= 143));
+        int device = (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode)) && !tty;
+        if (!device && !(S_ISFIFO(st.st_mode) && (flags & O_ACCMODE) == O_RDWR)) { w->unpinned = 1; return; }
+    }
     if ((flags & O_DIRECTORY) && !dir) { rep->error = ENOTDIR; return; }
     if (!creds.read) read_creds(pid);
     if (!creds.read) return;
@@ -1294,8 +1314,11 @@ static void pin(uint32_t pid, struct walk *w, uint64_t flags, struct reply *rep)
     int keep = O_ACCMODE | O_APPEND | O_NONBLOCK | O_DSYNC | O_SYNC | O_DIRECT | O_NOATIME | O_TRUNC | O_DIRECTORY;
     char self[64];
     snprintf(self, sizeof self, "/proc/self/fd/%d", w->fd);
-    int fd = open(self, ((int)flags & keep) | O_CLOEXEC | O_NOCTTY | O_LARGEFILE);
+    /* a device's open may wait: never in the tracer (its O_NONBLOCK taken back after, when the
+     * caller did not ask for it) */
+    int fd = open(self, ((int)flags & keep) | O_CLOEXEC | O_NOCTTY | O_LARGEFILE | (special ? O_NONBLOCK : 0));
     if (fd < 0) { rep->error = errno; return; }
+    if (special && !(flags & O_NONBLOCK)) fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
     rep->fd = fd;
     rep->cloexec = (flags & O_CLOEXEC) != 0;
 }
@@ -1591,11 +1614,12 @@ static void open_row(const struct notif *n, struct buf *row, struct reply *rep) 
         }
     }
     int judged = magic || storage || (walked && git_storage(resolved));
+    w.crossed = walked && !w.descriptor && strcmp(resolved, norm) != 0;
     /* the answer: pin_some pins only what its walk could not take as written */
-    if (pinnable && !magic && !storage &&
-        (!pin_some || judged || w.descriptor || w.fd < 0 || !walked || strcmp(resolved, norm)))
+    if (pinnable && !magic && !storage && (!pin_some || judged || w.descriptor || w.fd < 0 || !walked || w.crossed))
         pin(n->pid, &w, flags, rep);
     if (w.fd >= 0) close(w.fd);
+    if (w.unpinned) judged = magic = 1;
     if (!judged) return;
     snprintf(proc, sizeof proc, "/proc/%u/exe", n->pid);
     char exe[4096];
@@ -1611,14 +1635,30 @@ static void open_row(const struct notif *n, struct buf *row, struct reply *rep) 
     put_json_string(row, full, strlen(full));
     if (walked) { puts_(row, ", \"resolved\": "); put_json_string(row, resolved, walked); }
     if (magic) puts_(row, ", \"unresolved\": true");
+    if (w.unpinned) puts_(row, ", \"unpinned\": \"a FIFO, terminal or socket reached through a link\"");
     if (rep->fd >= 0) puts_(row, ", \"pinned\": true");
     puts_(row, ", \"exe\": ");
     if (e >= 0) put_json_string(row, exe, (size_t)e); else puts_(row, "null");
     puts_(row, "}\n");
 }
 
+/* The serving thread walks, opens and makes files for the phase (pinning): with the phase's
+ * permissions, not more. evotree often runs as root, and the phase's uid is then 0 too, without
+ * capabilities: this thread drops the capabilities that pass over file permissions
+ * (CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH, CAP_FOWNER) from its own effective set (capset is per
+ * thread), so a folder the phase cannot search or a file it cannot read is refused to the tracer
+ * as to the phase. Reading another process's /proc entries and memory needs none of them. */
+static void drop_file_capabilities(void) {
+    struct { uint32_t version; int pid; } head = {0x20080522 /* _LINUX_CAPABILITY_VERSION_3 */, 0};
+    struct { uint32_t effective, permitted, inheritable; } data[2];
+    if (syscall(SYS_capget, &head, data) != 0) return;
+    data[0].effective &= ~((1u << 1) | (1u << 2) | (1u << 3));
+    syscall(SYS_capset, &head, data);
+}
+
 static void *serve(void *arg) {
     int listener = *(int *)arg;
+    drop_file_capabilities();
     ioctl(listener, IOCTL_SET_FLAGS, 1UL); /* SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP (6.6+); older: ignored */
     struct buf row = {0}, checked = {0};
     for (;;) {
