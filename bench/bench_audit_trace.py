@@ -13,6 +13,9 @@ started through ``accounted`` as ``evotree run`` starts phases). Two mixes:
   light   the cheapest commands (rev-parse HEAD, status, log -1, diff --stat) on a one-commit
           repository: fork and exec are all there is, the tracer's worst case (its cost is per
           process started)
+  tools   programs other than git reading the work tree (python3 importing modules, grep -r,
+          cat, wc, sort, head, ls): every open of theirs is walked and pinned by the tracer, which
+          the git mixes (the machine's git's opens are not pinned) hardly show
 Variants, interleaved in rotated order, --repeats times each (median reported):
 
   sandbox   the phase in the sandbox
@@ -23,6 +26,10 @@ Variants, interleaved in rotated order, --repeats times each (median reported):
   seccomp-exec-only  the same without the open reports (``sandbox.TRACE_OPENS = False``; the
             Python tracer this variant used to measure was deleted)
   strace    the same with the fallback tracer (strace -f --seccomp-bpf outside the sandbox)
+  seccomp-unpinned  (--pin-ab) the default tracer with pinning off (EVOTREE_TRACE_PIN=off: every
+            open goes on as before pinning, CONTINUE): the cost of pinning, same binary
+  seccomp-before  (--tracer-ab BINARY) the default variant with another tracer binary (one built
+            from an earlier seccomp_trace.c): an A/B of the tracer binaries
 
 Reported: wall time, and CPU time (user + system of the launcher, bubblewrap, the phase's
 processes and strace: ``RUSAGE_CHILDREN``). The phase runs its commands one after another and a
@@ -31,13 +38,15 @@ the CPU overhead; on a loaded one the CPU figure is the steadier estimate.
 
 Each traced run is checked: every one of the 1,000 git processes is in the trace. Run:
 
-    .venv/bin/python bench/bench_audit_trace.py [--mix agent light] [--commands 1000] [--repeats 5]
-        [--no-strace] [--json bench/results/trace_overhead.json]
+    .venv/bin/python bench/bench_audit_trace.py [--mix agent light tools] [--commands 1000]
+        [--repeats 5] [--no-strace] [--pin-ab] [--tracer-ab BINARY]
+        [--json bench/results/trace_overhead.json]
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import platform
@@ -69,6 +78,17 @@ AGENT = (
     "git blame src/f3.py",
     "git diff",
 )
+#: --mix tools: programs other than git on the same repository (each line one program started)
+TOOLS = (
+    "python3 -c 'import json, email.parser, http.client, argparse'",
+    "grep -rn value_3 src",
+    "cat src/f1.py src/f2.py src/f3.py",
+    "wc -l src/f10.py src/f11.py src/f12.py src/f13.py src/f14.py",
+    "sort src/f4.py",
+    "head -5 src/f7.py",
+    "ls -la src",
+    "sed -n 3p src/f9.py",
+)
 
 
 def main() -> None:
@@ -76,7 +96,13 @@ def main() -> None:
     parser.add_argument("--commands", type=int, default=1000)
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument(
-        "--mix", nargs="+", choices=("light", "agent", "agent-nogrep"), default=["agent"]
+        "--mix", nargs="+", choices=("light", "agent", "agent-nogrep", "tools"), default=["agent"]
+    )
+    parser.add_argument(
+        "--pin-ab", action="store_true", help="add the default tracer with pinning off"
+    )
+    parser.add_argument(
+        "--tracer-ab", type=Path, default=None, help="add the default variant run by this binary"
     )
     parser.add_argument(
         "--history", type=int, default=300, help="commits of the --mix agent repository"
@@ -164,15 +190,15 @@ def measure(mix_name: str, args: argparse.Namespace) -> dict[str, Any]:
         }
         subprocess.run(["git", "init", "-q", str(work)], check=True, env=env)
         (work / "src").mkdir()
-        files = args.files if mix_name.startswith("agent") else 20
+        files = args.files if mix_name.startswith("agent") or mix_name == "tools" else 20
         for k in range(files):
             (work / "src" / f"f{k}.py").write_text(
                 "".join(f"value_{j} = {j * k}\n" for j in range(40))
             )
         subprocess.run(["git", "-C", str(work), "add", "."], check=True, env=env)
         subprocess.run(["git", "-C", str(work), "commit", "-q", "-m", "base"], check=True, env=env)
-        if mix_name.startswith(
-            "agent"
+        if (
+            mix_name.startswith("agent") or mix_name == "tools"
         ):  # history: each commit edits a few files (fast-import: seconds, not minutes)
             stream = []
             for c in range(args.history):
@@ -197,12 +223,18 @@ def measure(mix_name: str, args: argparse.Namespace) -> dict[str, Any]:
             "agent": AGENT,
             "light": LIGHT,
             "agent-nogrep": tuple(c for c in AGENT if "grep" not in c),
+            "tools": TOOLS,
         }[mix_name]
         lines = [mix[k % len(mix)] + " >/dev/null" for k in range(args.commands)]
         script = "\n".join(lines)
         variants: tuple[str, ...] = ("sandbox", "seccomp", "seccomp-exec-only", "strace")
         if args.no_strace:
             variants = variants[:-1]
+        if args.pin_ab:
+            variants += ("seccomp-unpinned",)
+        if args.tracer_ab is not None:
+            variants += ("seccomp-before",)
+        compiled = sandbox_mod.compiled_tracer
         times: dict[str, list[float]] = {v: [] for v in variants}
         cpu: dict[str, list[float]] = {v: [] for v in variants}
         traced_gits: dict[str, list[int]] = {v: [] for v in variants[1:]}
@@ -214,12 +246,21 @@ def measure(mix_name: str, args: argparse.Namespace) -> dict[str, Any]:
                 trace = base / f"raw-{rep}-{variant}" if variant != "sandbox" else None
                 sandbox_mod.TRACER = "strace" if variant == "strace" else "seccomp"
                 sandbox_mod.TRACE_OPENS = variant != "seccomp-exec-only"
+                sandbox_mod.compiled_tracer = (  # type: ignore[assignment]
+                    functools.partial(Path, args.tracer_ab)
+                    if variant == "seccomp-before"
+                    else compiled
+                )
+                phase_env = sandbox_env(dict(os.environ))
+                phase_env.pop("EVOTREE_TRACE_PIN", None)
+                if variant == "seccomp-unpinned":
+                    phase_env["EVOTREE_TRACE_PIN"] = "off"
                 spec = SandboxSpec(cwd=work, read_write=(work,), trace=trace)
                 before = resource.getrusage(resource.RUSAGE_CHILDREN)
                 start = time.perf_counter()
                 proc = subprocess.run(
                     accounted(wrap(spec, ["bash", "-c", script])),
-                    env=sandbox_env(dict(os.environ)),
+                    env=phase_env,
                     stdout=subprocess.DEVNULL,
                     stderr=subprocess.PIPE,
                 )
@@ -232,11 +273,21 @@ def measure(mix_name: str, args: argparse.Namespace) -> dict[str, Any]:
                 )
                 assert proc.returncode == 0, proc.stderr[-2000:]
                 if trace is not None:
+                    # the mix's programs in the trace (tools: every program its lines start)
                     gits = sum(
-                        1 for r in rows if r["kind"] == "exec" and r["path"].endswith("/git")
+                        1
+                        for r in rows
+                        if r["kind"] == "exec"
+                        and not r.get("missing")
+                        and (mix_name == "tools" or r["path"].endswith("/git"))
                     )
                     traced_gits[variant].append(gits)
-                    assert gits == args.commands, (gits, args.commands)
+                    assert gits == args.commands or (
+                        mix_name == "tools" and gits > args.commands
+                    ), (
+                        gits,
+                        args.commands,
+                    )
                 times[variant].append(seconds)
                 print(
                     f"  {mix_name} {variant:18s} {seconds:6.2f} s wall  {cpu[variant][-1]:6.2f} s cpu  "
@@ -244,6 +295,7 @@ def measure(mix_name: str, args: argparse.Namespace) -> dict[str, Any]:
                     file=sys.stderr,
                 )
     sandbox_mod.TRACER, sandbox_mod.TRACE_OPENS = "seccomp", True
+    sandbox_mod.compiled_tracer = compiled  # type: ignore[assignment]
     med = {k: statistics.median(v) for k, v in times.items()}
     med_cpu = {k: statistics.median(v) for k, v in cpu.items()}
     overhead = {v: med[v] / med["sandbox"] - 1 for v in variants[1:]}
