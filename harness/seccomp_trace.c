@@ -8,8 +8,10 @@
  * execveat, connect and exit_group to a listener, hands the listener out through the inherited
  * socket FD and execs COMMAND. This program, the parent of bwrap and outside the sandbox, answers
  * every reported call: it reads the caller's arguments from /proc/PID/mem while the caller waits,
- * lets the call go on (SECCOMP_USER_NOTIF_FLAG_CONTINUE) and appends one JSON row to OUT, read by
- * harness/audit/trace.py's merge_seccomp. Exits with bwrap's status (128 + signal when it was killed).
+ * lets the call go on (SECCOMP_USER_NOTIF_FLAG_CONTINUE) -- or, for an open a phase's program makes
+ * to read, answers it with the file its own walk reached (pinning, below: no second walk) -- and
+ * appends one JSON row to OUT, read by harness/audit/trace.py's merge_seccomp. Exits with bwrap's
+ * status (128 + signal when it was killed).
  *
  * Tamper evidence (issue 29): OUT is opened close-on-exec (no process of the sandbox inherits it),
  * every row carries "seq" (0, 1, 2, ...), and the last row, written when bwrap has exited, is
@@ -1644,21 +1646,23 @@ static void open_row(const struct notif *n, struct buf *row, struct reply *rep) 
 
 /* The serving thread walks, opens and makes files for the phase (pinning): with the phase's
  * permissions, not more. evotree often runs as root, and the phase's uid is then 0 too, without
- * capabilities: this thread drops the capabilities that pass over file permissions
- * (CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH, CAP_FOWNER) from its own effective set (capset is per
- * thread), so a folder the phase cannot search or a file it cannot read is refused to the tracer
- * as to the phase. Reading another process's /proc entries and memory needs none of them. */
-static void drop_file_capabilities(void) {
+ * capabilities: an open the tracer made with its own capabilities would hand the phase what they
+ * allow (/proc/kallsyms with CAP_SYSLOG shows the kernel's addresses; CAP_DAC_OVERRIDE passes
+ * over every file's mode). So this thread keeps in its effective set (capset is per thread) only
+ * what it reads other processes' /proc entries with: CAP_SYS_PTRACE (a phase's process made
+ * non-dumpable) and CAP_CHECKPOINT_RESTORE (/proc/PID/map_files). */
+static void drop_capabilities(void) {
     struct { uint32_t version; int pid; } head = {0x20080522 /* _LINUX_CAPABILITY_VERSION_3 */, 0};
     struct { uint32_t effective, permitted, inheritable; } data[2];
     if (syscall(SYS_capget, &head, data) != 0) return;
-    data[0].effective &= ~((1u << 1) | (1u << 2) | (1u << 3));
+    data[0].effective &= 1u << 19;       /* CAP_SYS_PTRACE */
+    data[1].effective &= 1u << (40 - 32); /* CAP_CHECKPOINT_RESTORE */
     syscall(SYS_capset, &head, data);
 }
 
 static void *serve(void *arg) {
     int listener = *(int *)arg;
-    drop_file_capabilities();
+    drop_capabilities();
     ioctl(listener, IOCTL_SET_FLAGS, 1UL); /* SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP (6.6+); older: ignored */
     struct buf row = {0}, checked = {0};
     for (;;) {

@@ -12,6 +12,8 @@ the pinned tracer is then not vacuous.
 
 from __future__ import annotations
 
+import os
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -20,6 +22,9 @@ from test_redteam_trace_attacks import _REOPEN, _SWAP
 
 from evotree.harness import sandbox
 from evotree.harness.audit.trace import git_identities
+from evotree.harness.sandbox import wrap
+from evotree.harness.sandbox_launch import accounted, sandbox_env
+from evotree.harness.sandbox_spec import SandboxSpec
 
 
 @pytest.fixture
@@ -426,3 +431,63 @@ def test_the_machines_git_reads_the_store_through_a_link_to_proc_self(
     )
     assert SECRET in proc.stdout, proc.stderr[-2000:]
     assert _flagged(audit)
+
+
+#: the descriptor reopened relative to a directory descriptor of /proc/self/fd (openat(dirfd,
+#: "N")): the tracer reads that descriptor's folder as /proc/PID/fd, another process's entry for
+#: it (outside the sandbox's PID namespace), which it does not follow: an unresolved row
+_REOPEN_DIRFD = _REOPEN.replace(
+    "        return os.open(VIA.format(fd=fd, tid=os.getpid()), flags)",
+    "        fds = os.open('/proc/self/fd', os.O_PATH | os.O_DIRECTORY)\n"
+    "        return os.open(str(fd), flags, dir_fd=fds)",
+)
+
+
+@pytest.mark.heavy
+def test_a_descriptor_reopened_from_a_directory_descriptor_of_proc_self_fd(
+    tmp_path: Path, seccomp: None
+) -> None:
+    assert _REOPEN_DIRFD != _REOPEN
+    proc, audit = _traced(tmp_path, "python3 t.py dirfd", {"t.py": _REOPEN_DIRFD})
+    assert SECRET in proc.stdout, proc.stderr[-2000:]
+    assert _flagged(audit)
+
+
+# ------------------------------------------------------- the tracer's privileges, not lent
+
+#: how many of /proc/kallsyms's addresses the reader sees (the kernel shows them only to an
+#: opener with CAP_SYSLOG, checked at open): the tracer (evotree, often root) opens what it pins
+_KALLSYMS = """\
+try:
+    lines = open("/proc/kallsyms").read().splitlines()
+except OSError as exc:
+    lines = []
+print("shown", sum(1 for line in lines if line.split()[0].strip("0")))
+"""
+
+
+@pytest.mark.heavy
+def test_a_pinned_open_has_the_phases_privileges_not_the_tracers(
+    tmp_path: Path, seccomp: None
+) -> None:
+    """Stopped: the tracer's serving thread keeps no capability a file's open is judged by
+    (CAP_SYSLOG here; CAP_DAC_OVERRIDE, CAP_SYS_RAWIO...), so a pinned open of /proc/kallsyms
+    shows the phase what the same open shows it untraced (as root: the addresses of the kernel
+    were shown, a way around KASLR, before the thread dropped them)."""
+    proc, _ = _traced(tmp_path, "python3 t.py", {"t.py": _KALLSYMS})
+    (tmp_path / "plain").mkdir()
+    (tmp_path / "plain" / "t.py").write_text(_KALLSYMS)
+    plain = subprocess.run(
+        accounted(
+            wrap(
+                SandboxSpec(cwd=tmp_path / "plain", read_only=(tmp_path / "plain",)),
+                ["python3", "t.py"],
+            )
+        ),
+        env=sandbox_env(dict(os.environ)),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert "shown" in plain.stdout and "shown" in proc.stdout, proc.stderr + plain.stderr
+    assert proc.stdout.strip() == plain.stdout.strip(), (proc.stdout, plain.stdout)
