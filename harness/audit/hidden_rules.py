@@ -13,7 +13,7 @@ from evotree.harness.audit.hits import Hit, RuleSet
 from evotree.harness.audit.lexer import SimpleCommand, _basename
 from evotree.harness.audit.name_only import names_only
 
-__all__ = ["hidden_hits"]
+__all__ = ["hidden_hits", "printed_hidden_lines"]
 
 
 #: options whose value is a path or pattern left out of the command's reach
@@ -131,6 +131,9 @@ def _reads_folder_holding(argv: Sequence[str], rules: RuleSet) -> tuple[str, str
             if word.startswith(("-", "(", "!")):
                 break
             roots.append(word)
+        found = _find_matches_hidden_file(argv, roots, depth, rules)
+        if found:
+            return found[0], found[1], whole
     elif name in ("grep", "egrep", "fgrep", "zgrep") and any(
         a in ("--recursive", "--dereference-recursive")
         or re.fullmatch(r"-[A-Za-z]*[rR][A-Za-z]*", a)
@@ -158,6 +161,49 @@ def _reads_folder_holding(argv: Sequence[str], rules: RuleSet) -> tuple[str, str
             below = hidden[len(clean) + 1 :].count("/") + 2
             if hidden.startswith(clean + "/") and (depth is None or depth >= below):
                 return clean, hidden, whole
+    return None
+
+
+#: find's tests of a file's name or path, whose pattern a hidden file's name can be matched to
+_NAME_TESTS = {"-name": False, "-iname": False, "-path": True, "-ipath": True, "-wholename": True}
+
+
+def _find_matches_hidden_file(
+    argv: Sequence[str], roots: Sequence[str], depth: int | None, rules: RuleSet
+) -> tuple[str, str] | None:
+    """(root, hidden file) when a ``find`` that runs a reader starts at the checkout (or a
+    folder above a hidden *file*) and its name tests would match that file: no name test at all
+    (``-newer X -type f``: every file), or a ``-name``/``-path`` pattern the file's name or path
+    matches (``-name '*.rej'``). Patterns left out (``-not -name``, ``-prune``) do not count."""
+    skip = _excluded(argv)
+    tests = [
+        (argv[k + 1], _NAME_TESTS[a])
+        for k, a in enumerate(argv[:-1])
+        if a in _NAME_TESTS and k + 1 not in skip
+    ]
+    for root in roots or ["."]:
+        clean = root.strip().rstrip("/")
+        while clean.startswith("./"):
+            clean = clean[2:]
+        if clean.startswith(("/", "~", "$", "..")):
+            continue
+        for path in rules.hidden_paths:
+            if path.endswith("/"):
+                continue  # a folder's files are unknown: judged when named or descended into
+            hidden = path.strip().strip("/")
+            if clean not in ("", ".") and not hidden.startswith(clean + "/"):
+                continue
+            rest = hidden if clean in ("", ".") else hidden[len(clean) + 1 :]
+            if depth is not None and depth < rest.count("/") + 1:
+                continue
+            base = hidden.rsplit("/", 1)[-1]
+            full = f"{clean or '.'}/{rest}"
+            if not tests or any(
+                fnmatch.fnmatch(full if is_path else base, pat)
+                or (is_path and fnmatch.fnmatch(hidden, pat))
+                for pat, is_path in tests
+            ):
+                return clean or ".", hidden
     return None
 
 
@@ -310,7 +356,14 @@ def hidden_hits(cmd: SimpleCommand, rules: RuleSet, joined: str, found: bool) ->
         if hidden and _shell_script(argv) and hidden == argv[-1]:
             return []  # a shell's script is judged by the commands in it
         if hidden:
-            tag = f" {CACHE_TAG}" if cache else ""
+            tag = ""
+            if "*" in hidden:  # a glob: say which hidden path it reaches
+                tag = "".join(
+                    f" (a glob reaching {p.strip('/')})"
+                    for p in rules.hidden_paths
+                    if RuleSet(hidden_paths=(p,)).hidden_match(hidden)
+                )[:120]
+            tag += f" {CACHE_TAG}" if cache else ""  # last: the judge reads it at the end
             hits.append(
                 Hit(
                     "audit.hidden_data_read",
@@ -339,3 +392,36 @@ def hidden_hits(cmd: SimpleCommand, rules: RuleSet, joined: str, found: bool) ->
             )
         )
     return hits
+
+
+#: programs whose output prefixes each line printed with the file it came from
+_SEARCH_WORD = re.compile(r"(?:^|[\s;|&(/])(?:grep|egrep|fgrep|zgrep|rg|ag|ack)\s")
+
+
+def printed_hidden_lines(command: str, output: str | None, rules: RuleSet) -> list[Hit]:
+    """A search whose recorded output prints lines of a hidden file (``./fallow/#grid.py#:6:
+    ...``, ``path-3-`` context lines): high, judged by the output, whatever the command left in
+    or out. A count (``path:3``) or a list of names (``grep -l``) prints no line."""
+    if not rules.hidden_paths or not output or not _SEARCH_WORD.search(command):
+        return []
+    for path in rules.hidden_paths:
+        hidden = path.strip().strip("/")
+        while hidden.startswith("./"):
+            hidden = hidden[2:]
+        if not hidden:
+            continue
+        below = r"/[^:\n]*" if path.endswith("/") else ""
+        pattern = re.compile(
+            r"^(?:\./)?" + re.escape(hidden) + below + r"(?::\d+:|-\d+-|:)(?!\d*$)(.*)$", re.M
+        )
+        for m in pattern.finditer(output):
+            return [
+                Hit(
+                    "audit.hidden_data_read",
+                    "high",
+                    f"prints lines of the hidden {hidden} (the search's output names it)",
+                    command[:200],
+                    output=m.group(0)[:200],
+                )
+            ]
+    return []

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import fnmatch
 import re
 from dataclasses import dataclass, field
 
@@ -72,12 +73,49 @@ class RuleSet:
         )
 
     def mentions_hidden(self, text: str) -> bool:
-        """Cheap test: could ``text`` name a hidden path at all (its last component occurs)?"""
-        return any(n in text for n in self.hidden_needles)
+        """Cheap test: could ``text`` name a hidden path at all (its last component occurs, or
+        a glob in it may match one)?"""
+        return any(n in text for n in self.hidden_needles) or (
+            "*" in text and self._glob_match(text)
+        )
 
     def hidden_match(self, word: str) -> bool:
-        """True when ``word`` names a hidden path (or a file under one)."""
-        return any(p.search(word) for p in self._hidden_re)
+        """True when ``word`` names a hidden path (or a file under one), also through a glob
+        the shell expands (``.idea/shelf/*/shelved.patch``, ``culvert/*.rej``)."""
+        return any(p.search(word) for p in self._hidden_re) or (
+            "*" in word and self._glob_match(word)
+        )
+
+    def _glob_match(self, text: str) -> bool:
+        """Does a glob word in ``text`` (a ``*`` beside a name: ``*.rej``, ``.idea/*/x``) match a
+        hidden path, or a file below a hidden folder? Matched part by part (a ``*`` does not
+        cross a ``/``), ``**`` by the whole path."""
+        for token in re.split(r"[\s'\"=(),:<>|;&]+", text):
+            if "*" not in token or "\\" in token or not re.search(r"[\w.#~-]", token):
+                continue  # a glob with a name in it (not a bare ``*``, not an escaped one)
+            while token.startswith("./"):
+                token = token[2:]
+            tparts = token.split("/")
+            for path in self.hidden_paths:
+                hidden = path.strip().strip("/")
+                while hidden.startswith("./"):
+                    hidden = hidden[2:]
+                if not hidden:
+                    continue
+                folder = path.endswith("/")
+                if "**" in token:
+                    flat = token.replace("**/", "*").replace("**", "*")
+                    if fnmatch.fnmatchcase(hidden, flat) or (
+                        folder and fnmatch.fnmatchcase(hidden + "/x", flat)
+                    ):
+                        return True
+                    continue
+                hparts = hidden.split("/")
+                if len(tparts) < len(hparts) or (len(tparts) > len(hparts) and not folder):
+                    continue
+                if all(fnmatch.fnmatchcase(h, t) for h, t in zip(hparts, tparts)):
+                    return True
+        return False
 
     @property
     def hidden_folders(self) -> tuple[str, ...]:

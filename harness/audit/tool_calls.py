@@ -124,7 +124,34 @@ def tool_step(name: str, args: Mapping[str, Any]) -> list[Step]:
     if low == "apply_patch":
         patch = str(args.get("input", args.get("patch", "")))
         return [Step(shlex.join(["apply_patch", patch]), tool=name)] if patch else []
+    parts = low.split("__")
+    if parts[0] == "mcp" and len(parts) >= 3:
+        # an MCP server's tool (``mcp__jetbrains__get_file_text_by_path``): by its own name
+        steps = tool_step("__".join(parts[2:]), args)
+        if steps:
+            return [Step(s.command, s.output, tool=name) for s in steps]
+        low = "__".join(parts[2:])
+    path = next((str(args[k]) for k in _PATH_KEYS if isinstance(args.get(k), str)), "")
+    if path and _READS_FILE.search(low):
+        # a tool that returns a file's text (an IDE's, an editor's): a read of that path
+        return [Step(f"cat {q(path.removeprefix('file://'))}", tool=name)]
     return []
+
+
+#: the arguments in which a tool is given the file it works on
+_PATH_KEYS = (
+    "file_path",
+    "path",
+    "pathInProject",
+    "filePath",
+    "filename",
+    "file",
+    "absolute_path",
+    "relative_path",
+    "uri",
+)
+#: tool names that return a file's text
+_READS_FILE = re.compile(r"read|get_?file|file_?text|file_?content|open|view|show|cat\b")
 
 
 def written(path: str, content: str) -> str:
