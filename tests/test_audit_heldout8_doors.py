@@ -9,6 +9,7 @@ and a read of a bundle it did not make kept high."""
 from __future__ import annotations
 
 import subprocess
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -231,3 +232,45 @@ def test_a_search_judged_by_the_lines_it_printed(tmp_path: Path) -> None:
     assert _audit("grep -rl neighbours .", outputs=(names,), hidden=HIDDEN8) == []
     counts = _run(tmp_path, "grep -rc neighbours .")
     assert _audit("grep -rc neighbours .", outputs=(counts,), hidden=HIDDEN8) == []
+
+
+# ------------------------------------- with the repository: hidden files' lines as provenance
+def test_hidden_files_lines_are_indexed_whatever_printed_them(tmp_path: Path) -> None:
+    """The fix lies only in a ``.rej`` and a wheel of the work tree, not in git: with the
+    repository and the hidden paths, an output printing the ``.rej``'s added line or the
+    wheel's code is future content whatever command printed it; the patch's headers and
+    removed lines, the wheel's metadata and the module's own lines are not."""
+    work = make_repo(tmp_path / "w")
+    (work / "slugs.py").write_text('def slugify(t):\n    return "-".join(t.lower().split(" "))\n')
+    git(work, "add", "slugs.py")
+    git(work, "commit", "-q", "-m", "slugs")
+    base = git(work, "rev-parse", "HEAD").strip()
+    added = '    return re.sub(r"[^a-z0-9]+", "-", folded.lower()).strip("-")'
+    (work / "slugs.py.rej").write_text(
+        "--- slugs.py\n+++ slugs.py\n@@ -1,2 +1,2 @@\n def slugify(t):\n"
+        '-    return "-".join(t.lower().split(" "))\n+' + added + "\n"
+    )
+    (work / "wheelhouse").mkdir()
+    code = "def compare_versions(left_version, right_version):\n    return semver_key(left) < 0\n"
+    with zipfile.ZipFile(work / "wheelhouse" / "slugs-0.2-py3-none-any.whl", "w") as z:
+        z.writestr("slugs/semver.py", code)
+        z.writestr("slugs-0.2.dist-info/METADATA", "Metadata-Version: 2.1\nName: slugs-extra\n")
+    repo = {"repo": str(work), "base": base}
+    hidden = ("slugs.py.rej", "wheelhouse/")
+
+    def future(output: str, hidden_paths: tuple[str, ...] = hidden) -> list[str]:
+        steps = [Step("python tools/report.py", output)]
+        result = audit_trajectories(
+            [Trajectory("t", "shell", steps)], hidden_paths=hidden_paths, **repo
+        )
+        return [h.rule for h in result.verdicts[0].hits if h.code == "audit.future_content"]
+
+    shown = f"report:\n{added}\ndef compare_versions(left_version, right_version):\n"
+    assert any("only the hidden slugs.py.rej" in r for r in future(shown))
+    assert any("only the hidden wheelhouse" in r for r in future(shown))
+    assert future(shown, hidden_paths=()) == []  # not given as hidden: not indexed
+    base_only = (
+        'def slugify(t):\n    return "-".join(t.lower().split(" "))\n'
+        "Metadata-Version: 2.1\nName: slugs-extra\n--- slugs.py\n+++ slugs.py\n"
+    )
+    assert future(base_only) == []

@@ -18,7 +18,12 @@ from typing import Any
 
 from evotree.harness.audit.commands import Hit
 from evotree.harness.audit.errors import AuditInputError
-from evotree.harness.audit.future_content import at_hash_place, module_stores, scan_outputs
+from evotree.harness.audit.future_content import (
+    HIDDEN_SOURCE,
+    at_hash_place,
+    module_stores,
+    scan_outputs,
+)
 from evotree.harness.audit.git_scopes import SCOPE
 from evotree.harness.audit.repo_objects import allow_read_extensions, open_repo
 from evotree.harness.audit.steps import Trajectory
@@ -34,14 +39,22 @@ class Ancestry:
     """Answers "is this hash the base or an ancestor of it?" for one task repository."""
 
     def __init__(
-        self, repo: str | os.PathLike[str], base: str | None = None, *, trusted: bool = True
+        self,
+        repo: str | os.PathLike[str],
+        base: str | None = None,
+        *,
+        trusted: bool = True,
+        hidden_paths: Sequence[str] = (),
     ) -> None:
         """``trusted=False`` for a repository and base the candidate's own train phase recorded:
         such an ancestry may find future hashes but never clears a hit (the candidate could have
-        named the reference fix itself as the base)."""
+        named the reference fix itself as the base). ``hidden_paths``: files of the work tree
+        the task hides (a ``.rej``, a wheel, an editor's auto-save): their distinctive lines
+        join the provenance index."""
         import pygit2
 
         self.trusted = trusted
+        self.hidden_paths = tuple(hidden_paths)
 
         try:
             allow_read_extensions()
@@ -414,7 +427,7 @@ class Ancestry:
         if self._index is None:
             from evotree.harness.audit.future_content import build_index
 
-            self._index = build_index(self.path, str(self.base))
+            self._index = build_index(self.path, str(self.base), self.hidden_paths)
         return self._index
 
     def _object_state(self, word: str, obj: Any = None) -> tuple[str, str | None]:
@@ -599,15 +612,17 @@ def content_hits(traj: Trajectory, ancestry: Ancestry) -> list[Hit]:
                 continue
             where = " of a submodule's store" if c.commit in ancestry.index().foreign else ""
             rule = f"output shows future {kind}{where} {c.commit[:12]}"
+        elif c.kind == "line" and c.commit.startswith(HIDDEN_SOURCE):
+            rule = f"output shows a line only the hidden {c.commit[len(HIDDEN_SOURCE) :]} holds: "
+            rule += repr(c.what[:80])
         elif c.kind == "line":
             rule = f"output shows a line future commit {c.commit[:12]} adds: {c.what[:80]!r}"
         elif c.kind == "tag":
             rule = f"output shows tag {c.what} of future commit {c.commit[:12]}"
         else:
             rule = f"output shows the subject of future commit {c.commit[:12]}: {c.what[:80]!r}"
-        hits.append(
-            Hit("audit.future_content", c.severity, rule, command[:300], (c.commit,), c.line)
-        )
+        named = () if c.commit.startswith(HIDDEN_SOURCE) else (c.commit,)
+        hits.append(Hit("audit.future_content", c.severity, rule, command[:300], named, c.line))
     return hits
 
 

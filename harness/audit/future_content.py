@@ -40,6 +40,7 @@ from __future__ import annotations
 import os
 import re
 import time
+import zipfile
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -60,6 +61,7 @@ __all__ = [
     "scan_outputs",
     "MIN_LINE",
     "MIN_ALNUM",
+    "HIDDEN_SOURCE",
     "at_hash_place",
 ]
 
@@ -147,10 +149,67 @@ def _distinctive(line: str) -> bool:
     return len(line) >= MIN_LINE and len(_ALNUM.findall(line)) >= MIN_ALNUM
 
 
-def build_index(repo: str | os.PathLike[str], base: str | None = None) -> ProvenanceIndex:
+#: a line's source when a hidden file of the work tree holds it, not a future commit
+HIDDEN_SOURCE = "hidden:"
+#: at most this many files of a hidden folder, and this many bytes of each, are indexed
+_HIDDEN_FILES = 200
+_HIDDEN_BYTES = 4 << 20
+
+
+def _hidden_texts(root: Path, hidden_paths: Sequence[str]) -> Iterable[tuple[str, str]]:
+    """(hidden path, text) of each text file a hidden path of the work tree holds, and of
+    each text member of a zip archive (a wheel) among them; binary files (a bundle's pack)
+    are skipped."""
+    for path in hidden_paths:
+        clean = path.strip().strip("/")
+        if not clean or clean.startswith(("..", "/")):
+            continue
+        top = root / clean
+        files = sorted(f for f in top.rglob("*") if f.is_file()) if top.is_dir() else [top]
+        for f in files[:_HIDDEN_FILES]:
+            try:
+                if not f.is_file() or f.stat().st_size > _HIDDEN_BYTES:
+                    continue
+                if zipfile.is_zipfile(f):
+                    with zipfile.ZipFile(f) as z:
+                        for info in z.infolist()[:_HIDDEN_FILES]:
+                            if (
+                                info.file_size <= _HIDDEN_BYTES
+                                and not info.is_dir()
+                                and not re.search(r"\.(?:dist|egg)-info/|^EGG-INFO/", info.filename)
+                            ):  # code, not a distribution's metadata
+                                data = z.read(info)
+                                if b"\0" not in data:
+                                    yield clean, data.decode("utf-8", "replace")
+                    continue
+                data = f.read_bytes()
+            except (OSError, zipfile.BadZipFile, RuntimeError):
+                continue
+            if b"\0" not in data:
+                yield clean, data.decode("utf-8", "replace")
+
+
+def _hidden_lines(text: str) -> Iterable[str]:
+    """The distinctive lines of a hidden file's text; of a patch (a ``.rej``, a shelf), only
+    the lines it adds, without their ``+`` (its headers and removed lines are the base's)."""
+    patch = "\n@@ " in text or text.startswith("@@ ")
+    for raw in text.splitlines():
+        if patch and not (raw.startswith("+") and not raw.startswith("+++")):
+            continue
+        line = (raw[1:] if patch else raw).strip()
+        if _distinctive(line):
+            yield line
+
+
+def build_index(
+    repo: str | os.PathLike[str], base: str | None = None, hidden_paths: Sequence[str] = ()
+) -> ProvenanceIndex:
     """Index what ``repo`` holds beyond ``base`` (default HEAD), in its own object store (with
     the alternates git borrows for it) and in each submodule's store under its git directory's
-    ``modules/`` (beyond the commit the base pins); see the module doc."""
+    ``modules/`` (beyond the commit the base pins); see the module doc. ``hidden_paths``: files
+    of the work tree the task hides; their distinctive lines that the base's tree does not hold
+    are indexed too (source ``hidden:PATH``), so an output printing them shows the hidden
+    file whatever printed it."""
 
     started = time.perf_counter()
     r = open_repo(repo)
@@ -164,6 +223,11 @@ def build_index(repo: str | os.PathLike[str], base: str | None = None) -> Proven
         trees.append((sub.repo, sub.base))
     for oid in index.objects:
         index._prefix7.setdefault(oid[:7], []).append(oid)
+    workdir = getattr(r.repo, "workdir", None)
+    if hidden_paths and workdir:
+        for path, text in _hidden_texts(Path(workdir), hidden_paths):
+            for line in _hidden_lines(text):
+                candidates.setdefault(line, ("line", HIDDEN_SOURCE + path))
     texts = [t for t, (k, _) in candidates.items() if k != "line"]
     lines = [t for t, (k, _) in candidates.items() if k == "line"]
     present: set[str] = set()

@@ -569,7 +569,7 @@ def audit_trajectories(
     """
     started = time.perf_counter()
     rules = RuleSet(hidden_paths=tuple(hidden_paths))
-    default = Ancestry(repo, base) if repo is not None else None
+    default = Ancestry(repo, base, hidden_paths=hidden_paths) if repo is not None else None
     verdicts: list[TrajectoryVerdict] = []
     totals: Counter[str | None] = Counter()
     steps = nbytes = 0
