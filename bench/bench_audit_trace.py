@@ -28,6 +28,8 @@ Variants, interleaved in rotated order, --repeats times each (median reported):
   strace    the same with the fallback tracer (strace -f --seccomp-bpf outside the sandbox)
   seccomp-unpinned  (--pin-ab) the default tracer with pinning off (EVOTREE_TRACE_PIN=off: every
             open goes on as before pinning, CONTINUE): the cost of pinning, same binary
+  seccomp-pin-uncertain  (--pin-ab) pinning only the opens whose walk crossed a link, "..", a
+            descriptor or git storage (EVOTREE_TRACE_PIN=uncertain: not sound, measured only)
   seccomp-before  (--tracer-ab BINARY) the default variant with another tracer binary (one built
             from an earlier seccomp_trace.c): an A/B of the tracer binaries
 
@@ -231,7 +233,7 @@ def measure(mix_name: str, args: argparse.Namespace) -> dict[str, Any]:
         if args.no_strace:
             variants = variants[:-1]
         if args.pin_ab:
-            variants += ("seccomp-unpinned",)
+            variants += ("seccomp-unpinned", "seccomp-pin-uncertain")
         if args.tracer_ab is not None:
             variants += ("seccomp-before",)
         compiled = sandbox_mod.compiled_tracer
@@ -255,6 +257,8 @@ def measure(mix_name: str, args: argparse.Namespace) -> dict[str, Any]:
                 phase_env.pop("EVOTREE_TRACE_PIN", None)
                 if variant == "seccomp-unpinned":
                     phase_env["EVOTREE_TRACE_PIN"] = "off"
+                elif variant == "seccomp-pin-uncertain":
+                    phase_env["EVOTREE_TRACE_PIN"] = "uncertain"
                 spec = SandboxSpec(cwd=work, read_write=(work,), trace=trace)
                 before = resource.getrusage(resource.RUSAGE_CHILDREN)
                 start = time.perf_counter()
