@@ -18,6 +18,7 @@ works); one that is stopped is a passing test asserting it is stopped.
 from __future__ import annotations
 
 import os
+import stat
 import struct
 import subprocess
 from collections.abc import Callable
@@ -509,3 +510,126 @@ def test_an_honest_open_through_proc_self_cwd_is_no_finding(tmp_path: Path, secc
     proc, audit = _run(tmp_path, _SELF_LINKS)
     assert _lines(proc)["self-cwd"].startswith("OK"), proc.stdout + proc.stderr[-2000:]
     assert not _flagged(audit), [h.rule for v in audit.verdicts for h in v.hits]
+
+
+# ------------------------------------------------- files the tracer makes for the caller
+
+def _folders(work: Path) -> None:
+    """A setgid folder of another group (0o2777), a folder of another owner (0o755) and a
+    sticky one (0o1777), all of uid/gid OTHER."""
+    for name, mode in (("sgid", 0o2777), ("theirs", 0o755), ("sticky", 0o1777)):
+        (work / name).mkdir()
+        os.chown(work / name, OTHER, OTHER)
+        os.chmod(work / name, mode)
+
+
+#: O_CREAT of missing names where the kernel strips or refuses: a setgid folder of a group the
+#: caller is not in (the file takes the group; the kernel drops S_ISGID of a mode asking for it,
+#: a tracer with CAP_FSETID would not), a folder it may not write, a sticky folder, a FIFO's and
+#: a device's name (existing), /dev (the box's own tmpfs)
+_CREATE = _OPENS + """\
+import stat
+os.umask(0)
+for name, mode in (("sgid/a", 0o2755), ("sgid/b", 0o6777), ("sticky/c", 0o4755),
+                   ("theirs/d", 0o644), ("/dev/e", 0o644), ("/tmp/f", 0o7777)):
+    fd = attempt("creat-" + name, name, os.O_RDONLY | os.O_CREAT, mode)
+    if fd is not None:
+        st = os.fstat(fd)
+        print("mode-" + name, oct(st.st_mode), st.st_uid, st.st_gid)
+os.mkfifo("/tmp/fifo")
+attempt("creat-fifo", "/tmp/fifo", os.O_RDWR | os.O_CREAT | os.O_NONBLOCK, 0o644)
+attempt("creat-device", "/dev/null", os.O_RDWR | os.O_CREAT, 0o644)
+os.symlink("/dev/made", "/tmp/to-dev")
+attempt("creat-through-link-to-dev", "/tmp/to-dev", os.O_RDWR | os.O_CREAT, 0o600)
+print("made-in-dev", oct(os.lstat("/dev/made").st_mode) if os.path.exists("/dev/made") else "-")
+"""
+
+
+@pytest.mark.heavy
+def test_a_file_made_by_the_tracer_is_the_file_the_kernel_makes(
+    tmp_path: Path, as_root: None
+) -> None:
+    """Stopped: the same answers, modes, owners and groups as the kernel's (pinning off); no
+    setgid bit kept in a folder of another group, nothing made in a folder of another owner."""
+    pinned, _ = _run(tmp_path / "pinned", _CREATE, _folders)
+    kernel, _ = _run(tmp_path / "kernel", _CREATE, _folders, pin="off")
+    a, b = _lines(pinned), _lines(kernel)
+    assert b["creat-theirs/d"] == "ERR EACCES" and "mode-sgid/a" in b, kernel.stdout
+    assert not _differs(a, b), (_differs(a, b), pinned.stderr[-1500:])
+    made = tmp_path / "pinned" / "work" / "sgid" / "a"
+    assert not made.stat().st_mode & stat.S_ISGID and made.stat().st_gid == OTHER
+    assert not (tmp_path / "pinned" / "work" / "theirs" / "d").exists()
+
+
+#: many threads make the same new name at once (O_CREAT, no O_EXCL): the tracer makes it with
+#: O_EXCL, the losers must get the winner's file (walked again), never a second file or an
+#: error; each writes its number at its own offset
+_CREATE_RACE = """\
+import os, threading
+names = ["race%d" % k for k in range(20)]
+bad = []
+def make(name, k, barrier):
+    barrier.wait()
+    try:
+        fd = os.open(name, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError as exc:
+        bad.append((name, k, exc.errno))
+        return
+    os.pwrite(fd, bytes([65 + k]), k)
+    os.close(fd)
+for name in names:
+    barrier = threading.Barrier(16)
+    threads = [threading.Thread(target=make, args=(name, k, barrier)) for k in range(16)]
+    [t.start() for t in threads]
+    [t.join() for t in threads]
+whole = sum(open(n, "rb").read() == bytes(range(65, 65 + 16)) for n in names)
+print("whole", whole, "errors", len(bad), bad[:3])
+"""
+
+
+@pytest.mark.heavy
+def test_a_race_to_make_one_name_gives_every_thread_the_same_file(
+    tmp_path: Path, seccomp: None
+) -> None:
+    proc, _ = _run(tmp_path, _CREATE_RACE)
+    assert "whole 20 errors 0" in proc.stdout, proc.stdout + proc.stderr[-2000:]
+
+
+#: the folder a name is made in swapped, while the tracer makes it, with a link to a folder the
+#: caller may not write (another owner's) or a read-only bind (/usr): RENAME_EXCHANGE in a loop
+_CREATE_SWAP = """\
+import ctypes, os, threading
+libc = ctypes.CDLL(None, use_errno=True)
+os.mkdir("/tmp/w")
+os.symlink(os.getcwd() + "/theirs", "/tmp/l1")
+os.symlink("/usr", "/tmp/l2")
+stop = [False]
+def flip():
+    while not stop[0]:
+        for link in (b"/tmp/l1", b"/tmp/l2"):
+            libc.renameat2(-100, b"/tmp/w", -100, link, 2)
+            libc.renameat2(-100, b"/tmp/w", -100, link, 2)
+threading.Thread(target=flip, daemon=True).start()
+made = 0
+for k in range(3000):
+    try:
+        os.close(os.open("/tmp/w/n%d" % k, os.O_RDONLY | os.O_CREAT, 0o644))
+        made += 1
+    except OSError:
+        pass
+stop[0] = True
+print("made", made)
+"""
+
+
+@pytest.mark.heavy
+def test_a_folder_swapped_while_the_tracer_makes_a_file_in_it(
+    tmp_path: Path, as_root: None
+) -> None:
+    """Stopped: the tracer checks the folder its own walk reached and makes the file there with
+    the phase's permissions on the sandbox's mounts: nothing lands where the phase may not
+    write."""
+    proc, _ = _run(tmp_path, _CREATE_SWAP, _folders)
+    assert "made" in proc.stdout, proc.stdout + proc.stderr[-2000:]
+    assert not list((tmp_path / "work" / "theirs").iterdir())
+    assert not list(Path("/usr").glob("n[0-9]*"))
