@@ -169,6 +169,11 @@ def test_own_bundle_is_judged_by_what_it_packs(bundled: dict[str, str]) -> None:
         "patch -p1 < .idea/shelf/*/*.patch",
         "cat culvert/*.rej",
         "cat fallow/*",
+        # names ls listed, handed to a reader by xargs, through filters that keep the name
+        "ls -a fallow | grep '#' | xargs -I{} cat fallow/{}",
+        "ls | grep bundle | xargs cat",
+        "ls | grep -i BUNDLE | xargs -n1 head",
+        "tar -tf wheelhouse/x.tgz --to-command=cat",
     ],
 )
 def test_reads_through_find_and_globs(command: str) -> None:
@@ -187,6 +192,10 @@ def test_reads_through_find_and_globs(command: str) -> None:
         "rm -f fallow/*~",
         "sed -i 's/  x += err \\* dt/ y/' a.py",
         "python -c 'print(3 * 4)'",
+        "ls -a fallow | grep -v '#' | xargs -I{} cat fallow/{}",
+        "ls fallow | grep '\\.py$' | xargs -I{} cat fallow/{}",
+        "ls | grep -v bundle | xargs cat",
+        "ls | grep bundle | cat",  # the names themselves
     ],
 )
 def test_globs_and_finds_that_miss_the_hidden_file(command: str) -> None:

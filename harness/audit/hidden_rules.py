@@ -216,6 +216,63 @@ def _edits_in_place(argv: Sequence[str]) -> bool:
     )
 
 
+def _filter_keeps(grep: Sequence[str], name: str) -> bool:
+    """Would ``grep [-v] [-i] PATTERN`` in a pipe of names keep ``name``? Its pattern is tried
+    on the name (a pattern Python cannot read keeps it: fail closed)."""
+    opts = [a for a in grep[1:] if a.startswith("-") and a != "-"]
+    plain = [a for a in grep[1:] if not a.startswith("-")]
+    pattern = next((grep[k + 1] for k, a in enumerate(grep[:-1]) if a == "-e"), None)
+    pattern = pattern if pattern is not None else (plain[0] if plain else "")
+    letters = "".join(o[1:] for o in opts if not o.startswith("--"))
+    invert = "v" in letters or "--invert-match" in opts
+    flags = re.I if "i" in letters or "--ignore-case" in opts else 0
+    if "F" in letters or "--fixed-strings" in opts:
+        found = (pattern.lower() in name.lower()) if flags else (pattern in name)
+    else:
+        try:
+            found = (
+                re.search(pattern.replace("\\(", "(").replace("\\)", ")"), name, flags) is not None
+            )
+        except re.error:
+            return True
+    return found != invert
+
+
+def _reads_what_ls_listed(cmd: SimpleCommand, rules: RuleSet) -> tuple[str, str, bool] | None:
+    """``ls DIR | grep P | xargs -I{} cat DIR/{}`` (or ``ls | xargs cat`` in the folder): a
+    reader run by xargs on names ``ls`` listed, when a hidden file is an entry of DIR and every
+    filter on the way keeps its name."""
+    if not cmd.argv or _basename(cmd.argv[0]) not in _CONTENT_READERS or _edits_in_place(cmd.argv):
+        return None
+    src, filters, hops = cmd.stdin, [], 0
+    while src is not None and src.argv and _basename(src.argv[0]) in ("grep", "egrep", "sort"):
+        if _basename(src.argv[0]) != "sort":
+            filters.append(src.argv)
+        src, hops = src.stdin, hops + 1
+        if hops > 4:
+            return None
+    if src is None or not src.argv or _basename(src.argv[0]) != "ls":
+        return None
+    folders = [a for a in src.argv[1:] if not a.startswith("-")] or ["."]
+    for folder in folders:
+        clean = folder.rstrip("/")
+        while clean.startswith("./"):
+            clean = clean[2:]
+        clean = clean or "."
+        for path in rules.hidden_paths:
+            if path.endswith("/"):
+                continue  # a folder: a reader given its name reads nothing
+            hidden = path.strip().strip("/")
+            parent, _, name = hidden.rpartition("/")
+            if (parent or ".") != clean:
+                continue
+            if clean != "." and not any(w.startswith(clean + "/") for w in cmd.argv[1:]):
+                continue  # the names reach the reader relative to here, not DIR's
+            if all(_filter_keeps(f, name) for f in filters):
+                return clean, hidden, True
+    return None
+
+
 def _reads_what_find_found(cmd: SimpleCommand, rules: RuleSet) -> tuple[str, str, bool] | None:
     """``find DIR ... | xargs cat``: the reader runs on what find listed (its roots, as the
     audit reads xargs), judged as ``find DIR ... -exec cat {} +`` would be."""
@@ -379,7 +436,11 @@ def hidden_hits(cmd: SimpleCommand, rules: RuleSet, joined: str, found: bool) ->
         read = _code_reads_hidden(code, rules)
         if read:
             return [Hit("audit.hidden_data_read", "high", read, joined)]
-    inside = _reads_folder_holding(argv, rules) or _reads_what_find_found(cmd, rules)
+    inside = (
+        _reads_folder_holding(argv, rules)
+        or _reads_what_find_found(cmd, rules)
+        or (cmd.xargs and cmd.stdin is not None and _reads_what_ls_listed(cmd, rules))
+    )
     if inside:
         folder, hidden, whole = inside
         hits.append(

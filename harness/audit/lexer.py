@@ -30,6 +30,8 @@ class SimpleCommand:
     #: True when this command ends a group or loop whose whole output a pipe carries
     #: (``{ a; b; } | c``, ``(a; b) | c``, ``for ...; done | c``): ``c`` reads more than it
     grouped: bool = field(default=False, compare=False, repr=False)
+    #: True for the command ``xargs`` runs on the words its input lists
+    xargs: bool = field(default=False, compare=False, repr=False)
 
 
 # ----------------------------------------------------------------------------- lexer

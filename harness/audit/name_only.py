@@ -88,6 +88,8 @@ def _tar_lists(argv: Sequence[str]) -> bool:
     first = argv[1] if len(argv) > 1 else ""
     letters = first.lstrip("-") if not first.startswith("--") else ""
     shorts = "".join(a[1:] for a in argv[1:] if a.startswith("-") and not a.startswith("--"))
+    if any(a.startswith(("--to-command", "--use-compress-program", "-I")) for a in argv[1:]):
+        return False  # runs a program on the archive or its members
     if "--list" in argv or "t" in letters or "t" in shorts:
         return not ("O" in letters + shorts or "--to-stdout" in argv or "x" in letters + shorts)
     return False

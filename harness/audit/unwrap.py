@@ -214,7 +214,9 @@ def _unwrap(cmd: SimpleCommand, depth: int, sink: ShellContext) -> None:
         name, argv, cmd, depth, sink
     ):
         return
-    sink.append(SimpleCommand(tuple(argv), cmd.redirects, cmd.heredoc, (), cmd.stdin))
+    sink.append(
+        SimpleCommand(tuple(argv), cmd.redirects, cmd.heredoc, (), cmd.stdin, xargs=cmd.xargs)
+    )
 
 
 def _prepared(cmd: SimpleCommand, depth: int, sink: ShellContext) -> list[str] | None:
@@ -551,7 +553,11 @@ def _xargs(argv: list[str], cmd: SimpleCommand, depth: int, sink: ShellContext) 
     else:
         runs = [inner]
     for run in runs:  # (the pipe's source kept: what found the files xargs hands on)
-        _unwrap(SimpleCommand(tuple(run), cmd.redirects, cmd.heredoc, (), cmd.stdin), depth, sink)
+        _unwrap(
+            SimpleCommand(tuple(run), cmd.redirects, cmd.heredoc, (), cmd.stdin, xargs=True),
+            depth,
+            sink,
+        )
 
 
 def _parse_into(text: str, depth: int, sink: ShellContext) -> None:
