@@ -30,6 +30,8 @@ true effect is within the band (neutral) or below it (harmful), runs and runs af
         --proposals 3 --json bench/results/real_loop.json
     # the summary record (bench/results/real_loop.json) from raw outputs (bench/results/raw/):
     .venv/bin/python bench/bench_real_loop.py --merge RAW1.json RAW2.json OUT.json
+    # loop ranges of one domain run apart (--first-loop), as one raw output:
+    .venv/bin/python bench/bench_real_loop.py --join RAW1.json RAW2.json OUT.json
 """
 
 from __future__ import annotations
@@ -490,6 +492,51 @@ def merge(paths: list[str], out: str) -> int:
     return 0
 
 
+def join(paths: list[str], out: str) -> int:
+    """Write one raw output ``out`` from raw outputs of the same domains run over different
+    loop seeds (``--first-loop``) with the same settings: the loops in seed order, each
+    domain's summary computed again over all of them. Refuses settings that differ or a loop
+    seed that appears twice (the parts would not be one experiment)."""
+    import json
+
+    parts = [json.loads(Path(p).read_text()) for p in paths]
+    joined: dict[str, dict[str, Any]] = {}
+    for part in parts:
+        for domain in part["domains"]:
+            name = domain["domain"]
+            if name not in joined:
+                joined[name] = {**domain, "loops": [], "seconds": 0.0, "truth_runs": 0}
+            elif joined[name]["settings"] != domain["settings"]:
+                _say(f"bench_real_loop --join: {name}'s settings differ between the parts")
+                return 1
+            joined[name]["loops"] += domain["loops"]
+            joined[name]["seconds"] += domain.get("seconds") or 0.0
+            joined[name]["truth_runs"] += domain.get("truth_runs") or 0
+    for domain in joined.values():
+        seeds = [loop["loop"] for loop in domain["loops"]]
+        if len(set(seeds)) != len(seeds):
+            _say(f"bench_real_loop --join: {domain['domain']} has loop seeds twice: {seeds}")
+            return 1
+        domain["loops"].sort(key=lambda loop: loop["loop"])
+        domain["summary"] = summarize(domain["loops"])
+    benchlib.write_json(
+        out,
+        {
+            "script": "bench/bench_real_loop.py",
+            "command": " && ".join(part["command"] for part in parts),
+            "date": " / ".join(part["date"] for part in parts),
+            "commit": " / ".join(sorted({part["commit"][:7] for part in parts})),
+            "parts": list(paths),
+            "domains": list(joined.values()),
+            "environment": parts[0].get("environment"),
+            "loadavg_start": parts[0].get("loadavg_start"),
+            "loadavg_end": parts[-1].get("loadavg_end"),
+            "seconds": sum(part.get("seconds") or 0.0 for part in parts),
+        },
+    )
+    return 0
+
+
 def tables(domains: list[dict[str, Any]]) -> str:
     """Markdown tables of the loops and the totals, per domain (for the benchmark's page)."""
     out = []
@@ -536,6 +583,8 @@ def main(argv: list[str] | None = None) -> int:
         argv = sys.argv[1:]
     if argv[:1] == ["--merge"]:
         return merge(argv[1:-1], argv[-1])
+    if argv[:1] == ["--join"]:  # loop ranges of the same domains run apart, as one raw output
+        return join(argv[1:-1], argv[-1])
     if argv[:1] == ["--tables"]:  # the page's tables from raw outputs
         import json
 

@@ -130,3 +130,57 @@ def test_one_proposal_per_new_domain_through_the_benchmark(tmp_path: Path) -> No
             assert row["promotions"] == len(row["path_true"]) - 1
             assert 0 <= row["runs_after_peak"] <= row["runs"]
         assert domain["truth_runs"] >= 1
+
+
+def _row(final: float, below: bool, runs: int) -> dict[str, Any]:
+    return {
+        "final_true": final,
+        "start_true": 0.4,
+        "below_peak": below,
+        "promotions": 1,
+        "neutral_promotions": 0,
+        "harmful_promotions": 0,
+        "runs": runs,
+        "runs_after_peak": 0,
+    }
+
+
+def _raw(path: Path, seeds: list[int], settings: dict[str, Any]) -> str:
+    loops = [
+        {
+            "loop": s,
+            "rules": {
+                r: _row(0.5 + s / 100, s == 3, 10 + s) for r in ("greedy-1", "greedy-k", "evotree")
+            },
+        }
+        for s in seeds
+    ]
+    raw = {
+        "command": f"run {seeds}",
+        "date": "2026-12-05",
+        "commit": "a" * 40,
+        "domains": [{"domain": "gym", "settings": settings, "loops": loops, "seconds": 5.0}],
+        "seconds": 6.0,
+    }
+    path.write_text(json.dumps(raw))
+    return str(path)
+
+
+def test_join_puts_loop_ranges_run_apart_into_one_experiment(tmp_path: Path) -> None:
+    bench = _bench()
+    settings = {"envs": ["Acrobot-v1"], "neutral": 0.01}
+    a = _raw(tmp_path / "a.json", [2, 3], settings)
+    b = _raw(tmp_path / "b.json", [0, 1], settings)
+    out = tmp_path / "joined.json"
+    assert bench.main(["--join", a, b, str(out)]) == 0
+    (domain,) = json.loads(out.read_text())["domains"]
+    assert [loop["loop"] for loop in domain["loops"]] == [0, 1, 2, 3]
+    summary = domain["summary"]["evotree"]
+    assert summary["loops"] == 4 and summary["loops_below_peak"] == 1
+    assert summary["runs"] == 10 + 11 + 12 + 13
+    assert math.isclose(summary["final_true_mean"], 0.515)
+    # the same seed twice, or other settings, are not one experiment: refused, nothing written
+    again = tmp_path / "again.json"
+    assert bench.main(["--join", a, a, str(again)]) == 1 and not again.exists()
+    other = _raw(tmp_path / "c.json", [5], {**settings, "neutral": 0.02})
+    assert bench.main(["--join", a, other, str(again)]) == 1 and not again.exists()
