@@ -36,6 +36,7 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/sysmacros.h>
 #include <sys/types.h>
 #include <sys/uio.h>
@@ -1287,6 +1288,15 @@ static void pin(uint32_t pid, struct walk *w, uint64_t flags, struct reply *rep)
     struct stat st;
     if (fstat(w->fd, &st) != 0) return;
     if (S_ISLNK(st.st_mode)) { if (w->nofollow) rep->error = ELOOP; return; }
+    /* A file of /proc is opened by the kernel for the caller, like a special file below: ptrace's
+     * check of another process's environ, maps, auxv or mem is made at open, and the tracer owns
+     * the sandbox's user namespace (it has every capability there, whatever its effective set):
+     * its open would pass where the caller's fails (a process that made itself non-dumpable) */
+    struct statfs fs;
+    if (fstatfs(w->fd, &fs) == 0 && fs.f_type == 0x9fa0 /* PROC_SUPER_MAGIC */) {
+        if (w->crossed) w->unpinned = 1;
+        return;
+    }
     int dir = S_ISDIR(st.st_mode);
     int special = !dir && !S_ISREG(st.st_mode);
     /* A FIFO, device or socket is opened by the kernel for the caller (CONTINUE: opening one has
@@ -1316,11 +1326,19 @@ static void pin(uint32_t pid, struct walk *w, uint64_t flags, struct reply *rep)
     int keep = O_ACCMODE | O_APPEND | O_NONBLOCK | O_DSYNC | O_SYNC | O_DIRECT | O_NOATIME | O_TRUNC | O_DIRECTORY;
     char self[64];
     snprintf(self, sizeof self, "/proc/self/fd/%d", w->fd);
-    /* a device's open may wait: never in the tracer (its O_NONBLOCK taken back after, when the
-     * caller did not ask for it) */
-    int fd = open(self, ((int)flags & keep) | O_CLOEXEC | O_NOCTTY | O_LARGEFILE | (special ? O_NONBLOCK : 0));
+    /* an open may wait -- a device's, a file's under a lease the phase holds (the lease break,
+     * up to lease-break-time): never in the tracer, whose one thread serves the whole box; opened
+     * O_NONBLOCK (EWOULDBLOCK instead of the wait), which is taken back after when the caller
+     * did not ask for it. A file that would make its opener wait is opened by the kernel for the
+     * caller (the wait is the caller's), a finding where the walk crossed a link (the swap's
+     * window: a leased decoy) */
+    int fd = open(self, ((int)flags & keep) | O_CLOEXEC | O_NOCTTY | O_LARGEFILE | O_NONBLOCK);
+    if (fd < 0 && errno == EWOULDBLOCK && !(flags & O_NONBLOCK)) {
+        if (w->crossed) w->unpinned = 1;
+        return;
+    }
     if (fd < 0) { rep->error = errno; return; }
-    if (special && !(flags & O_NONBLOCK)) fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+    if (!(flags & O_NONBLOCK)) fcntl(fd, F_SETFL, (int)flags & (O_APPEND | O_DIRECT | O_NOATIME));
     rep->fd = fd;
     rep->cloexec = (flags & O_CLOEXEC) != 0;
 }
@@ -1571,6 +1589,8 @@ static void open_row(const struct notif *n, struct buf *row, struct reply *rep) 
         if (dirfd == -100) snprintf(proc, sizeof proc, "/proc/%u/cwd", n->pid);
         else snprintf(proc, sizeof proc, "/proc/%u/fd/%d", n->pid, dirfd);
         ssize_t b = readlink(proc, base, sizeof base - 1);
+        /* a descriptor the caller does not hold: the kernel answers EBADF (nothing is walked) */
+        if (b < 0 && errno == ENOENT && dirfd != -100 && pinnable) { rep->error = EBADF; return; }
         /* a folder deeper than a page (ENAMETOOLONG) or a path cut at the buffer's end */
         if (b < 0 ? errno == ENAMETOOLONG : (size_t)b >= sizeof base - 1) base_lost = 1;
         if (b < 0) b = 0;
@@ -1637,7 +1657,7 @@ static void open_row(const struct notif *n, struct buf *row, struct reply *rep) 
     put_json_string(row, full, strlen(full));
     if (walked) { puts_(row, ", \"resolved\": "); put_json_string(row, resolved, walked); }
     if (magic) puts_(row, ", \"unresolved\": true");
-    if (w.unpinned) puts_(row, ", \"unpinned\": \"a FIFO, terminal or socket reached through a link\"");
+    if (w.unpinned) puts_(row, ", \"unpinned\": \"a FIFO, terminal, socket, /proc file or leased file reached through a link\"");
     if (rep->fd >= 0) puts_(row, ", \"pinned\": true");
     puts_(row, ", \"exe\": ");
     if (e >= 0) put_json_string(row, exe, (size_t)e); else puts_(row, "null");
