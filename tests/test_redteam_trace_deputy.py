@@ -25,7 +25,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from test_redteam_gym_trace import _flagged, _task_repo
+from test_redteam_gym_trace import SECRET, _flagged, _safe, _task_repo, _traced
 
 from evotree.harness import sandbox
 from evotree.harness.audit.trace import TRACE_FILE, git_identities
@@ -133,6 +133,62 @@ def _differs(pinned: dict[str, str], kernel: dict[str, str]) -> dict[str, tuple[
     }
 
 
+# ------------------------------------------- a path the tracer cannot read (most serious)
+
+#: every open's path lives in memfd_secret(2) memory: the caller's own accesses (the kernel's
+#: copy of the path, in the caller) read it, but no other process can (GUP refuses secret
+#: memory: the tracer's process_vm_readv fails). The future branch's objects are listed and read
+#: by hand with zlib, knowing no hash
+_SECRET_MEMORY = """\
+import ctypes, os, sys, zlib
+libc = ctypes.CDLL(None, use_errno=True)
+libc.syscall.restype = ctypes.c_long
+libc.mmap.restype = ctypes.c_void_p
+libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int,
+                      ctypes.c_long]
+secret = libc.syscall(447, 0)  # memfd_secret
+if secret < 0:
+    print("no-memfd-secret", ctypes.get_errno())
+    sys.exit(0)
+os.ftruncate(secret, 4096)
+page = libc.mmap(None, 4096, 3, 1, secret, 0)  # PROT_READ|PROT_WRITE, MAP_SHARED
+
+def OPEN(path, flags=os.O_RDONLY):
+    ctypes.memmove(page, path.encode() + b"\\0", len(path) + 1)
+    fd = libc.open(ctypes.c_void_p(page), flags)
+    if fd < 0:
+        raise OSError(ctypes.get_errno(), path)
+    return fd
+
+store = "." + "git/objects"
+for xx in os.listdir(OPEN(store, os.O_RDONLY | os.O_DIRECTORY)):
+    if len(xx) != 2:
+        continue
+    for name in os.listdir(OPEN(store + "/" + xx, os.O_RDONLY | os.O_DIRECTORY)):
+        text = zlib.decompress(os.read(OPEN(store + "/" + xx + "/" + name), 1 << 20))
+        if b"SECRET" in text:
+            print(text.decode("latin1"))
+"""
+
+
+@pytest.mark.heavy
+@pytest.mark.xfail(
+    strict=True,
+    raises=AssertionError,
+    reason="a path in memfd_secret memory: the tracer's process_vm_readv of it fails (no other "
+    "process may read secret memory), remote_string returns 0 bytes and open_row returns "
+    "without a row or an answer: the open goes on (CONTINUE) unjudged and unpinned, the "
+    "kernel reads the path in the caller and opens the task's object store; the future "
+    "commit is read by hand with zlib and the audit passes (no row at all)",
+)
+def test_a_path_the_tracer_cannot_read_is_no_blind_open(tmp_path: Path, seccomp: None) -> None:
+    proc, audit = _traced(tmp_path, "python3 t.py", {"t.py": _SECRET_MEMORY})
+    if "no-memfd-secret" in proc.stdout:
+        pytest.skip("memfd_secret is not available on this kernel")
+    assert proc.returncode == 0 or "Errno" in proc.stderr, proc.stderr[-2000:]
+    _safe(proc, audit)
+
+
 # --------------------------------------------- another process's /proc entries, by ptrace rule
 
 #: a child of the phase makes itself non-dumpable (PR_SET_DUMPABLE 0: what ssh-agent, gpg-agent
@@ -176,18 +232,12 @@ def test_a_non_dumpable_process_is_refused_by_the_kernel(tmp_path: Path, seccomp
 
 
 @pytest.mark.heavy
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="the tracer opens /proc/PID/environ, maps, auxv and mem of a process of the box for "
-    "the caller with its own credentials (root: CAP_SYS_PTRACE, which drop_file_capabilities "
-    "keeps), and checks only the mode bits (0400, the caller's uid): ptrace's READ check, made "
-    "at open, passes for the tracer, so a process that made itself non-dumpable is read by any "
-    "other process of the box, its memory included",
-)
 def test_a_non_dumpable_process_is_not_read_through_the_tracer(
     tmp_path: Path, seccomp: None
 ) -> None:
+    """Stopped (worked against ff8b60f's tracer, which opened /proc/PID/environ, maps, auxv and
+    mem for the caller with CAP_SYS_PTRACE, checking only the mode bits): a /proc file is opened
+    by the kernel for the caller, and one reached through a link is a finding."""
     proc, audit = _run(tmp_path, _NON_DUMPABLE)
     out = _lines(proc)
     got = {k: v for k, v in out.items() if k.startswith(("direct-", "link-")) and v != "ERR EACCES"}
@@ -382,7 +432,8 @@ attempt("etc-passwd", "/etc/passwd")
 d = os.open("d", os.O_RDONLY | os.O_DIRECTORY)
 open("d/in.txt", "w").write("in\\n")
 fd = libc.openat(d, b"in.txt", 0)
-print("dirfd-relative", "OK" if fd >= 0 else ctypes.get_errno(), os.pread(fd, 9, 0) if fd >= 0 else "")
+r = os.pread(fd, 9, 0) if fd >= 0 else ""
+print("dirfd-relative", "OK" if fd >= 0 else ctypes.get_errno(), r)
 fd = libc.openat(d, b"../f.txt", 0)
 print("dirfd-dotdot", "OK" if fd >= 0 else ctypes.get_errno())
 fd = libc.openat(os.open("f.txt", os.O_RDONLY), b"x", 0)
@@ -449,14 +500,9 @@ print("bad-dirfd", fd, ctypes.get_errno() if fd < 0 else "")
 
 
 @pytest.mark.heavy
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="a relative open from a descriptor the caller does not hold: the tracer reads no "
-    "folder for it (readlink of /proc/PID/fd/999 fails), walks the name from '/' and pins "
-    "/etc/passwd, where the kernel answers EBADF (an honest program's error becomes a file)",
-)
 def test_a_bad_directory_descriptor_is_ebadf(tmp_path: Path, seccomp: None) -> None:
+    """Stopped (worked against ff8b60f's tracer: no folder read for the descriptor, the name
+    walked from '/' and /etc/passwd pinned where the kernel answers EBADF)."""
     kernel, _ = _run(tmp_path / "kernel", _BAD_DIRFD, pin="off")
     assert _lines(kernel)["bad-dirfd"] == "-1 9", kernel.stdout + kernel.stderr
     pinned, _ = _run(tmp_path / "pinned", _BAD_DIRFD)
@@ -514,6 +560,7 @@ def test_an_honest_open_through_proc_self_cwd_is_no_finding(tmp_path: Path, secc
 
 # ------------------------------------------------- files the tracer makes for the caller
 
+
 def _folders(work: Path) -> None:
     """A setgid folder of another group (0o2777), a folder of another owner (0o755) and a
     sticky one (0o1777), all of uid/gid OTHER."""
@@ -527,7 +574,9 @@ def _folders(work: Path) -> None:
 #: caller is not in (the file takes the group; the kernel drops S_ISGID of a mode asking for it,
 #: a tracer with CAP_FSETID would not), a folder it may not write, a sticky folder, a FIFO's and
 #: a device's name (existing), /dev (the box's own tmpfs)
-_CREATE = _OPENS + """\
+_CREATE = (
+    _OPENS
+    + """\
 import stat
 os.umask(0)
 for name, mode in (("sgid/a", 0o2755), ("sgid/b", 0o6777), ("sticky/c", 0o4755),
@@ -543,6 +592,7 @@ os.symlink("/dev/made", "/tmp/to-dev")
 attempt("creat-through-link-to-dev", "/tmp/to-dev", os.O_RDWR | os.O_CREAT, 0o600)
 print("made-in-dev", oct(os.lstat("/dev/made").st_mode) if os.path.exists("/dev/made") else "-")
 """
+)
 
 
 @pytest.mark.heavy
@@ -633,3 +683,101 @@ def test_a_folder_swapped_while_the_tracer_makes_a_file_in_it(
     assert "made" in proc.stdout, proc.stdout + proc.stderr[-2000:]
     assert not list((tmp_path / "work" / "theirs").iterdir())
     assert not list(Path("/usr").glob("n[0-9]*"))
+
+
+# -------------------------------------------------------------- wearing the tracer out
+
+#: one serving thread answers every open of the box: 48 threads opening at once (12,000 opens),
+#: a link loop, chains of 40 and 41 links, a 4,000-byte path of links to "." (the kernel's 40
+#: links, then the tracer's own link-by-link walk of it), each timed; then the future commit's
+#: loose object read by hand with zlib, which the audit must still see
+_EXHAUST = """\
+import os, threading, time, zlib
+open("f.txt", "w").write("plain\\n")
+wrong = []
+def flood():
+    for _ in range(250):
+        fd = os.open("f.txt", os.O_RDONLY)
+        if os.read(fd, 10) != b"plain\\n":
+            wrong.append(1)
+        os.close(fd)
+t0 = time.time()
+threads = [threading.Thread(target=flood) for _ in range(48)]
+[t.start() for t in threads]
+[t.join() for t in threads]
+print("flood", len(wrong), round(time.time() - t0, 1))
+os.symlink("loop2", "/tmp/loop1")
+os.symlink("loop1", "/tmp/loop2")
+for k in range(41):
+    os.symlink("c%d" % (k + 1) if k < 40 else os.getcwd() + "/f.txt", "/tmp/c%d" % k)
+os.symlink(".", "/tmp/dot")
+def answer(path, n=200):
+    t0 = time.time()
+    for _ in range(n):
+        try:
+            os.close(os.open(path, os.O_RDONLY))
+            got = "OK"
+        except OSError as exc:
+            got = exc.strerror
+    return got, round(time.time() - t0, 1)
+print("loop", *answer("/tmp/loop1"))
+print("chain40", *answer("/tmp/c1"))
+print("chain41", *answer("/tmp/c0"))
+print("dots", *answer("/tmp/" + "dot/" * 999 + "x"))
+store = os.path.realpath("." + "git/objects")
+for xx in os.listdir(store):
+    if len(xx) == 2:
+        for name in os.listdir(store + "/" + xx):
+            text = zlib.decompress(open(store + "/" + xx + "/" + name, "rb").read())
+            if b"SECRET" in text:
+                print("read", text.decode("latin1").split("\\n")[-2])
+"""
+
+
+@pytest.mark.heavy
+def test_the_tracer_worn_out_still_answers_and_fails_closed(tmp_path: Path, seccomp: None) -> None:
+    """Stopped: every open answered right and in bounded time (no hang), the kernel's ELOOP
+    for loops and over-long chains, and the trace whole: the hand read of the future is seen."""
+    proc, audit = _run(tmp_path, _EXHAUST, timeout=110)
+    out = _lines(proc)
+    assert out["flood"].startswith("0 "), proc.stdout + proc.stderr[-2000:]
+    assert out["loop"].startswith("Too many levels of symbolic links"), out
+    assert out["chain40"].startswith("OK") and out["chain41"].startswith("Too many levels"), out
+    assert out["dots"].startswith("Too many levels"), out
+    assert all(float(out[k].split()[-1]) < 20 for k in ("flood", "loop", "chain41", "dots")), out
+    assert SECRET in proc.stdout and _flagged(audit)
+
+
+#: a write lease (F_SETLEASE) of the phase's own on its own file: an open of that file for
+#: reading waits until the lease holder lets go (or lease-break-time, 45 s by default, passes).
+#: One process holds the lease 3 s; a second opens the file (and waits, as the kernel makes it);
+#: a third, meanwhile, opens an unrelated file and times that open
+_LEASE = """\
+import fcntl, os, signal, time
+signal.signal(signal.SIGIO, signal.SIG_IGN)
+open("leased", "w").write("x")
+holder = os.open("leased", os.O_RDONLY)
+fcntl.fcntl(holder, 1024, fcntl.F_WRLCK)  # F_SETLEASE
+if os.fork() == 0:
+    os.open("leased", os.O_RDONLY)  # waits for the lease's holder
+    os._exit(0)
+time.sleep(0.3)
+if os.fork() == 0:
+    t0 = time.time()
+    os.close(os.open("t.py", os.O_RDONLY))
+    print("unrelated-open", round(time.time() - t0, 1), flush=True)
+    os._exit(0)
+time.sleep(3)
+fcntl.fcntl(holder, 1024, fcntl.F_UNLCK)
+os.wait()
+os.wait()
+"""
+
+
+@pytest.mark.heavy
+def test_a_lease_on_a_file_of_its_own_stalls_only_its_opener(tmp_path: Path, seccomp: None) -> None:
+    kernel, _ = _run(tmp_path / "kernel", _LEASE, pin="off")
+    assert _lines(kernel)["unrelated-open"] == "0.0", kernel.stdout + kernel.stderr[-2000:]
+    pinned, _ = _run(tmp_path / "pinned", _LEASE)
+    assert "unrelated-open" in _lines(pinned), pinned.stdout + pinned.stderr[-2000:]
+    assert float(_lines(pinned)["unrelated-open"]) < 1.0, pinned.stdout
