@@ -189,6 +189,47 @@ def test_a_path_the_tracer_cannot_read_is_no_blind_open(tmp_path: Path, seccomp:
     _safe(proc, audit)
 
 
+#: the same with only the path's tail in secret memory: "/proc/self" ends an ordinary page, and
+#: "/cwd/.git/objects/..." starts the secret page mapped right after it. The tracer reads up to
+#: the page it cannot read and takes "/proc/self" for the whole path (a /proc path it cannot walk
+#: from outside: no row, the open goes on); the kernel, in the caller, reads all of it
+_SECRET_TAIL = (
+    _SECRET_MEMORY.replace(
+        "page = libc.mmap(None, 4096, 3, 1, secret, 0)  # PROT_READ|PROT_WRITE, MAP_SHARED\n",
+        "two = libc.mmap(None, 8192, 3, 0x22, -1, 0)  # MAP_PRIVATE|MAP_ANONYMOUS\n"
+        "page = libc.mmap(two + 4096, 4096, 3, 0x11, secret, 0)  # MAP_SHARED|MAP_FIXED\n"
+        "head = b'/proc/self'\n"
+        "ctypes.memmove(two + 4096 - len(head), head, len(head))\n",
+    )
+    .replace(
+        "fd = libc.open(ctypes.c_void_p(page), flags)",
+        "fd = libc.open(ctypes.c_void_p(two + 4096 - len(head)), flags)",
+    )
+    .replace(
+        "ctypes.memmove(page, path.encode()",
+        "path = '/cwd/' + path\n    ctypes.memmove(page, path.encode()",
+    )
+)
+
+
+@pytest.mark.heavy
+@pytest.mark.xfail(
+    strict=True,
+    raises=AssertionError,
+    reason="remote_string stops at the first page it cannot read and returns what it read as "
+    "the whole path: '/proc/self' (which the tracer cannot walk from outside the sandbox's "
+    "PID namespace: no row, CONTINUE), while the kernel reads '/proc/self/cwd/.git/objects/..' "
+    "in the caller: the future is read by hand with no row",
+)
+def test_a_path_whose_tail_the_tracer_cannot_read_is_no_blind_open(
+    tmp_path: Path, seccomp: None
+) -> None:
+    proc, audit = _traced(tmp_path, "python3 t.py", {"t.py": _SECRET_TAIL})
+    if "no-memfd-secret" in proc.stdout:
+        pytest.skip("memfd_secret is not available on this kernel")
+    _safe(proc, audit)
+
+
 # --------------------------------------------- another process's /proc entries, by ptrace rule
 
 #: a child of the phase makes itself non-dumpable (PR_SET_DUMPABLE 0: what ssh-agent, gpg-agent
