@@ -279,6 +279,49 @@ def test_openat2_flags_the_tracer_cannot_read_still_pin(tmp_path: Path, seccomp:
     _safe(proc, audit)
 
 
+#: the machine's git exec'd with its path and every word of its argv in secret memory (execve
+#: by syscall): the tracer cannot read them at the call
+_EXEC_SECRET = """\
+import ctypes, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+libc.syscall.restype = ctypes.c_long
+libc.mmap.restype = ctypes.c_void_p
+libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int,
+                      ctypes.c_long]
+secret = libc.syscall(447, 0)
+if secret < 0:
+    print("no-memfd-secret")
+    sys.exit(0)
+os.ftruncate(secret, 8192)
+page = libc.mmap(None, 8192, 3, 1, secret, 0)
+words = [b"/usr/bin/git", b"log", b"-p", b"future"]
+off = 64
+ptrs = (ctypes.c_uint64 * (len(words) + 1)).from_address(page)
+for k, w in enumerate(words):
+    ctypes.memmove(page + off, w + b"\\0", len(w) + 1)
+    ptrs[k] = page + off
+    off += len(w) + 1
+ptrs[len(words)] = 0
+env = (ctypes.c_uint64 * 1)(0)
+pid = os.fork()
+if pid == 0:
+    libc.syscall(59, ctypes.c_void_p(ptrs[0]), ctypes.c_void_p(page), env)
+    os._exit(99)
+os.waitpid(pid, 0)
+"""
+
+
+@pytest.mark.heavy
+def test_an_exec_the_tracer_cannot_read_is_still_judged(tmp_path: Path, seccomp: None) -> None:
+    """Stopped: an exec row's argv is checked after the exec, as the kernel copied it into the
+    new program (its /proc cmdline), so git log -p future is judged and flagged."""
+    proc, audit = _traced(tmp_path, "python3 t.py", {"t.py": _EXEC_SECRET})
+    if "no-memfd-secret" in proc.stdout:
+        pytest.skip("memfd_secret is not available on this kernel")
+    assert SECRET in proc.stdout, proc.stderr[-2000:]
+    assert _flagged(audit)
+
+
 # --------------------------------------------- another process's /proc entries, by ptrace rule
 
 #: a child of the phase makes itself non-dumpable (PR_SET_DUMPABLE 0: what ssh-agent, gpg-agent
