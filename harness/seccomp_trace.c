@@ -1278,6 +1278,15 @@ static int caller_may(const struct stat *st, int want) {
     return (bits & want) == want;
 }
 
+/* Whether descriptor FD (of device DEV) is a file of a /proc. A /proc has an anonymous device
+ * (major 0, as tmpfs and sysfs have; numbers that are reused once unmounted): only those are
+ * asked (fstatfs), a file of a disk never. */
+static int on_procfs(int fd, dev_t dev) {
+    if (major(dev) != 0) return 0;
+    struct statfs fs;
+    return fstatfs(fd, &fs) != 0 || fs.f_type == 0x9fa0 /* PROC_SUPER_MAGIC; not known: not pinned */;
+}
+
 /* The answer to an open whose walk is W (flags: the caller's): a descriptor of what the walk
  * reached, an error, or nothing (CONTINUE). */
 static void pin(uint32_t pid, struct walk *w, uint64_t flags, struct reply *rep) {
@@ -1292,8 +1301,7 @@ static void pin(uint32_t pid, struct walk *w, uint64_t flags, struct reply *rep)
      * check of another process's environ, maps, auxv or mem is made at open, and the tracer owns
      * the sandbox's user namespace (it has every capability there, whatever its effective set):
      * its open would pass where the caller's fails (a process that made itself non-dumpable) */
-    struct statfs fs;
-    if (fstatfs(w->fd, &fs) == 0 && fs.f_type == 0x9fa0 /* PROC_SUPER_MAGIC */) {
+    if (on_procfs(w->fd, st.st_dev)) {
         if (w->crossed) w->unpinned = 1;
         return;
     }
