@@ -820,21 +820,29 @@ static void note_system_gits(void) {
     }
 }
 
-static size_t remote_string(uint32_t pid, uint64_t addr, char *into, size_t cap) {
+/* The NUL-terminated string at ADDR in PID's memory, at most CAP - 1 bytes; *CUT (may be NULL):
+ * set when a read failed before its end (memory the tracer cannot read, memfd_secret's, or none:
+ * what the kernel will read there is not known). */
+static size_t remote_string_cut(uint32_t pid, uint64_t addr, char *into, size_t cap, int *cut) {
     size_t got = 0;
+    if (cut) *cut = !addr;
     while (addr && got + 1 < cap) {
         size_t want = 4096 - (size_t)((addr + got) % 4096);
         if (!got && want > 256) want = 256; /* most paths: one short copy, not the rest of a page */
         if (want > cap - 1 - got) want = cap - 1 - got;
         struct iovec local = {into + got, want}, remote = {(void *)(uintptr_t)(addr + got), want};
         ssize_t n = process_vm_readv((pid_t)pid, &local, 1, &remote, 1, 0);
-        if (n <= 0) break;
+        if (n <= 0) { if (cut) *cut = 1; break; }
         char *end = memchr(into + got, 0, (size_t)n);
         if (end) { got = (size_t)(end - into); into[got] = 0; return got; }
         got += (size_t)n;
     }
     into[got] = 0;
     return got;
+}
+
+static size_t remote_string(uint32_t pid, uint64_t addr, char *into, size_t cap) {
+    return remote_string_cut(pid, addr, into, cap, NULL);
 }
 
 static int git_storage(const char *p) {
@@ -1571,7 +1579,26 @@ static void open_row(const struct notif *n, struct buf *row, struct reply *rep) 
     char path[4096], base[4096], proc[64], full[8300], resolved[4096];
     int dirfd = n->nr == NR_OPEN ? -100 : (int)n->args[0];
     uint64_t at = n->nr == NR_OPEN ? n->args[0] : n->args[1];
-    size_t len = remote_string(n->pid, at, path, sizeof path);
+    int cut = 0;
+    size_t len = remote_string_cut(n->pid, at, path, sizeof path, &cut);
+    /* a path (or openat2's open_how) the tracer cannot read whole: what the kernel would open is
+     * not known, so neither is the call let go on (CONTINUE would open it unseen) -- EFAULT, what
+     * the kernel answers for memory it cannot read either -- nor is it without a row (a finding) */
+    uint64_t how_probe[3];
+    if (!cut && n->nr == NR_OPENAT2 && n->args[2] && n->args[3] >= sizeof how_probe) {
+        struct iovec local = {how_probe, sizeof how_probe}, remote = {(void *)(uintptr_t)n->args[2], sizeof how_probe};
+        cut = process_vm_readv((pid_t)n->pid, &local, 1, &remote, 1, 0) != (ssize_t)sizeof how_probe;
+    }
+    if (cut && at) {
+        if (rep) rep->error = EFAULT;
+        if (++open_rows > OPEN_ROWS_LIMIT) return;
+        char head[96];
+        snprintf(head, sizeof head, "{\"kind\": \"open\", \"pid\": %u, \"path\": ", n->pid);
+        puts_(row, head);
+        put_json_string(row, path, len);
+        puts_(row, ", \"unresolved\": true, \"unreadable\": true}\n");
+        return;
+    }
     if (!len) return;
     /* the caller's flags (openat2's and its RESOLVE_* flags are behind a pointer); openat2
      * resolving beneath or in its directory descriptor (RESOLVE_BENEATH 0x08, RESOLVE_IN_ROOT
