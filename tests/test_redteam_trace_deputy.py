@@ -173,16 +173,14 @@ for xx in os.listdir(OPEN(store, os.O_RDONLY | os.O_DIRECTORY)):
 
 
 @pytest.mark.heavy
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="a path in memfd_secret memory: the tracer's process_vm_readv of it fails (no other "
-    "process may read secret memory), remote_string returns 0 bytes and open_row returns "
-    "without a row or an answer: the open goes on (CONTINUE) unjudged and unpinned, the "
-    "kernel reads the path in the caller and opens the task's object store; the future "
-    "commit is read by hand with zlib and the audit passes (no row at all)",
-)
 def test_a_path_the_tracer_cannot_read_is_no_blind_open(tmp_path: Path, seccomp: None) -> None:
+    """Stopped since 6e074ee/6983965 (an argument the tracer cannot read in full is answered EFAULT
+    with a finding row). How it worked against ff8b60f: a path in memfd_secret memory: the
+    tracer's process_vm_readv of it fails (no other process may read secret memory),
+    remote_string returns 0 bytes and open_row returns without a row or an answer: the open goes
+    on (CONTINUE) unjudged and unpinned, the kernel reads the path in the caller and opens the
+    task's object store; the future commit is read by hand with zlib and the audit passes (no
+    row at all)."""
     proc, audit = _traced(tmp_path, "python3 t.py", {"t.py": _SECRET_MEMORY})
     if "no-memfd-secret" in proc.stdout:
         pytest.skip("memfd_secret is not available on this kernel")
@@ -214,17 +212,15 @@ _SECRET_TAIL = (
 
 
 @pytest.mark.heavy
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="remote_string stops at the first page it cannot read and returns what it read as "
-    "the whole path: '/proc/self' (which the tracer cannot walk from outside the sandbox's "
-    "PID namespace: no row, CONTINUE), while the kernel reads '/proc/self/cwd/.git/objects/..' "
-    "in the caller: the future is read by hand with no row",
-)
 def test_a_path_whose_tail_the_tracer_cannot_read_is_no_blind_open(
     tmp_path: Path, seccomp: None
 ) -> None:
+    """Stopped since 6e074ee/6983965 (an argument the tracer cannot read in full is answered EFAULT
+    with a finding row). How it worked against ff8b60f: remote_string stops at the first page it
+    cannot read and returns what it read as the whole path: '/proc/self' (which the tracer
+    cannot walk from outside the sandbox's PID namespace: no row, CONTINUE), while the kernel
+    reads '/proc/self/cwd/.git/objects/..' in the caller: the future is read by hand with no
+    row."""
     proc, audit = _traced(tmp_path, "python3 t.py", {"t.py": _SECRET_TAIL})
     if "no-memfd-secret" in proc.stdout:
         pytest.skip("memfd_secret is not available on this kernel")
@@ -263,16 +259,14 @@ def OPEN(path, flags):
 
 
 @pytest.mark.heavy
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="openat2 with its open_how in memfd_secret memory: the tracer's process_vm_readv of "
-    "the flags fails, so the open is not pinnable (known_flags 0) and goes on (CONTINUE) after "
-    "the tracer's walk of the harmless link; the link is swapped for the object once its "
-    "access time shows that walk, and the kernel's own walk opens the object: the pinning "
-    "that stopped the swap is switched off by the caller",
-)
 def test_openat2_flags_the_tracer_cannot_read_still_pin(tmp_path: Path, seccomp: None) -> None:
+    """Stopped since 6e074ee/6983965 (an argument the tracer cannot read in full is answered EFAULT
+    with a finding row). How it worked against ff8b60f: openat2 with its open_how in
+    memfd_secret memory: the tracer's process_vm_readv of the flags fails, so the open is not
+    pinnable (known_flags 0) and goes on (CONTINUE) after the tracer's walk of the harmless
+    link; the link is swapped for the object once its access time shows that walk, and the
+    kernel's own walk opens the object: the pinning that stopped the swap is switched off by the
+    caller."""
     proc, audit = _traced(tmp_path, "python3 t.py", {"t.py": _SWAP_HOW_SECRET})
     if "no-memfd-secret" in proc.stdout:
         pytest.skip("memfd_secret is not available on this kernel")
