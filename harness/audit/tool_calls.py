@@ -46,23 +46,52 @@ def argv_text(command: Any) -> str:
     return str(command or "")
 
 
+#: tools whose argument is a shell command line
+_SHELL_TOOLS = (
+    "bash",
+    "shell",
+    "exec_command",
+    "run_shell_command",
+    "terminal",
+    "execute_bash",
+    "run",
+    "container.exec",
+    "local_shell",
+    "cmd",
+    "execute_command",
+)
+
+
+def _edit_steps(name: str, args: Mapping[str, Any]) -> list[Step]:
+    """An edit tool's call (one edit or a list of them) as str_replace_editor steps."""
+    path = str(args.get("file_path") or args.get("notebook_path") or args.get("path") or "")
+    if not path:
+        return []
+    edits = args.get("edits") if isinstance(args.get("edits"), list) else [args]
+    steps = []
+    for edit in edits:
+        if not isinstance(edit, Mapping):
+            continue
+        new = edit.get(
+            "new_string", edit.get("new_source", edit.get("new_str", edit.get("content")))
+        )
+        old = edit.get("old_string", edit.get("old_str"))
+        if isinstance(new, str):
+            words = [
+                "str_replace_editor",
+                "str_replace" if isinstance(old, str) else "insert",
+                path,
+            ]
+            words += (["--old_str", old] if isinstance(old, str) else []) + ["--new_str", new]
+            steps.append(Step(shlex.join(words), tool=name))
+    return steps or [Step(f"tee {shlex.quote(path)}", tool=name)]
+
+
 def tool_step(name: str, args: Mapping[str, Any]) -> list[Step]:
     """A tool call as shell-equivalent steps (module doc)."""
     low = name.lower()
     q = shlex.quote
-    if low in (
-        "bash",
-        "shell",
-        "exec_command",
-        "run_shell_command",
-        "terminal",
-        "execute_bash",
-        "run",
-        "container.exec",
-        "local_shell",
-        "cmd",
-        "execute_command",
-    ):
+    if low in _SHELL_TOOLS:
         command = args.get("command", args.get("cmd", args.get("script", "")))
         return [Step(argv_text(command), tool=name)]
     if low in ("write_stdin", "send_input", "send_keys") and isinstance(
@@ -91,27 +120,7 @@ def tool_step(name: str, args: Mapping[str, Any]) -> list[Step]:
             return [Step(written(path, content), tool=name)]
         return [Step(f"tee {q(path)}", tool=name)]
     if low in ("edit", "multiedit", "notebookedit", "edit_file", "replace"):
-        path = str(args.get("file_path") or args.get("notebook_path") or args.get("path") or "")
-        if not path:
-            return []
-        edits = args.get("edits") if isinstance(args.get("edits"), list) else [args]
-        steps = []
-        for edit in edits:
-            if not isinstance(edit, Mapping):
-                continue
-            new = edit.get(
-                "new_string", edit.get("new_source", edit.get("new_str", edit.get("content")))
-            )
-            old = edit.get("old_string", edit.get("old_str"))
-            if isinstance(new, str):
-                words = [
-                    "str_replace_editor",
-                    "str_replace" if isinstance(old, str) else "insert",
-                    path,
-                ]
-                words += (["--old_str", old] if isinstance(old, str) else []) + ["--new_str", new]
-                steps.append(Step(shlex.join(words), tool=name))
-        return steps or [Step(f"tee {q(path)}", tool=name)]
+        return _edit_steps(name, args)
     if low in ("grep", "search", "search_file_content"):
         path = str(args.get("path") or ".")
         return [Step(f"grep -r {q(str(args.get('pattern', '')))} {q(path)}", tool=name)]
