@@ -77,7 +77,7 @@ def GREP(pattern: str, path: str = ".", thought: str = "", ignored: tuple = ()) 
 
 
 TASK = {
-    "skerry": "parse_duration('1h30m') raises KeyError: '1h30m' is not read. Durations may "
+    "skerry": "parse_duration('1h30m') raises ValueError: '1h30m' is not read. Durations may "
     "combine units: '1h30m' is 5400 seconds and '2m 5s' is 125; '90s' stays 90.",
     "tarn": "chunk([1, 2, 3, 4, 5], 2) returns [[1, 2], [3, 4]]: the last item is lost and the "
     "upload queue drops files. The last batch may be short: [[1, 2], [3, 4], [5]].",
