@@ -5,11 +5,13 @@ file it names. Listing it (``ls``, ``tree``, ``find`` without a reader, ``unzip 
 ``tar -t``, ``python -m zipfile -l``), asking git about it (``git check-ignore``,
 ``git status``, ``git ls-files``), measuring it (``du``, ``stat``, ``file``), hashing it
 (``sha256sum``), testing it (``test -f``) or deleting it (``rm``, ``find -delete``) shows its
-name, size or digest, never its content. Reading a wheel's or an egg's metadata members
+name, size or digest, never its content. So does counting it or checking it: ``wc -l`` (a
+count option only), ``grep -c`` (a count of matching lines), ``gzip -t``/``-l`` (an integrity
+check, sizes), ``jq FILTER`` whose filter ends in ``length`` or ``keys`` (a number, key names). Reading a wheel's or an egg's metadata members
 (``unzip -p x.whl pkg.dist-info/METADATA``) shows a name and a version, not code.
 
 Everything else fails closed: a program not known to print only names is a read (``cat``,
-``cp``, ``mv``, ``wc``, ``git add``, ``unzip`` extracting, ``unzip -p`` of a code member or of
+``cp``, ``mv``, ``wc`` with no count option, ``grep -c -o``, ``jq '.cells'``, ``git add``, ``unzip`` extracting, ``unzip -p`` of a code member or of
 every member, a redirection feeding the file to any program).
 """
 
@@ -59,6 +61,49 @@ _FIND_ACTIONS = ("-exec", "-execdir", "-ok", "-okdir")
 #: members of a built distribution that describe it (name, version, file list), not its code
 _METADATA_MEMBER = re.compile(r"^[^/]*\.(?:dist-info|egg-info)/(?!.*\.pyw?$)[^/]+$|^EGG-INFO/")
 _PYTHON = re.compile(r"^python(?:\d+(?:\.\d+)?)?$")
+#: gzip-family programs and their options that test an archive or list its sizes, no bytes
+_GZIPS = frozenset({"gzip", "gunzip", "zcat", "pigz", "bzip2", "xz"})
+_GZIP_CHECKS = frozenset({"--test", "--list", "--verbose"})
+#: a jq filter whose last stage prints a number or key names, never a value
+_JQ_COUNT = re.compile(r"(?:^|\|)\s*(?:length|keys|keys_unsorted|utf8bytelength)\s*$")
+
+
+def _counts_only(name: str, argv: Sequence[str]) -> bool:
+    """``wc -l|-c|-w|-m|-L``, ``grep -c``, ``gzip -t|-l`` and ``jq '… | length'`` print a
+    count or a check of what they name. Any option that prints lines (``grep -o``, ``-A``),
+    a second jq filter file (``-f``) or a raw jq option other than ``-r``/``-c`` is a read."""
+    opts = [a for a in argv[1:] if a.startswith("-") and a != "-"]
+    if name == "wc":
+        shorts = "".join(o[1:] for o in opts if not o.startswith("--"))
+        longs = [o for o in opts if o.startswith("--")]
+        return bool(opts) and set(shorts) <= set("lcwmL") and all(
+            o in ("--lines", "--bytes", "--words", "--chars", "--max-line-length") for o in longs
+        )
+    if name in ("grep", "egrep", "fgrep"):
+        shorts = "".join(o[1:] for o in opts if not o.startswith("--"))
+        longs = [o for o in opts if o.startswith("--")]
+        return (
+            ("c" in shorts or "--count" in longs)
+            and set(shorts) <= set("ciEFGwxsh")
+            and all(o in ("--count", "--ignore-case") for o in longs)
+        )
+    if name in _GZIPS:
+        letters = "".join(o[1:] for o in opts if not o.startswith("--"))
+        longs = [o for o in opts if o.startswith("--")]
+        return (
+            bool(set(letters) & set("tl") or set(longs) & _GZIP_CHECKS)
+            and set(letters) <= set("tlv")
+            and set(longs) <= _GZIP_CHECKS
+        )
+    if name == "jq":
+        plain = [a for a in argv[1:] if not a.startswith("-")]
+        return (
+            bool(plain)
+            and all(o in ("-r", "-c", "-M", "--raw-output", "--compact-output") for o in opts)
+            and bool(_JQ_COUNT.search(plain[0]))
+            and not re.search(r"\b(?:debug|stderr|input|inputs|error|halt_error)\b", plain[0])
+        )
+    return False
 
 
 def _git_subcommand(argv: Sequence[str]) -> str:
@@ -104,7 +149,7 @@ def names_only(cmd: SimpleCommand) -> bool:
     if any(op in ("<", "<>", "<<<") for op, _ in cmd.redirects):
         return False
     name = _basename(argv[0])
-    if name in _NAMERS:
+    if name in _NAMERS or _counts_only(name, argv):
         return True
     if name == "find":
         runs = [argv[k + 1] for k, a in enumerate(argv[:-1]) if a in _FIND_ACTIONS]
