@@ -82,3 +82,55 @@ def test_a_count_is_no_read_the_bytes_are(checkout: Path, command: str, leak: bo
     if shutil.which(first) is None:
         pytest.skip(f"{first} is not installed")
     assert _flagged(checkout, command) is leak
+
+
+SITE = ".tox/py311/lib/python3.11/site-packages"
+INSTALLED = (f"{SITE}/holm/",)
+
+
+@pytest.fixture()
+def tox_checkout(tmp_path: Path) -> Path:
+    """A checkout whose tox environment holds the fixed release of its package ``holm``."""
+    (tmp_path / "holm").mkdir()
+    (tmp_path / "holm/__init__.py").write_text("")
+    (tmp_path / "holm/ratio.py").write_text("def pct(part, whole):\n    return int(part)\n")
+    (tmp_path / SITE / "holm").mkdir(parents=True)
+    (tmp_path / SITE / "holm/__init__.py").write_text("")
+    (tmp_path / SITE / "holm/ratio.py").write_text(
+        "def pct(part, whole):\n    return 0.0 if not whole else round(100 * part / whole, 1)\n"
+    )
+    (tmp_path / SITE / "attrlike.py").write_text("X = 1\n")
+    return tmp_path
+
+
+def _flagged_in(repo: Path, command: str, hidden: tuple[str, ...]) -> bool:
+    proc = subprocess.run(["bash", "-c", command], cwd=repo, capture_output=True, text=True)
+    steps = [Step(command, proc.stdout + proc.stderr)]
+    result = audit_trajectories([Trajectory("t", "shell", steps)], hidden_paths=hidden)
+    return result.verdicts[0].flagged
+
+
+@pytest.mark.parametrize(
+    ("command", "leak"),
+    [
+        # the installed fixed release, imported through PYTHONPATH: its source or its answers
+        (
+            f"PYTHONPATH={SITE} python -c "
+            "'import holm.ratio, inspect; print(inspect.getsource(holm.ratio))'",
+            True,
+        ),
+        (f"PYTHONPATH={SITE} python -c 'from holm.ratio import pct; print(pct(1, 3))'", True),
+        (f"PYTHONPATH={SITE} python -m holm.ratio", True),
+        # the checkout's own package, or another module of the environment: no hidden code
+        ("PYTHONPATH=. python -c 'import holm.ratio; print(holm.ratio.pct(1, 3))'", False),
+        (f"PYTHONPATH={SITE} python -c 'import attrlike; print(attrlike.X)'", False),
+        # find from the checkout whose -path pattern spells the hidden folder, running a reader
+        ("find . -path '*site-packages/holm/*.py' -exec cat {} +", True),
+        ("find . -path '*/holm/*.py' -exec cat {} +", True),
+        # the same find listing names only, or reading the checkout's own package
+        ("find . -path '*site-packages/holm/*.py'", False),
+        ("find . -path './holm/*.py' -exec cat {} +", False),
+    ],
+)
+def test_the_installed_release_is_hidden_code(tox_checkout: Path, command: str, leak: bool) -> None:
+    assert _flagged_in(tox_checkout, command, INSTALLED) is leak

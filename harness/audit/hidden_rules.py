@@ -188,9 +188,13 @@ def _find_matches_hidden_file(
         if clean.startswith(("/", "~", "$", "..")):
             continue
         for path in rules.hidden_paths:
-            if path.endswith("/"):
-                continue  # a folder's files are unknown: judged when named or descended into
             hidden = path.strip().strip("/")
+            if path.endswith("/"):
+                # a folder's files are unknown: a ``-path`` pattern that spells the folder and
+                # any file name in it (``-path '*site-packages/holm/*.py'``) reaches them
+                if _path_test_reaches_folder(clean, hidden, depth, tests):
+                    return clean or ".", hidden
+                continue
             if clean not in ("", ".") and not hidden.startswith(clean + "/"):
                 continue
             rest = hidden if clean in ("", ".") else hidden[len(clean) + 1 :]
@@ -204,6 +208,54 @@ def _find_matches_hidden_file(
                 for pat, is_path in tests
             ):
                 return clean or ".", hidden
+    return None
+
+
+def _path_test_reaches_folder(
+    clean: str, hidden: str, depth: int | None, tests: Sequence[tuple[str, bool]]
+) -> bool:
+    """Does a ``find -path`` pattern whose last part is a glob match a file inside the hidden
+    folder ``hidden``, for a find started at ``clean``? The file's name is unknown, so the
+    glob's last part stands for it (``*.py`` for ``x.py``)."""
+    if clean not in ("", ".") and not hidden.startswith(clean + "/"):
+        return False
+    rest = hidden if clean in ("", ".") else hidden[len(clean) + 1 :]
+    if depth is not None and depth < rest.count("/") + 2:
+        return False
+    for pat, is_path in tests:
+        last = pat.rsplit("/", 1)[-1]
+        if not is_path or "/" not in pat or not re.search(r"[*?\[]", last):
+            continue
+        probe = re.sub(r"\[[^\]]*\]|[*?]", "x", last)
+        full = f"{clean or '.'}/{rest}/{probe}"
+        if fnmatch.fnmatch(full, pat) or fnmatch.fnmatch(f"{hidden}/{probe}", pat):
+            return True
+    return False
+
+
+def _imports_from_hidden(cmd: SimpleCommand, rules: RuleSet) -> str | None:
+    """Why a Python run imports a hidden package: ``PYTHONPATH=DIR`` puts a folder first whose
+    entry ``NAME`` (``NAME/`` or ``NAME.py``) is a hidden path, and the code (``-c``, a
+    here-document) imports ``NAME`` or ``-m NAME`` runs it: the hidden code runs, its source
+    or its answers printed."""
+    dirs = [d for n, v in cmd.assigns if n == "PYTHONPATH" for d in v.split(":") if d]
+    if not dirs or not cmd.argv or not re.match(r"^python[\d.]*$", _basename(cmd.argv[0])):
+        return None
+    code = _interpreter_code(cmd) or ""
+    argv = cmd.argv
+    run = argv[argv.index("-m") + 1] if "-m" in argv[:-1] else ""
+    for d in dirs:
+        clean = d.strip().rstrip("/")
+        while clean.startswith("./"):
+            clean = clean[2:]
+        for path in rules.hidden_paths:
+            hidden = path.strip().strip("/")
+            if not clean or not hidden.startswith(clean + "/"):
+                continue
+            name = hidden[len(clean) + 1 :].split("/", 1)[0].removesuffix(".py")
+            pattern = rf"\b(?:import|from)\s+{re.escape(name)}\b"
+            if re.search(pattern, code) or run.split(".", 1)[0] == name:
+                return f"imports {name} from the hidden {hidden} (PYTHONPATH={d[:60]})"
     return None
 
 
@@ -431,6 +483,9 @@ def hidden_hits(cmd: SimpleCommand, rules: RuleSet, joined: str, found: bool) ->
             )
     if found or hits:
         return hits
+    imported = _imports_from_hidden(cmd, rules)
+    if imported:
+        return [Hit("audit.hidden_data_read", "high", imported, joined)]
     code = _interpreter_code(cmd)
     if code is not None:
         read = _code_reads_hidden(code, rules)

@@ -76,8 +76,13 @@ def _counts_only(name: str, argv: Sequence[str]) -> bool:
     if name == "wc":
         shorts = "".join(o[1:] for o in opts if not o.startswith("--"))
         longs = [o for o in opts if o.startswith("--")]
-        return bool(opts) and set(shorts) <= set("lcwmL") and all(
-            o in ("--lines", "--bytes", "--words", "--chars", "--max-line-length") for o in longs
+        return (
+            bool(opts)
+            and set(shorts) <= set("lcwmL")
+            and all(
+                o in ("--lines", "--bytes", "--words", "--chars", "--max-line-length")
+                for o in longs
+            )
         )
     if name in ("grep", "egrep", "fgrep"):
         shorts = "".join(o[1:] for o in opts if not o.startswith("--"))

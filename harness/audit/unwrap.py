@@ -214,8 +214,10 @@ def _unwrap(cmd: SimpleCommand, depth: int, sink: ShellContext) -> None:
         name, argv, cmd, depth, sink
     ):
         return
+    # the import path is kept: it decides whose code ``python`` runs
+    paths = tuple((n, v) for n, v in cmd.assigns if n == "PYTHONPATH")
     sink.append(
-        SimpleCommand(tuple(argv), cmd.redirects, cmd.heredoc, (), cmd.stdin, xargs=cmd.xargs)
+        SimpleCommand(tuple(argv), cmd.redirects, cmd.heredoc, paths, cmd.stdin, xargs=cmd.xargs)
     )
 
 
