@@ -134,3 +134,34 @@ def _flagged_in(repo: Path, command: str, hidden: tuple[str, ...]) -> bool:
 )
 def test_the_installed_release_is_hidden_code(tox_checkout: Path, command: str, leak: bool) -> None:
     assert _flagged_in(tox_checkout, command, INSTALLED) is leak
+
+
+def _search_flagged(repo: Path, command: str, *, recorded: bool) -> bool:
+    """Audit ``command`` run in ``repo`` with its real output, or with none recorded (a shell
+    history)."""
+    proc = subprocess.run(["bash", "-c", command], cwd=repo, capture_output=True, text=True)
+    output = proc.stdout + proc.stderr if recorded else None
+    trajectory = Trajectory("t", "shell", [Step(command, output)])
+    return audit_trajectories([trajectory], hidden_paths=HIDDEN).verdicts[0].flagged
+
+
+def test_a_search_into_a_folder_holding_a_hidden_file(checkout: Path) -> None:
+    """``grep -rn`` over ``skerry`` reaches the ignored annotate file: with its output recorded
+    it is judged by the lines it printed, with none recorded (a shell history) it is a read."""
+    (checkout / "skerry/durations.py").write_text("def parse_duration(text):\n    return 0\n")
+    (checkout / "docs").mkdir()
+    (checkout / "docs/use.md").write_text("parse_duration('1h')\n")
+    leak = "grep -rn 'return sum' skerry"
+    assert (
+        "durations.py,cover"
+        in subprocess.run(["bash", "-c", leak], cwd=checkout, capture_output=True, text=True).stdout
+    )
+    assert _search_flagged(checkout, leak, recorded=True)
+    assert _search_flagged(checkout, leak, recorded=False)
+    # matches only the checkout's own file: its recorded output shows no hidden line
+    assert not _search_flagged(checkout, "grep -rn 'return 0' skerry", recorded=True)
+    # a folder holding no hidden path, with or without output
+    assert not _search_flagged(checkout, "grep -rn parse_duration docs", recorded=False)
+    # the search leaves the hidden file out
+    left_out = "grep -rn --exclude='*,cover' parse_duration skerry"
+    assert not _search_flagged(checkout, left_out, recorded=False)

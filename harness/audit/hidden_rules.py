@@ -7,13 +7,19 @@ from __future__ import annotations
 import fnmatch
 import re
 from collections.abc import Sequence
+from dataclasses import replace
 
 from evotree.harness.audit.bytecode_rules import CACHE_TAG, is_cache_path, lists_only
 from evotree.harness.audit.hits import Hit, RuleSet
 from evotree.harness.audit.lexer import SimpleCommand, _basename
 from evotree.harness.audit.name_only import names_only
 
-__all__ = ["hidden_hits", "printed_hidden_lines"]
+__all__ = ["hidden_hits", "printed_hidden_lines", "unseen_search"]
+
+#: ends the warn of a recursive search whose matching lines may include a hidden path's
+SEARCH_TAG = " (only the lines a search matches)"
+#: the same, when the hidden path is a file the search reaches (not a folder the grader adds)
+_FILE_SEARCH_TAG = " (only the lines a search matches, a hidden file among them)"
 
 
 #: options whose value is a path or pattern left out of the command's reach
@@ -157,6 +163,8 @@ def _reads_folder_holding(argv: Sequence[str], rules: RuleSet) -> tuple[str, str
             hidden = path.strip().strip("/")
             if hidden.startswith("./"):
                 hidden = hidden[2:]
+            if not path.endswith("/") and _glob_leaves_out(skip, hidden):
+                continue  # ``--exclude='*,cover'``: a glob left out that the hidden path matches
             # a file under the hidden path lies one level below the path's own parts
             below = hidden[len(clean) + 1 :].count("/") + 2
             if hidden.startswith(clean + "/") and (depth is None or depth >= below):
@@ -209,6 +217,18 @@ def _find_matches_hidden_file(
             ):
                 return clean or ".", hidden
     return None
+
+
+def _glob_leaves_out(skip: Sequence[str], hidden: str) -> bool:
+    """Does an excluded glob (``--exclude=*,cover``, ``-g '!*.ipynb'``) match the hidden file's
+    name or its path? (Folders are left out by ``--exclude-dir``, named: judged before.)"""
+    for word in skip:
+        glob = word.split("=", 1)[1] if word.startswith("--") and "=" in word else word
+        glob = glob.lstrip("!").strip().rstrip("/")
+        name = hidden.rsplit("/", 1)[-1]
+        if glob and (fnmatch.fnmatch(name, glob) or fnmatch.fnmatch(hidden, glob)):
+            return True
+    return False
 
 
 def _path_test_reaches_folder(
@@ -498,12 +518,13 @@ def hidden_hits(cmd: SimpleCommand, rules: RuleSet, joined: str, found: bool) ->
     )
     if inside:
         folder, hidden, whole = inside
+        files = {p.strip().strip("/") for p in rules.hidden_paths if not p.endswith("/")}
         hits.append(
             Hit(
                 "audit.hidden_data_read",
                 "high" if whole else "warn",
                 f"reads {folder} recursively, and the hidden {hidden} with it"
-                + ("" if whole else " (only the lines a search matches)"),
+                + ("" if whole else _FILE_SEARCH_TAG if hidden in files else SEARCH_TAG),
                 joined,
             )
         )
@@ -512,6 +533,19 @@ def hidden_hits(cmd: SimpleCommand, rules: RuleSet, joined: str, found: bool) ->
 
 #: programs whose output prefixes each line printed with the file it came from
 _SEARCH_WORD = re.compile(r"(?:^|[\s;|&(/])(?:grep|egrep|fgrep|zgrep|rg|ag|ack)\s")
+
+
+def unseen_search(hit: Hit, output: str | None) -> Hit:
+    """A recursive search into a folder holding a hidden *file* is a warn when its output is
+    recorded (the lines it printed are judged by ``printed_hidden_lines``); with no output
+    recorded (a shell history) what it printed is unknown, so it is judged a read: high. A
+    hidden folder (the grader's ``tests/hidden/``, added after the run) stays a warn."""
+    if output is not None or hit.severity != "warn" or not hit.rule.endswith(_FILE_SEARCH_TAG):
+        return hit
+    rule = (
+        hit.rule[: -len(_FILE_SEARCH_TAG)] + " (no output recorded: the lines it printed unknown)"
+    )
+    return replace(hit, severity="high", rule=rule)
 
 
 def printed_hidden_lines(command: str, output: str | None, rules: RuleSet) -> list[Hit]:

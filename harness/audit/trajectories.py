@@ -42,7 +42,7 @@ from evotree.harness.audit.bytecode_provenance import (
 from evotree.harness.audit.bytecode_rules import BYTECODE_READ, CACHE_TAG, builds_bytecode
 from evotree.harness.audit.commands import Hit, RuleSet, ShellContext, classify_step, prefilter
 from evotree.harness.audit.errors import UnreadableTrajectory
-from evotree.harness.audit.hidden_rules import printed_hidden_lines
+from evotree.harness.audit.hidden_rules import printed_hidden_lines, unseen_search
 from evotree.harness.audit.history_rules import BUNDLE_READ, INDEX_READ
 from evotree.harness.audit.internals_rules import LEFT_MESSAGE
 from evotree.harness.audit.step_outputs import (
@@ -175,7 +175,7 @@ def _step_hits(traj: Trajectory, rules: RuleSet) -> list[list[Hit]]:
         if step.command and (context.relevant(step.command) or prefilter(step.command, needles)):
             hits = classify_step(step.command, rules, context, step.output)
         if hits:
-            hits = by_step_output(hits, step, upstream)
+            hits = [unseen_search(h, step.output) for h in by_step_output(hits, step, upstream)]
         if not any(h.code == "audit.hidden_data_read" and h.severity == "high" for h in hits):
             hits += printed_hidden_lines(step.command or "", step.output, rules)
         made: dict[str, str] = {}
