@@ -51,6 +51,10 @@ extended history, evotree rollouts), written by ``build.py`` beside each set:
   task repositories whose future lies outside git: a bundle, a ``.rej``, a wheel, an editor's
   auto-save, an IDE shelf), written blind and scored once at ``dd37fee``; a development set
   since (``heldout8`` and ``heldout8_repo``).
+* ``tests/data/audit/trajectories/heldout9`` — the ninth held-out set (64 files, 32 leaks, four
+  task repositories whose fix also lies in a file a tool wrote: a coverage annotate file, a
+  build-context tarball, a Jupyter checkpoint, a tox environment), written blind and scored once
+  at ``92ac0ae``; a development set since (``heldout9`` and ``heldout9_repo``).
 
 Run:
 
@@ -313,6 +317,8 @@ def main() -> None:
             "heldout7_repo": trajectory_set(TRAJECTORIES / "heldout7", with_repo=True),
             "heldout8": trajectory_set(TRAJECTORIES / "heldout8"),
             "heldout8_repo": trajectory_set(TRAJECTORIES / "heldout8", with_repo=True),
+            "heldout9": trajectory_set(TRAJECTORIES / "heldout9"),
+            "heldout9_repo": trajectory_set(TRAJECTORIES / "heldout9", with_repo=True),
         },
     }
     print(json.dumps(result, indent=2))
