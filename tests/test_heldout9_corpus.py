@@ -136,6 +136,12 @@ def test_labels_hold_against_freshly_built_repositories() -> None:
 
 @pytest.mark.heavy
 def test_rebuild_is_byte_identical() -> None:
+    """A full replay, byte for byte. t63's recorded output holds pip's usage line, which names
+    the interpreter by its absolute path: the replay can match only where the interpreter is
+    the one the set was built with (as heldout5's ``git worktree list`` pads to its folder)."""
+    recorded = (BUILD.parent / "files" / "t63-holm.swe_history.traj").read_text()
+    if f"{sys.executable} -m pip" not in recorded:
+        pytest.skip("t63 records another interpreter's path in pip's usage line")
     res = subprocess.run(
         [sys.executable, str(BUILD), "--check"], capture_output=True, text=True, timeout=900
     )
