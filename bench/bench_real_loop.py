@@ -12,7 +12,11 @@ harness and judge):
   candidate's, both at seed 0: the same seed, as autoresearch's loop runs it);
 - **greedy-k**: the same on the mean of k runs each (seeds 0..k-1), k = evotree's runs per
   proposal in that loop rounded up (capped by the domain's runs per version), so it spends
-  about as many runs.
+  about as many runs (in practice more: the start version costs k runs too);
+- **greedy-eq** (``--add-greedy-equal``, on a raw output of the three): the same at exactly
+  evotree's runs in that loop, its runs spread over its start version and the moves it can
+  apply as evenly as whole runs allow (the earlier versions one run more), so no rule is
+  ahead by spending.
 
 Greedy's versions live in one greedy workspace per domain (each rule and loop its own start
 version, a branch of v0 without changes, and its own candidates branched from its own kept
@@ -32,6 +36,8 @@ true effect is within the band (neutral) or below it (harmful), runs and runs af
     .venv/bin/python bench/bench_real_loop.py --merge RAW1.json RAW2.json OUT.json
     # loop ranges of one domain run apart (--first-loop), as one raw output:
     .venv/bin/python bench/bench_real_loop.py --join RAW1.json RAW2.json OUT.json
+    # greedy at exactly evotree's runs, added to a raw output's loops (same settings):
+    .venv/bin/python bench/bench_real_loop.py --add-greedy-equal RAW.json OUT.json
 """
 
 from __future__ import annotations
@@ -67,7 +73,7 @@ from evotree.demo import SecondSigner
 from evotree.verbs import Session
 from evotree.verbs.autopilot import Proposal, knob_proposals, run_autopilot
 
-RULES = ("greedy-1", "greedy-k", "evotree")
+RULES = ("greedy-1", "greedy-k", "greedy-eq", "evotree")
 DOMAINS = ("gym", "math", "autoresearch")
 
 
@@ -88,19 +94,22 @@ def _value(records: list[Any]) -> float:
 
 
 def greedy(
-    session: Session, domain: Domain, proposals: list[Proposal], k: int, label: str
+    session: Session, domain: Domain, proposals: list[Proposal], k: int | list[int], label: str
 ) -> dict[str, Any]:
     """Keep-if-better on the mean of ``k`` real runs (seeds 0..k-1) in the greedy workspace
-    ``session``, from a start version equal to v0; the path of champions and the real runs."""
+    ``session``, from a start version equal to v0; the path of champions and the real runs.
+    ``k`` may be a schedule: the start version's runs, then each applied move's, in order."""
+    schedule = iter(k) if isinstance(k, list) else itertools.repeat(k)
     start = session.branch(f"{label}: start (v0 unchanged)", parent="v0")
     champion, text = start.id, domain.start
-    records, runs = run_seeds(session, champion, seeds=k, seed_start=0)
+    records, runs = run_seeds(session, champion, seeds=next(schedule), seed_start=0)
     value, versions = _value(records), [champion]
     path, kept_at = [text], [0]
     for proposal in proposals:
         candidate = apply_text(text, domain.recipe, proposal, domain.knobs)
         if candidate is None:
             continue
+        k = next(schedule)
         record = session.branch(f"{label}: {proposal.key} {proposal.summary}", parent=champion)
         worktree = session.open().absolute(record.worktree)
         (worktree / domain.recipe).write_text(candidate)
@@ -344,8 +353,8 @@ def summarize(loops: list[dict[str, Any]]) -> dict[str, Any]:
     """Per rule over ``loops``: means, shares and totals."""
     summary: dict[str, Any] = {}
     for name in RULES:
-        rows = [loop["rules"][name] for loop in loops]
-        if not rows:
+        rows = [loop["rules"][name] for loop in loops if name in loop["rules"]]
+        if not rows or len(rows) != len(loops):
             continue
         summary[name] = {
             "loops": len(rows),
@@ -358,7 +367,129 @@ def summarize(loops: list[dict[str, Any]]) -> dict[str, Any]:
             "runs": sum(r["runs"] for r in rows),
             "runs_after_peak": sum(r["runs_after_peak"] for r in rows),
         }
+        if name != "evotree" and "evotree" in loops[0]["rules"] and len(rows) > 1:
+            # paired per loop (the same proposals): evotree's final truth minus this rule's
+            diffs = [
+                loop["rules"][name].get(
+                    "evotree_path_true_same_truth", [loop["rules"]["evotree"]["final_true"]]
+                )[-1]
+                - loop["rules"][name]["final_true"]
+                for loop in loops
+            ]
+            summary[name]["evotree_minus_mean"] = statistics.fmean(diffs)
+            summary[name]["evotree_minus_se"] = statistics.stdev(diffs) / math.sqrt(len(diffs))
     return summary
+
+
+def equal_schedule(runs: int, evaluations: int, cap: int) -> list[int]:
+    """``runs`` spread over ``evaluations`` versions as evenly as whole runs allow, the earlier
+    versions one more; each at least one run and at most ``cap`` (so the total may fall short
+    of ``runs`` only where the cap binds)."""
+    base, extra = divmod(runs, evaluations)
+    return [max(1, min(cap, base + (i < extra))) for i in range(evaluations)]
+
+
+def evotree_path(domain: Domain, tried: list[Proposal], row: dict[str, Any]) -> list[str] | None:
+    """evotree's path of champions in one loop, rebuilt from its recorded outcomes (the moves it
+    promoted, applied in order to the start); None when the rebuilt path does not match the
+    recorded one (its length, or a promoted move that changes nothing)."""
+    by_key = {p.key: p for p in tried}
+    path = [domain.start]
+    for outcome in row["outcomes"]:
+        if outcome["promoted"]:
+            text = apply_text(path[-1], domain.recipe, by_key[outcome["key"]], domain.knobs)
+            if text is None:
+                return None
+            path.append(text)
+    return path if len(path) == len(row["path_true"]) else None
+
+
+def add_greedy_equal(path: str, out: str, args: argparse.Namespace) -> int:
+    """Add the ``greedy-eq`` rule to every loop of the raw output ``path`` and write ``out``:
+    per loop, the moves evotree tried (drawn again from the loop's seed and checked against
+    the recorded ones), greedy on real runs at exactly evotree's runs in that loop, its path
+    judged by the same truth; the start version's truth is judged again and must equal the
+    recorded one (the truth is the same truth, or nothing is written)."""
+    import json
+
+    raw = json.loads(Path(path).read_text())
+    started, stamp = time.monotonic(), time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+    with tempfile.TemporaryDirectory(prefix="evotree-bench-real-loop-eq-") as folder:
+        for part in raw["domains"]:
+            name, settings = part["domain"], part["settings"]
+            names = {
+                "epsilon": "epsilon",
+                "validation_episodes": "validation",
+                "heldout_episodes": "heldout",
+                "judge_seed": "judge_seed",
+                "neutral": "neutral",
+                "steps": "math_steps",
+            }
+            for key, value in settings.items():
+                if key in names:
+                    setattr(args, names[key], value)
+            domain = make_domain(name, args)
+            now = {
+                **domain.info,
+                "knobs": domain.knob_ranges,
+                "neutral": domain.neutral,
+                "recipe": domain.recipe,
+            }
+            if json.loads(json.dumps(now)) != settings:
+                _say(f"bench_real_loop --add-greedy-equal: {name}'s settings differ from the raw")
+                return 1
+            judge = domain.workspace(Path(folder) / f"{name}-greedy", [])
+            session = Session(Path(folder) / f"{name}-greedy")
+            if name == "gym":
+                truth: Any = GymTruth(judge, args.truth_repeats)
+            else:
+                truth = WorkspaceTruth(
+                    domain, Path(folder) / f"{name}-truth", seeds=args.truth_seeds, jobs=args.jobs
+                )
+            knobs = list(domain.knobs.values())
+            for loop in part["loops"]:
+                drawn = knob_proposals(knobs, count=args.proposals, seed=loop["loop"])
+                tried = drawn[: len(loop["proposals"])]
+
+                def move(p: dict[str, Any]) -> tuple[Any, ...]:  # the move, not where it applied
+                    return p["key"], p["summary"], p["data"].get("knob"), p["data"].get("steps")
+
+                if [move(p.to_dict()) for p in tried] != [move(p) for p in loop["proposals"]]:
+                    _say(f"bench_real_loop --add-greedy-equal: loop {loop['loop']}'s moves differ")
+                    return 1
+                applicable, text = 1, domain.start
+                for proposal in tried:  # greedy applies a move to its own kept text: count
+                    if apply_text(text, domain.recipe, proposal, domain.knobs) is not None:
+                        applicable += 1  # (a move that cannot apply costs no run)
+                budget = loop["rules"]["evotree"]["runs"]
+                ks = equal_schedule(budget, applicable, domain.max_runs_per_version)
+                t0 = time.monotonic()
+                ge = greedy(session, domain, tried, ks, f"loop {loop['loop']} greedy-eq")
+                row = {**judge_path(ge, truth, domain.neutral), "k": ks}
+                row["failed_runs"] = ge["failed_runs"]
+                # the truth is an estimate (the policy's noise draws from the system): evotree's
+                # path is judged again by this process's truth, so the pair shares one truth
+                ev_path = evotree_path(domain, tried, loop["rules"]["evotree"])
+                if ev_path is None:
+                    _say(f"bench_real_loop --add-greedy-equal: loop {loop['loop']}'s path differs")
+                    return 1
+                row["evotree_path_true_same_truth"] = [truth.true(t)[0] for t in ev_path]
+                loop["rules"]["greedy-eq"] = row
+                loop["seconds"]["greedy-eq"] = time.monotonic() - t0
+                _say(
+                    f"{name} loop {loop['loop']} greedy-eq final {row['final_true']:.4f} "
+                    f"(evotree {loop['rules']['evotree']['final_true']:.4f}) runs "
+                    f"{row['runs']} of {budget}, k {ks}"
+                )
+            part["summary"] = summarize(part["loops"])
+    raw["command"] += (
+        f" && .venv/bin/python bench/bench_real_loop.py --add-greedy-equal {path} {out}"
+    )
+    raw["date"] += f" / greedy-eq {stamp} - {time.strftime('%H:%M UTC', time.gmtime())}"
+    raw["seconds"] = (raw.get("seconds") or 0.0) + time.monotonic() - started
+    raw["greedy_eq_from"] = path
+    benchlib.write_json(out, raw)
+    return 0
 
 
 def parser() -> argparse.ArgumentParser:
@@ -430,8 +561,13 @@ def figure(domain: dict[str, Any]) -> str:
     peak, neutral and harmful promotions and runs (the detail is on the page)."""
     s = domain["summary"]
     for names in (
-        {"evotree": "evotree", "greedy-k": "greedy-k", "greedy-1": "greedy-1"},
-        {"evotree": "ev", "greedy-k": "gk", "greedy-1": "g1"},
+        {
+            "evotree": "evotree",
+            "greedy-k": "greedy-k",
+            "greedy-eq": "greedy-eq",
+            "greedy-1": "greedy-1",
+        },
+        {"evotree": "ev", "greedy-k": "gk", "greedy-eq": "g=", "greedy-1": "g1"},
     ):
         cells = [
             f"{names[rule]} {s[rule]['final_true_mean']:.3f} {s[rule]['loops_below_peak']}b "
@@ -549,9 +685,11 @@ def tables(domains: list[dict[str, Any]]) -> str:
             "|---|---|---:|---:|---:|---|---|---:|---:|",
         ]
         for loop in d["loops"]:
-            for rule in ("greedy-1", "greedy-k", "evotree"):
+            for rule in RULES:
+                if rule not in loop["rules"]:
+                    continue
                 r = loop["rules"][rule]
-                name = f"greedy-k (k = {r['k']})" if rule == "greedy-k" else rule
+                name = f"{rule} (k = {r['k']})" if rule.startswith("greedy-") else rule
                 if rule == "evotree":
                     name += f" ({r['stopped']})"
                 out.append(
@@ -575,6 +713,14 @@ def tables(domains: list[dict[str, Any]]) -> str:
                 f"({s['runs_after_peak']}) |"
             )
         out.append("")
+        paired = [(r, s) for r, s in d["summary"].items() if "evotree_minus_mean" in s]
+        if paired:
+            out += ["| paired per loop | evotree − rule (± SE) |", "|---|---:|"]
+            out += [
+                f"| evotree − {r} | {s['evotree_minus_mean']:+.4f} ± {s['evotree_minus_se']:.4f} |"
+                for r, s in paired
+            ]
+            out.append("")
     return "\n".join(out)
 
 
@@ -585,6 +731,11 @@ def main(argv: list[str] | None = None) -> int:
         return merge(argv[1:-1], argv[-1])
     if argv[:1] == ["--join"]:  # loop ranges of the same domains run apart, as one raw output
         return join(argv[1:-1], argv[-1])
+    if argv[:1] == ["--add-greedy-equal"]:  # greedy at exactly evotree's runs, loop by loop
+        if len(argv) < 3:
+            _say("usage: bench_real_loop.py --add-greedy-equal RAW.json OUT.json [options]")
+            return 2
+        return add_greedy_equal(argv[1], argv[2], parser().parse_args(argv[3:]))
     if argv[:1] == ["--tables"]:  # the page's tables from raw outputs
         import json
 
