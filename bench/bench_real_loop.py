@@ -488,6 +488,9 @@ def add_greedy_equal(path: str, out: str, args: argparse.Namespace) -> int:
     raw["date"] += f" / greedy-eq {stamp} - {time.strftime('%H:%M UTC', time.gmtime())}"
     raw["seconds"] = (raw.get("seconds") or 0.0) + time.monotonic() - started
     raw["greedy_eq_from"] = path
+    raw["greedy_eq_commit"] = os.environ.get("BENCH_EVOTREE_COMMIT") or (
+        benchlib.environment().get("evotree_commit", "unknown")
+    )
     benchlib.write_json(out, raw)
     return 0
 
