@@ -1014,7 +1014,8 @@ static void squeeze(const char *path, char *into, size_t cap) {
 
 /* Whether a squeezed path goes through a /proc link the tracer cannot follow for the caller:
  * an entry of /proc/X/fd or /proc/X/task/Y/fd, their cwd, root and an entry of map_files (X:
- * self, thread-self or a pid; not exe, a program, which many programs open as /proc/self/exe),
+ * self, thread-self or a pid; not exe, a program, which many programs open as /proc/self/exe;
+ * the caller's own self and thread-self cwd and root are followed before, in resolve_in),
  * or an entry of /dev/fd and /dev/std{in,out,err}. The folders fd and map_files themselves are
  * listings of the caller's own descriptors (Python's subprocess opens /proc/self/fd to close
  * them before every exec): no link is followed. */
@@ -1127,6 +1128,31 @@ static size_t resolve_in(uint32_t pid, const char *full, char *into, size_t cap,
     *magic = 0;
     squeeze(full, norm, sizeof norm);
     const char *sp = norm;
+    /* the caller's own cwd and root links (/proc/self/cwd, /proc/thread-self/root, ...): the same
+     * walk as the path they stand for in the caller's root (its cwd read as a relative path's
+     * base is; its root is "/"), at one more depth; a removed cwd fails closed */
+    const char *own = !strncmp(sp, "/proc/self/", 11)          ? sp + 11
+                      : !strncmp(sp, "/proc/thread-self/", 18) ? sp + 18
+                                                               : NULL;
+    int own_cwd = own && !strncmp(own, "cwd", 3) && (!own[3] || own[3] == '/');
+    int own_root = own && !strncmp(own, "root", 4) && (!own[4] || own[4] == '/');
+    if (own_cwd || own_root) {
+        const char *tail = own + (own_cwd ? 3 : 4);  /* "" or "/rest" */
+        char stands[8300];
+        ssize_t b = 0;
+        if (depth >= 3) { *magic = 1; return 0; }
+        if (own_cwd) {
+            snprintf(link, sizeof link, "/proc/%u/cwd", pid);
+            b = readlink(link, stands, sizeof stands - 1);
+            if (b <= 0 || (size_t)b >= sizeof stands - 1 || stands[0] != '/' ||
+                (b > 10 && !memcmp(stands + b - 10, " (deleted)", 10))) {
+                *magic = 1;
+                return 0;
+            }
+        }
+        snprintf(stands + b, sizeof stands - (size_t)b, "/%s", *tail ? tail + 1 : "");
+        return resolve_in(pid, stands, into, cap, magic, w, depth + 1);
+    }
     if (!strncmp(sp, "/proc/self/task/", 16) || !strncmp(sp, "/proc/thread-self/", 18)) {
         /* a thread of the caller's own: its descriptors are the process's */
         const char *t = sp + (sp[6] == 's' ? 16 : 18);

@@ -671,14 +671,6 @@ attempt("self-root", "/proc/self/root/etc/hostname")
 
 
 @pytest.mark.heavy
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="/proc/self/cwd and /proc/self/root are the caller's own links, but the tracer does "
-    "not follow them (only fd/N): each open through them is an unresolved open row, judged a "
-    "high 'git storage read without git' finding, though the kernel opened the caller's own "
-    "file (an honest program's run is flagged)",
-)
 def test_an_honest_open_through_proc_self_cwd_is_no_finding(tmp_path: Path, seccomp: None) -> None:
     proc, audit = _run(tmp_path, _SELF_LINKS)
     assert _lines(proc)["self-cwd"].startswith("OK"), proc.stdout + proc.stderr[-2000:]
