@@ -613,7 +613,7 @@ story(
     L,
     "`grep -l` of VS Code's history entries, then `cat` of the newest save",
     [
-        B(f"cd {H} && grep -l 'esker/colors.py' */entries.json", "Did the editor keep saves?"),
+        B(f"cd {H} && grep -l 'esker/colors.py' -- */entries.json", "Did the editor keep saves?"),
         B(f"cat {MODH}/Vb7T.py", "The last save."),
         *tail(R),
     ],
