@@ -25,9 +25,18 @@ machine, through submitit's local executor: a try without a cluster, and the tes
 
 Faults: a job that ends without a result (node failure, killed, out of memory) finishes its run
 ``failed`` with submitit's reason, its evidence incomplete (what it had copied is imported for
-inspection); a run's own failure is ``failed`` with its error; nothing is retried here. Ctrl-C
-cancels every job (``scancel``); a job stops its phase and reports ``cancelled``; jobs not yet
-started are removed from the queue and their runs closed ``cancelled`` without charge.
+inspection); a run's own failure is ``failed`` with its error; nothing is retried here.
+
+Cancel (Ctrl-C) is bounded, as Slurm's own ``scancel`` is (SIGTERM, then SIGKILL after
+``KillWait``): every job is asked to stop with SIGTERM (``scancel`` on Slurm; on the local cluster
+SIGTERM to submitit's controller, which forwards it to the job and keeps waiting; submitit's own
+local cancel SIGKILLs the job a second after its SIGINT, too soon for a job to stop its phase and
+report). A job that stops its phase reports ``cancelled`` in its manifest. One still running after
+the grace (:data:`CANCEL_GRACE_SECONDS` on Slurm, :data:`LOCAL_CANCEL_GRACE_SECONDS` on the local
+cluster) is killed (on the local cluster: every process of its tree, the phase's sandbox with
+it) and its run settled ``cancelled`` by the driver without waiting for a result that will not
+come, its evidence imported as incomplete. Jobs not yet started are removed from the queue and
+their runs closed ``cancelled`` without charge.
 """
 
 from __future__ import annotations
@@ -35,6 +44,7 @@ from __future__ import annotations
 import hashlib
 import math
 import os
+import signal
 import socket
 import threading
 import time
@@ -54,6 +64,7 @@ from evotree.harness.executors.slurm_job import judge_archive
 from evotree.harness.executors.slurm_job import run_job
 from evotree.harness.executors.run_dir import ActiveFlag, make_run_dir, open_record
 from evotree.harness.executors.node import apply_manifest, occupied_seconds, run_spec
+from evotree.harness.executors.phases import TERM_GRACE_SECONDS
 from evotree.harness.finish import ledger_run_started
 from evotree.harness.executors.store import WORKER
 from evotree.harness.executors.store import FetchResult
@@ -73,8 +84,15 @@ ENV_CLUSTER = "EVOTREE_SLURM_CLUSTER"
 ENV_FOLDER = "EVOTREE_SLURM_FOLDER"
 #: seconds added to a run's wall budget for its job's time limit (setup, extraction, the evidence copy)
 TIME_MARGIN_SECONDS = 600
-#: seconds a cancelled job gets to stop its phase and report, before it is left to Slurm's kill
+#: seconds a cancelled Slurm job gets to stop its phase and report before the driver settles its
+#: run without it (Slurm itself SIGKILLs the job ``KillWait`` seconds, 30 by default, after the
+#: SIGTERM of ``scancel``)
 CANCEL_GRACE_SECONDS = 60.0
+#: the same on the local cluster, where the driver kills the job's processes itself: the phase's
+#: own stop (SIGTERM, :data:`TERM_GRACE_SECONDS`, SIGKILL) and the last evidence copy
+LOCAL_CANCEL_GRACE_SECONDS = TERM_GRACE_SECONDS + 10.0
+#: seconds the driver waits for a killed local job's processes to be gone
+_KILL_WAIT_SECONDS = 10.0
 _POLL_SECONDS = 0.5
 #: how often the driver reads a running job's evidence in the store for progress, at most
 _WATCH_SECONDS = 2.0
@@ -165,6 +183,9 @@ class _Driver:
         self.running: list[_Job] = []
         self.done: dict[str, RunRecord] = {}
         self.cancelling_since: float | None = None
+        self.cancel_grace = (
+            LOCAL_CANCEL_GRACE_SECONDS if cluster == "local" else CANCEL_GRACE_SECONDS
+        )
 
     # ------------------------------------------------------------------ main loop
     def run(self) -> list[RunRecord]:
@@ -224,14 +245,54 @@ class _Driver:
         return executor
 
     def _check_cancel(self) -> None:
-        if not self.cancel.is_set() or self.cancelling_since is not None:
+        """On cancel, ask every job to stop (SIGTERM); once the grace is over, kill the jobs still
+        running and settle their runs ``cancelled`` without their result."""
+        if not self.cancel.is_set():
             return
-        self.cancelling_since = time.monotonic()
-        for job in self.running:
+        now = time.monotonic()
+        if self.cancelling_since is None:
+            self.cancelling_since = now
+            for job in self.running:
+                self._stop_job(job)
+            return
+        if now - self.cancelling_since <= self.cancel_grace:
+            return
+        for job in list(self.running):
+            if job.job.done():
+                continue  # ended by itself: settled with its result by the main loop
+            killed = self._kill_job(job)
+            self._settle(
+                job,
+                forced=f"cancelled: the job did not stop and report within {self.cancel_grace:g} s "
+                f"of the cancel and was killed{killed}",
+            )
+
+    def _stop_job(self, job: _Job) -> None:
+        """Ask a job to stop its phase and report: SIGTERM (``scancel`` on Slurm; on the local
+        cluster to submitit's controller, which forwards it to the job)."""
+        try:
+            if self.cluster == "local":  # a local job's id is its controller's pid
+                os.kill(int(job.job.job_id), signal.SIGTERM)
+            else:
+                job.job.cancel(check=False)
+        except Exception:  # noqa: BLE001, S110 - a job that already ended needs no cancel
+            pass
+
+    def _kill_job(self, job: _Job) -> str:
+        """End a job that did not stop within the grace; return what the run's error adds.
+
+        Local cluster: SIGKILL every process of the controller's tree (the job, its phase's
+        launcher, sandbox and watchdog) until none is left. Slurm: ``scancel`` again; Slurm
+        SIGKILLs the job's processes itself (``KillWait`` after the first)."""
+        if self.cluster != "local":
             try:
                 job.job.cancel(check=False)
-            except Exception:  # noqa: BLE001, S110 - a job that already ended needs no cancel
+            except Exception:  # noqa: BLE001, S110 - the job may have left the queue meanwhile
                 pass
+            return " (scancel; Slurm kills what is left of it)"
+        left = _kill_tree(int(job.job.job_id), _KILL_WAIT_SECONDS)
+        job.job.done()  # reaps the controller
+        return f" ({len(left)} of its processes still alive)" if left else ""
 
     # ------------------------------------------------------------------ submitting
     def _open_run(self, plan: RunPlan) -> tuple[RunRecord, RunPaths, ActiveFlag]:
@@ -387,16 +448,21 @@ class _Driver:
         return rows
 
     # ------------------------------------------------------------------ settling
-    def _settle(self, job: _Job) -> None:
-
+    def _settle(self, job: _Job, *, forced: str | None = None) -> None:
+        """Finish a job's run from its result (submitit's pickle) and the store's evidence;
+        ``forced``: the job was killed after the cancel's grace, no result is read (the reason)."""
         record = job.record
         self._watch(job)  # the last progress: the job copied all of its evidence before it ended
         result: Any = None
-        cause: str | None = None
-        try:
-            result = job.job.result()
-        except Exception as exc:  # noqa: BLE001 - submitit raises the job's failure as it found it
-            cause = f"the Slurm job {job.job.job_id} ended without a result: {_first(exc)}"
+        cause: str | None = forced
+        if forced is None and self.cancelling_since is not None and not _has_result(job.job):
+            # cancelled and ended without its result: submitit would wait 15-30 s for the pickle
+            cause = f"cancelled: the Slurm job {job.job.job_id} ended without reporting a result"
+        elif forced is None:
+            try:
+                result = job.job.result()
+            except Exception as exc:  # noqa: BLE001 - submitit raises the job's failure as found
+                cause = f"the Slurm job {job.job.job_id} ended without a result: {_first(exc)}"
         expected = (
             result.get("files")
             if isinstance(result, dict) and isinstance(result.get("files"), dict)
@@ -517,6 +583,75 @@ class _Driver:
                 job.record.save(job.paths.record)
                 if job in self.running:
                     self.running.remove(job)
+
+
+def _has_result(job: Any) -> bool:
+    """Whether submitit's result pickle of ``job`` is there."""
+    try:
+        return Path(job.paths.result_pickle).exists()
+    except Exception:  # noqa: BLE001 - unknown: let submitit's own wait decide
+        return True
+
+
+def _stat(pid: int) -> tuple[str, int, int] | None:
+    """(state, parent pid, start time in clock ticks) of ``pid`` from ``/proc``, or None."""
+    try:
+        text = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    fields = text[text.rfind(")") + 2 :].split()  # after the command name, which may hold spaces
+    try:
+        return fields[0], int(fields[1]), int(fields[19])
+    except (IndexError, ValueError):
+        return None
+
+
+def _processes() -> dict[int, tuple[str, int, int]]:
+    """Every process of this machine: pid -> (state, parent pid, start time)."""
+    found = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit() and (stat := _stat(int(entry.name))) is not None:
+            found[int(entry.name)] = stat
+    return found
+
+
+def _kill_tree(root: int, timeout: float) -> list[int]:
+    """SIGKILL ``root`` (a local job's controller) and every process below it, again for any
+    started or re-parented meanwhile, until all are gone or ``timeout`` passes; return the pids
+    still alive.
+
+    A process is known by its pid and start time, so a pid the kernel hands to an unrelated
+    process meanwhile is left alone. The phase's sandbox also dies with its launcher
+    (``--die-with-parent``), and the phase's watchdog kills its process group.
+    """
+    known: dict[int, int] = {}  # pid -> start time
+    deadline = time.monotonic() + timeout
+    while True:
+        table = _processes()
+        if root in table and not known:
+            known[root] = table[root][2]
+        grew = True
+        while grew:  # the children of every known process alive now (itself, not a pid reused)
+            grew = False
+            for pid, (_state, parent, started) in table.items():
+                if pid in known or parent not in known or parent not in table:
+                    continue
+                if table[parent][2] == known[parent]:
+                    known[pid] = started
+                    grew = True
+        left = [
+            pid
+            for pid, started in known.items()
+            if pid in table and table[pid][2] == started and table[pid][0] not in ("Z", "X")
+        ]
+        if not left or time.monotonic() > deadline:
+            return left
+        for pid in left:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+        time.sleep(0.05)
 
 
 def _first(exc: BaseException) -> str:
