@@ -221,8 +221,9 @@ def test_git_storage_by_relative_opens_where_the_tracers_walk_fails(
 
 #: walks that fail closed or are judged: a link from the cwd into /proc/self/root at depth 1
 #: (expanded and followed), own links three deep (past the depth), /proc/PID/cwd by number and
-#: /proc/self/task/TID/cwd (another process's spelling: unresolved), a directory descriptor of
-#: /proc with "self/cwd/x" (the own-link walk, judged)
+#: /proc/self/task/TID/cwd (another process's spelling: unresolved), a working folder deeper than
+#: a page (its readlink fails: unresolved), a directory descriptor of /proc with "self/cwd/x"
+#: (the own-link walk, judged)
 _JUDGED = {
     "cwd-link-into-proc-self-root": """\
 os.symlink("/proc/self/root" + os.path.join(work, obj), "x")
@@ -239,6 +240,14 @@ leak("attack", "/proc/%d/cwd/x" % os.getpid())
     "cwd-by-task-id": """\
 os.symlink(os.path.join(work, obj), "x")
 leak("attack", "/proc/self/task/%d/cwd/x" % os.getpid())
+""",
+    "own-cwd-deeper-than-a-page": """\
+target = os.path.join(work, obj)
+for _ in range(21):
+    os.mkdir("d" * 200)
+    os.chdir("d" * 200)
+os.symlink(target, "x")
+leak("attack", "/proc/self/cwd/x")
 """,
     "dirfd-of-proc-then-self-cwd": """\
 os.symlink(os.path.join(work, obj), "x")
