@@ -318,6 +318,15 @@ for label, folder in (("deleted", "x (deleted)"), ("newline", "new\\nline"), ("l
     open("g", "w").write(label)
     attempt("odd-name-" + label, "/proc/self/cwd/g")
 os.chdir(work)
+for label, folder in (("box-tmpfs", "/dev/shm/own"), ("through-a-link", work + "/lnk")):
+    if label == "through-a-link":
+        os.symlink("plain", folder)
+    else:
+        os.mkdir(folder)
+        open(folder + "/f", "w").write(label)
+    os.chdir(folder)
+    attempt("cwd-" + label, "/proc/self/cwd/f")
+    os.chdir(work)
 attempt("creat-own-cwd", "/proc/self/cwd/new1", os.O_RDWR | os.O_CREAT, 0o644)
 attempt("creat-own-root", "/proc/self/root" + work + "/new2", os.O_RDWR | os.O_CREAT, 0o644)
 print("creat-made", os.path.exists("new1"), os.path.exists("new2"))
@@ -347,7 +356,7 @@ def answers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[dict, di
         kernel, _ = _run(base / "kernel", _ANSWERS, pin="off")
         a, b = _lines(pinned), _lines(kernel)
         # pytest.fail, not assert: a broken run must not pass for an expected (xfail) failure
-        if len(b) < 19 or len(a) < 19:
+        if len(b) < 21 or len(a) < 21:
             pytest.fail(kernel.stdout + pinned.stdout + pinned.stderr[-2000:])
         yield a, b
 
@@ -407,6 +416,8 @@ _DIFFERENT = {
             "odd-name-deleted",
             "odd-name-newline",
             "odd-name-long",
+            "cwd-box-tmpfs",
+            "cwd-through-a-link",
             "creat-own-cwd",
             "creat-own-root",
             "creat-made",
