@@ -55,6 +55,11 @@ extended history, evotree rollouts), written by ``build.py`` beside each set:
   task repositories whose fix also lies in a file a tool wrote: a coverage annotate file, a
   build-context tarball, a Jupyter checkpoint, a tox environment), written blind and scored once
   at ``92ac0ae``; a development set since (``heldout9`` and ``heldout9_repo``).
+* ``tests/data/audit/trajectories/heldout10`` — the tenth held-out set (60 files, 30 leaks, five
+  task repositories whose fix also lies where an editor or a tool left it: a vim swap file, a
+  killed mergetool's leftovers, a format-patch mail, VS Code's local history, a Sphinx viewcode
+  page), written blind and scored once at ``fc7b383``; a development set since (``heldout10``
+  and ``heldout10_repo``).
 
 Run:
 
@@ -319,6 +324,8 @@ def main() -> None:
             "heldout8_repo": trajectory_set(TRAJECTORIES / "heldout8", with_repo=True),
             "heldout9": trajectory_set(TRAJECTORIES / "heldout9"),
             "heldout9_repo": trajectory_set(TRAJECTORIES / "heldout9", with_repo=True),
+            "heldout10": trajectory_set(TRAJECTORIES / "heldout10"),
+            "heldout10_repo": trajectory_set(TRAJECTORIES / "heldout10", with_repo=True),
         },
     }
     print(json.dumps(result, indent=2))
