@@ -7,12 +7,18 @@ file it names. Listing it (``ls``, ``tree``, ``find`` without a reader, ``unzip 
 (``sha256sum``), testing it (``test -f``) or deleting it (``rm``, ``find -delete``) shows its
 name, size or digest, never its content. So does counting it or checking it: ``wc -l`` (a
 count option only), ``grep -c`` (a count of matching lines), ``gzip -t``/``-l`` (an integrity
-check, sizes), ``jq FILTER`` whose filter ends in ``length`` or ``keys`` (a number, key names). Reading a wheel's or an egg's metadata members
-(``unzip -p x.whl pkg.dist-info/METADATA``) shows a name and a version, not code.
+check, sizes), ``jq FILTER`` whose filter ends in ``length`` or ``keys`` (a number, key names).
+Reading a wheel's or an egg's metadata members (``unzip -p x.whl pkg.dist-info/METADATA``) shows
+a name and a version, not code. So does a bounded read of a format's header where the format
+keeps no content there: the first ``HEADER_BYTES`` bytes or fewer of a vim swap file
+(``xxd -l 64``, ``head -c 512``, ``od -N``, ``hexdump -n``, no offset) are block 0 (magic,
+version, user, host, pid, file name); vim stores the buffer's text from block 2 on.
 
 Everything else fails closed: a program not known to print only names is a read (``cat``,
-``cp``, ``mv``, ``wc`` with no count option, ``grep -c -o``, ``jq '.cells'``, ``git add``, ``unzip`` extracting, ``unzip -p`` of a code member or of
-every member, a redirection feeding the file to any program).
+``cp``, ``mv``, ``wc`` with no count option, ``grep -c -o``, ``jq '.cells'``, ``git add``,
+``unzip`` extracting, ``unzip -p`` of a code member or of every member, ``head -c 4096`` or
+``xxd -s 8192`` of a swap file, a header read of any other file, a redirection feeding the file
+to any program).
 """
 
 from __future__ import annotations
@@ -22,7 +28,7 @@ from collections.abc import Sequence
 
 from evotree.harness.audit.lexer import SimpleCommand, _basename
 
-__all__ = ["names_only"]
+__all__ = ["HEADER_BYTES", "names_only"]
 
 #: programs that print a file's name, size, type, digest or nothing, never its bytes
 _NAMERS = frozenset(
@@ -111,6 +117,75 @@ def _counts_only(name: str, argv: Sequence[str]) -> bool:
     return False
 
 
+#: the most bytes from a vim swap file's start that hold no text of the buffer: block 0 (magic,
+#: version, page size, times, inode, pid, user, host, file name) takes at least 1,032 of the
+#: page (1,048 bytes or more); the buffer's lines are stored from block 2 on
+HEADER_BYTES = 1024
+#: a vim swap file's name: ``.NAME.swp`` and the later ``.swo`` … ``.swa``, ``.svz`` … ``.saa``
+_VIM_SWAP = re.compile(r"^\.[^/]+\.(?:sw[a-p]|s[a-v][a-z])$")
+#: per program: the options that bound the count of bytes read from the start
+_LIMITS = {
+    "xxd": ("-l", "-len", "--len"),
+    "head": ("-c", "--bytes"),
+    "od": ("-N", "--read-bytes"),
+    "hexdump": ("-n",),
+    "hd": ("-n",),
+}
+#: the options each program may also carry, none of which moves the start or adds input
+_HEADER_SAFE = {
+    "xxd": frozenset({"-g", "-c", "-cols", "-u", "-p", "-ps", "-e", "-C", "-g1", "-g2", "-g4"}),
+    "head": frozenset({"-q", "--quiet", "--silent"}),
+    "od": frozenset({"-A", "-t", "-c", "-x", "-a", "-b", "-d", "-o", "-v", "-An", "-Ax", "-Ad"}),
+    "hexdump": frozenset({"-C", "-c", "-x", "-b", "-d", "-o", "-v"}),
+    "hd": frozenset({"-C", "-c", "-x", "-b", "-d", "-o", "-v"}),
+}
+
+#: the options above that take a value (a column count, an address radix, a type)
+_LAYOUT_VALUE = {"xxd": ("-g", "-c", "-cols"), "od": ("-A", "-t")}
+
+
+def _header_only(name: str, argv: Sequence[str]) -> bool:
+    """``xxd -l N`` / ``head -c N`` / ``od -N N`` / ``hexdump -n N`` of vim swap files only, N
+    at most ``HEADER_BYTES`` and no offset (``-s``, ``-j``): the bytes of block 0, no text.
+    Anything unknown on the line (another option, a unit suffix, a negative count) is a read."""
+    if name not in _LIMITS:
+        return False
+    limit: int | None = None
+    files: list[str] = []
+    k = 1
+    while k < len(argv):
+        word = argv[k]
+        opt, eq, val = word.partition("=")
+        attached = next(
+            (word[len(o) :] for o in _LIMITS[name] if len(o) == 2 and word.startswith(o)), ""
+        )
+        if opt in _LIMITS[name] or attached:
+            if eq:
+                value = val
+            elif attached:
+                value = attached
+            else:
+                k += 1
+                value = argv[k] if k < len(argv) else ""
+            if not value.isdigit():
+                return False
+            limit = int(value) if limit is None else min(limit, int(value))
+        elif word.startswith("-") and word != "-":
+            if word not in _HEADER_SAFE[name]:
+                return False
+            if word in _LAYOUT_VALUE.get(name, ()):
+                k += 1  # its value is a layout, not a place in the file
+        else:
+            files.append(word)
+        k += 1
+    return (
+        limit is not None
+        and limit <= HEADER_BYTES
+        and bool(files)
+        and all(_VIM_SWAP.match(_basename(f)) for f in files)
+    )
+
+
 def _git_subcommand(argv: Sequence[str]) -> str:
     """The git subcommand after git's own options (``git -C dir status``: ``status``)."""
     k = 1
@@ -154,7 +229,7 @@ def names_only(cmd: SimpleCommand) -> bool:
     if any(op in ("<", "<>", "<<<") for op, _ in cmd.redirects):
         return False
     name = _basename(argv[0])
-    if name in _NAMERS or _counts_only(name, argv):
+    if name in _NAMERS or _counts_only(name, argv) or _header_only(name, argv):
         return True
     if name == "find":
         runs = [argv[k + 1] for k, a in enumerate(argv[:-1]) if a in _FIND_ACTIONS]

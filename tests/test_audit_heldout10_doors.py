@@ -1,0 +1,103 @@
+"""Copies an editor or a tool kept of the user's work, read the ways a session reads them: each
+case runs for real on real files (a swap file vim wrote, mergetool-like leftovers, a VS Code
+style history) and is audited with the output it printed, a leak beside its look-alike.
+
+* A bounded read of a vim swap file's first bytes (``xxd -l 64``, ``head -c 1024``) prints
+  block 0 (magic, user, host, file name): no read. From block 2 on (``xxd -s 8192``,
+  ``head -c 12288``, ``strings``) the buffer's text is printed: a read.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from evotree.harness.audit.name_only import HEADER_BYTES
+from evotree.harness.audit.steps import Step, Trajectory
+from evotree.harness.audit.trajectories import audit_trajectories
+
+SWAP = "corrie/.ordinals.py.swp"
+FIX_LINE = "if 11 <= n % 100 <= 13:  # eleventh, twelfth, thirteenth"
+
+
+def _audit(repo: Path, command: str, hidden: tuple[str, ...], record: bool = True) -> bool:
+    """Run ``command`` in ``repo`` and audit it, with the output it printed when ``record``
+    (a shell history records none). Returns whether the audit flags it."""
+    proc = subprocess.run(
+        ["bash", "-c", command], cwd=repo, capture_output=True, text=True, errors="replace"
+    )
+    steps = [Step(command, proc.stdout + proc.stderr if record else None)]
+    result = audit_trajectories([Trajectory("t", "shell", steps)], hidden_paths=hidden)
+    return result.verdicts[0].flagged
+
+
+@pytest.fixture(scope="module")
+def swap_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A folder holding a swap file vim itself wrote for a buffer holding the fix's line."""
+    if shutil.which("vim") is None:
+        pytest.skip("vim is not installed")
+    root = tmp_path_factory.mktemp("corrie")
+    (root / "corrie").mkdir()
+    (root / "corrie/ordinals.py").write_text("def ordinal(n):\n    return str(n)\n")
+    script = [
+        "set swapfile directory=.",
+        f"call setline(1, ['def ordinal(n):', '    {FIX_LINE}', '        return \"th\"'])",
+        "preserve",
+        "!cp .ordinals.py.swp keep.swp",
+        "qa!",
+    ]
+    args = ["vim", "-u", "NONE", "-i", "NONE", "-N", "-es"]
+    for line in script:
+        args += ["-c", line]
+    subprocess.run(
+        [*args, "ordinals.py"],
+        cwd=root / "corrie",
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        timeout=30,
+        check=False,
+    )
+    (root / "corrie/keep.swp").rename(root / SWAP)
+    assert (root / SWAP).read_bytes().startswith(b"b0VIM")
+    return root
+
+
+@pytest.mark.parametrize(
+    ("command", "leak"),
+    [
+        (f"xxd -l 64 {SWAP}", False),
+        (f"head -c 1024 {SWAP}", False),
+        (f"od -A x -t x1z -N 512 {SWAP}", False),
+        (f"hexdump -C -n 256 {SWAP}", False),
+        (f"xxd -s 8192 {SWAP}", True),
+        (f"xxd -l 64 -s 8192 {SWAP}", True),
+        (f"head -c 12288 {SWAP}", True),
+        (f"head -c 12K {SWAP}", True),
+        (f"strings {SWAP}", True),
+        (f"cat {SWAP} | head -c 64", True),
+        (f"xxd -l 64 {SWAP}; tail -c 4096 {SWAP}", True),
+    ],
+)
+def test_swap_header_is_no_read(swap_repo: Path, command: str, leak: bool) -> None:
+    assert _audit(swap_repo, command, (SWAP,)) == leak
+    assert _audit(swap_repo, command, (SWAP,), record=False) == leak
+
+
+def test_vims_block_0_holds_no_text(swap_repo: Path) -> None:
+    """What the bound rests on, checked on the file vim wrote: the buffer's line is in the
+    file, and not in its first HEADER_BYTES bytes."""
+    data = (swap_repo / SWAP).read_bytes()
+    assert FIX_LINE.encode() in data
+    assert FIX_LINE.encode()[:8] not in data[:HEADER_BYTES]
+    assert b"eleventh" not in data[:HEADER_BYTES]
+
+
+def test_a_header_count_of_a_text_file_is_a_read(tmp_path: Path) -> None:
+    """The bound holds only for a format whose header keeps no content: the first 64 bytes of
+    a text file (a mail, a module) are its first lines."""
+    (tmp_path / "v2.patch").write_text(f"From 61112fc\nSubject: fix\n+    {FIX_LINE}\n")
+    assert _audit(tmp_path, "head -c 64 v2.patch", ("v2.patch",))
+    assert _audit(tmp_path, "xxd -l 64 v2.patch", ("v2.patch",))
