@@ -74,6 +74,7 @@ from evotree.harness.audit.git_scopes import (
     BISECT_START,
     REBASE_SESSION,
 )
+from evotree.harness.audit.hidden_rules import located_hits, next_cwd
 from evotree.harness.audit.hits import Hit, RuleSet
 from evotree.harness.audit.internals_rules import counted_only
 from evotree.harness.audit.lexer import LineJoiner, SimpleCommand, _basename, unfinished
@@ -222,7 +223,12 @@ def prefilter(command: str, needles: Iterable[str] = ()) -> bool:
 @lru_cache(maxsize=65536)
 def _hits_cached(text: str, rules: RuleSet) -> tuple[Hit, ...]:
     cmds = _parse_cached(text)[0]
-    return tuple(h for cmd in cmds for h in _counted(classify(cmd, rules), cmd, cmds))
+    out: list[Hit] = []
+    cwd: str | None = None
+    for cmd in cmds:
+        out += located_hits(cmd, cwd, rules, _counted(classify(cmd, rules), cmd, cmds))
+        cwd = next_cwd(cmd, cwd)
+    return tuple(out)
 
 
 def _counted(hits: list[Hit], cmd: SimpleCommand, cmds: Sequence[SimpleCommand]) -> list[Hit]:
@@ -270,8 +276,10 @@ def _classify_in_context(
             return list(_hits_cached(text, rules))
     hits: list[Hit] = []
     cmds = parse_shell(text, context)
+    cwd: str | None = None
     for cmd in cmds:
-        found = _counted(classify(cmd, rules), cmd, cmds)
+        found = located_hits(cmd, cwd, rules, _counted(classify(cmd, rules), cmd, cmds))
+        cwd = next_cwd(cmd, cwd)
         if cmd.argv and _basename(cmd.argv[0]) == "git" and any("stash" in w for w in cmd.argv):
             found = _own_stash(cmd, found, context, output)
         if context.state.get("orig_head_own"):

@@ -5,6 +5,7 @@ path (exclusions are no read), and recursive reads (``grep -r``, ``find -exec ca
 from __future__ import annotations
 
 import fnmatch
+import posixpath
 import re
 from collections.abc import Sequence
 from dataclasses import replace
@@ -14,7 +15,7 @@ from evotree.harness.audit.hits import Hit, RuleSet
 from evotree.harness.audit.lexer import SimpleCommand, _basename
 from evotree.harness.audit.name_only import names_only
 
-__all__ = ["hidden_hits", "printed_hidden_lines", "unseen_search"]
+__all__ = ["hidden_hits", "located_hits", "next_cwd", "printed_hidden_lines", "unseen_search"]
 
 #: ends the warn of a recursive search whose matching lines may include a hidden path's
 SEARCH_TAG = " (only the lines a search matches)"
@@ -575,3 +576,65 @@ def printed_hidden_lines(command: str, output: str | None, rules: RuleSet) -> li
                 )
             ]
     return []
+
+
+def next_cwd(cmd: SimpleCommand, cwd: str | None) -> str | None:
+    """The folder the commands after ``cmd`` run in, within one command line: ``cd DIR`` and
+    ``pushd DIR`` move to DIR (relative to the folder before), a bare ``cd`` to ``~``; ``cd -``
+    and ``popd`` to a folder the line does not say (None: paths are taken as typed)."""
+    argv = cmd.argv
+    if not argv or argv[0] not in ("cd", "pushd", "popd"):
+        return cwd
+    words = [a for a in argv[1:] if a not in ("-L", "-P", "-e", "--")]
+    if argv[0] == "popd" or words[:1] == ["-"] or len(words) > 1:
+        return None
+    if not words:
+        return "~"
+    return _located_word(words[0], cwd) if cwd else words[0]
+
+
+def _located_word(word: str, cwd: str) -> str:
+    """``word`` read from the folder ``cwd``: a relative path joined to it (``..`` resolved);
+    options, absolute paths, ``~`` and variables as typed."""
+    if not word or word.startswith(("-", "/", "~", "$")) or cwd in ("", "."):
+        return word
+    if word in (".", "./"):
+        return cwd
+    joined = posixpath.normpath(f"{cwd.rstrip('/')}/{word}")
+    if joined.startswith(".."):
+        return word
+    return joined + ("/" if word.endswith("/") else "")
+
+
+def _located(cmd: SimpleCommand, cwd: str) -> SimpleCommand:
+    """``cmd`` with every relative path word (and redirection, and the commands a pipe feeds
+    it from) read from ``cwd``."""
+    return SimpleCommand(
+        (cmd.argv[0], *(_located_word(w, cwd) for w in cmd.argv[1:])) if cmd.argv else (),
+        tuple((op, _located_word(t, cwd)) for op, t in cmd.redirects),
+        cmd.heredoc,
+        cmd.assigns,
+        stdin=_located(cmd.stdin, cwd) if cmd.stdin is not None else None,
+        grouped=cmd.grouped,
+        xargs=cmd.xargs,
+    )
+
+
+def located_hits(cmd: SimpleCommand, cwd: str | None, rules: RuleSet, hits: list[Hit]) -> list[Hit]:
+    """The hidden-data hits of ``cmd`` run after ``cd cwd`` on the same line
+    (``cd loch && git merge-file -p L B flags_REMOTE_1.py``, ``cd ~/.vscode-server && grep -A6
+    P data/User/History/*/*.py``): its relative paths read from there, judged as if typed whole.
+    Added to ``hits`` only when the paths as typed had no hidden-data hit of their own."""
+    if not cwd or not rules.hidden_paths or not cmd.argv:
+        return hits
+    if any(h.code == "audit.hidden_data_read" for h in hits):
+        return hits
+    moved = _located(cmd, cwd)
+    if moved == cmd:
+        return hits
+    joined = " ".join(moved.argv) + "".join(f" {op}{t}" for op, t in moved.redirects)
+    found = hidden_hits(moved, rules, joined, False)
+    return hits + [
+        replace(h, rule=f"run in {cwd[:60]}: {h.rule}", command=" ".join(cmd.argv)[:200])
+        for h in found
+    ]
