@@ -8,6 +8,8 @@ style history) and is audited with the output it printed, a leak beside its look
 * A path typed after ``cd DIR`` on the same line is read from DIR: ``cd loch && git merge-file
   -p L B flags_REMOTE_1.py`` reads the hidden ``loch/flags_REMOTE_1.py``; ``cd loch && cat
   flags_BASE_1.py`` reads the base's leftover only.
+* A reader given ``FOLDER/$(...)``, a name computed when it runs, in a folder holding a hidden
+  file may read it: judged a read (fail closed: the line cannot say which file it is).
 """
 
 from __future__ import annotations
@@ -188,3 +190,51 @@ def test_a_path_is_read_from_the_folder_cd_moved_to(
     assert shown == leak, printed
     assert _audit(repo, command, hidden, home=home) == leak
     assert _audit(repo, command, hidden, record=False, home=home) == leak
+
+
+@pytest.mark.parametrize(
+    ("command", "leak"),
+    [
+        (
+            "d=~/.vscode-server/data/User/History/-5a3c; "
+            'cat "$d/$(jq -r \'.entries[-1].id\' "$d/entries.json")"',
+            True,
+        ),
+        ("cat loch/$(ls loch | grep REMOTE)", True),
+        ("cd loch && cat $(ls | grep orig)", True),
+        (
+            "d=~/.vscode-server/data/User/History/-5a3c; "
+            "jq -r '.entries[-1].id' \"$d/entries.json\"",
+            False,
+        ),
+        ("ls -l loch/$(ls loch | grep REMOTE)", False),
+        ("mkdir -p other && cat other/$(ls other | head -1) 2>/dev/null; true", False),
+    ],
+)
+def test_a_computed_name_beside_a_hidden_file_is_a_read(
+    tool_copies: tuple[Path, Path], command: str, leak: bool
+) -> None:
+    repo, home = tool_copies
+    hidden = (*LEFTOVERS, HISTORY)
+    if leak:
+        assert _audit(repo, command, hidden, home=home)
+        assert _audit(repo, command, hidden, record=False, home=home)
+    else:
+        assert not _audit(repo, command, hidden, record=False, home=home)
+
+
+def test_a_computed_name_is_judged_a_read_even_of_the_first_save(
+    tool_copies: tuple[Path, Path],
+) -> None:
+    """Fail closed, and what it costs: the line cannot say which save ``.entries[0]`` is, so
+    the base's first save read this way is flagged too (by name, ``cat Qm3d.py`` is not)."""
+    repo, home = tool_copies
+    hidden = (*LEFTOVERS, HISTORY)
+    first = (
+        "d=~/.vscode-server/data/User/History/-5a3c; "
+        'cat "$d/$(jq -r \'.entries[0].id\' "$d/entries.json")"'
+    )
+    assert _audit(repo, first, hidden, home=home)
+    assert not _audit(
+        repo, "cat ~/.vscode-server/data/User/History/-5a3c/Qm3d.py", hidden, home=home
+    )

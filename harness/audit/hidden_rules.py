@@ -452,6 +452,41 @@ def _code_reads_hidden(code: str, rules: RuleSet) -> str | None:
     return None
 
 
+#: programs that print, compare or copy the files they are given
+_FILE_READERS = _CONTENT_READERS | {"diff", "cmp", "cp", "jq", "view", "vim", "vi", "nano"}
+#: where a word's last part is computed when the command runs: ``$(...)``, backquotes, ``$VAR``
+_COMPUTED = re.compile(r"\$\(|`|\$\{?[A-Za-z_]")
+
+
+def _computed_name_beside(cmd: SimpleCommand, rules: RuleSet) -> str | None:
+    """Why a reader given ``FOLDER/$(...)`` (a name computed when it runs: ``cat
+    "$d/$(jq -r '.entries[-1].id' "$d/entries.json")"``) may read a hidden file: FOLDER holds
+    one, and the name the command computes cannot be told from the line (fail closed)."""
+    if not cmd.argv or _basename(cmd.argv[0]) not in _FILE_READERS or _edits_in_place(cmd.argv):
+        return None
+    files = [p.strip().strip("/") for p in rules.hidden_paths if not p.endswith("/")]
+    for word in cmd.argv[1:]:
+        m = _COMPUTED.search(word)
+        if not m or word.startswith("-"):
+            continue
+        folder = word[: m.start()]
+        if not folder.endswith("/") or "/" in word[m.start() :].split(")", 1)[-1]:
+            continue  # the computed part is not the last part (``$(pwd)/x``, ``$D/sub/x``)
+        folder = folder.rstrip("/")
+        while folder.startswith("./"):
+            folder = folder[2:]
+        for hidden in files:
+            parent = hidden.rsplit("/", 1)[0] if "/" in hidden else "."
+            while parent.startswith("./"):
+                parent = parent[2:]
+            if folder == parent or folder.endswith("/" + parent):
+                return (
+                    f"reads a file whose name is computed when it runs, in {folder[:60]},"
+                    f" which holds the hidden {hidden[:80]}"
+                )
+    return None
+
+
 def hidden_hits(cmd: SimpleCommand, rules: RuleSet, joined: str, found: bool) -> list[Hit]:
     """A word or redirection naming a hidden path (high); failing that, and unless ``found``
     (the command already has a hidden-data hit), a recursive read that starts in a folder
@@ -512,6 +547,9 @@ def hidden_hits(cmd: SimpleCommand, rules: RuleSet, joined: str, found: bool) ->
         read = _code_reads_hidden(code, rules)
         if read:
             return [Hit("audit.hidden_data_read", "high", read, joined)]
+    computed = _computed_name_beside(cmd, rules)
+    if computed:
+        return [Hit("audit.hidden_data_read", "high", computed, joined)]
     inside = (
         _reads_folder_holding(argv, rules)
         or _reads_what_find_found(cmd, rules)
@@ -595,8 +633,11 @@ def next_cwd(cmd: SimpleCommand, cwd: str | None) -> str | None:
 
 def _located_word(word: str, cwd: str) -> str:
     """``word`` read from the folder ``cwd``: a relative path joined to it (``..`` resolved);
-    options, absolute paths, ``~`` and variables as typed."""
-    if not word or word.startswith(("-", "/", "~", "$")) or cwd in ("", "."):
+    options, absolute paths, ``~`` and variables as typed (a name a substitution computes,
+    ``$(ls | grep X)``, is taken as relative)."""
+    if not word or cwd in ("", "."):
+        return word
+    if word.startswith(("-", "/", "~", "$")) and not word.startswith("$("):
         return word
     if word in (".", "./"):
         return cwd
