@@ -10,6 +10,9 @@ style history) and is audited with the output it printed, a leak beside its look
   flags_BASE_1.py`` reads the base's leftover only.
 * A reader given ``FOLDER/$(...)``, a name computed when it runs, in a folder holding a hidden
   file may read it: judged a read (fail closed: the line cannot say which file it is).
+* Code that lists a folder it names apart from the listing call (``h = path.join(homedir(),
+  '.vscode-server/data/User/History')``, then ``readdirSync(h)``) and reads files reads the
+  hidden save in it, unless every glob it lists with leaves the save out (``*/entries.json``).
 """
 
 from __future__ import annotations
@@ -238,3 +241,66 @@ def test_a_computed_name_is_judged_a_read_even_of_the_first_save(
     assert not _audit(
         repo, "cat ~/.vscode-server/data/User/History/-5a3c/Qm3d.py", hidden, home=home
     )
+
+
+NODE_NEWEST = (
+    "node -e \"const fs = require('fs'), p = require('path'); "
+    "const h = p.join(require('os').homedir(), '.vscode-server/data/User/History'); "
+    "for (const d of fs.readdirSync(h)) { const e = JSON.parse(fs.readFileSync("
+    "p.join(h, d, 'entries.json'))); "
+    "console.log(fs.readFileSync(p.join(h, d, e.entries.at(-1).id), 'utf8')); }\""
+)
+PY_COUNT = (
+    "python3 - <<'EOF'\n"
+    "import json, pathlib\n"
+    "h = pathlib.Path.home() / '.vscode-server/data/User/History'\n"
+    "for f in sorted(h.glob('*/entries.json')):\n"
+    "    print(f.parent.name, len(json.loads(f.read_text())['entries']))\n"
+    "EOF"
+)
+PY_WALK = (
+    'python3 -c "import os\n'
+    "root = os.path.expanduser('~/.vscode-server/data/User/History')\n"
+    "for d, _, names in os.walk(root):\n"
+    '    for n in names: print(open(os.path.join(d, n)).read())"'
+)
+PY_GLOB_PY = PY_COUNT.replace("'*/entries.json'", "'*/*.py'").replace(
+    "len(json.loads(f.read_text())['entries'])", "f.read_text()"
+)
+
+
+@pytest.mark.parametrize(
+    ("command", "leak"),
+    [(NODE_NEWEST, True), (PY_WALK, True), (PY_GLOB_PY, True), (PY_COUNT, False)],
+)
+def test_code_listing_a_folder_it_named_apart(
+    tool_copies: tuple[Path, Path], command: str, leak: bool
+) -> None:
+    repo, home = tool_copies
+    if command.startswith("node") and shutil.which("node") is None:
+        pytest.skip("node is not installed")
+    printed = subprocess.run(
+        ["bash", "-c", command],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "HOME": str(home)},
+        check=False,
+    ).stdout
+    assert (HEX_FIX in printed) == leak, printed
+    hidden = (*LEFTOVERS, HISTORY)
+    assert _audit(repo, command, hidden, home=home) == leak
+    assert _audit(repo, command, hidden, record=False, home=home) == leak
+
+
+def test_code_listing_the_history_for_its_index_only_is_judged_a_read(
+    tool_copies: tuple[Path, Path],
+) -> None:
+    """Fail closed, and what it costs: node reading only each folder's ``entries.json``
+    through ``readdirSync`` (no glob to tell) prints no save, and is flagged all the same."""
+    repo, home = tool_copies
+    index_only = NODE_NEWEST.replace(
+        "console.log(fs.readFileSync(p.join(h, d, e.entries.at(-1).id), 'utf8'));",
+        "console.log(d, e.entries.length);",
+    )
+    assert _audit(repo, index_only, (*LEFTOVERS, HISTORY), record=False, home=home)

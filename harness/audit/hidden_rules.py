@@ -449,6 +449,54 @@ def _code_reads_hidden(code: str, rules: RuleSet) -> str | None:
             elif clean in ("", ".") and not pattern:
                 continue  # the whole checkout listed: judged when the hidden path is named
             return f"reads files it lists in {folder or '.'}, and the hidden {hidden} with them"
+    return _lists_named_folder(code, rules)
+
+
+#: a call that lists a folder, whatever it is given (a name bound earlier, a joined path)
+_LISTS_ANY = re.compile(
+    r"\b(?:listdir|readdirSync|readdir|scandir|walk|iterdir|opendir|rglob|glob|globSync|"
+    r"Dir\.entries|Dir\.children)\s*\("
+)
+#: a glob pattern code gives a listing (``h.glob('*/entries.json')``, ``glob.glob('x/*.py')``)
+_CODE_GLOB = re.compile(r"\b(?:r?glob|iglob|globSync)\s*\(\s*[rbf]?['\"]([^'\"]*)['\"]")
+#: code that starts from the user's home folder (``~`` of a hidden path)
+_HOME_REF = re.compile(r"homedir\s*\(|Path\.home\s*\(|expanduser|\bHOME\b|getenv\(\s*['\"]HOME")
+_LITERAL = re.compile(r"['\"]([^'\"\s]+)['\"]")
+
+
+def _lists_named_folder(code: str, rules: RuleSet) -> str | None:
+    """Why code reads a hidden file through a folder named apart from the call that lists it:
+    a string names a folder holding the hidden file (from the home folder when the code starts
+    there: ``path.join(os.homedir(), '.vscode-server/data/User/History')``), the code lists
+    folders and reads files, and no glob it lists with leaves the file out
+    (``h.glob('*/entries.json')`` reads only the index)."""
+    if not _LISTS_ANY.search(code):
+        return None
+    home = bool(_HOME_REF.search(code))
+    globs = _CODE_GLOB.findall(code)
+    for literal in _LITERAL.findall(code):
+        clean = literal.rstrip("/")
+        while clean.startswith("./"):
+            clean = clean[2:]
+        if not clean or clean in (".", "..", "~") or re.search(r"[*?\[{}$]", clean):
+            continue
+        for path in rules.hidden_paths:
+            hidden = path.strip().strip("/")
+            spelled = [hidden] + ([hidden[2:]] if home and hidden.startswith("~/") else [])
+            for h in spelled:
+                if not h.startswith(clean + "/"):
+                    continue
+                rest = h[len(clean) + 1 :]
+                if globs and not path.endswith("/"):
+                    name = rest.rsplit("/", 1)[-1]
+                    if not any(
+                        fnmatch.fnmatchcase(rest, g) or fnmatch.fnmatchcase(name, g.rsplit("/")[-1])
+                        for g in globs
+                    ):
+                        continue
+                return (
+                    f"reads files it lists in {clean[:60]}, and the hidden {hidden[:80]} with them"
+                )
     return None
 
 
