@@ -542,10 +542,8 @@ def build_repos(dest: Path) -> dict[str, dict[str, Any]]:
 def future_index(path: Path, base: str, home: Path) -> dict[str, Any]:
     """What of the repository is not reachable from base, and what its hidden files hold.
 
-    ``ids``: objects in the store that ``git rev-list --objects base`` does not list;
-    ``commits``: the unreachable commits; ``subjects``: their subjects (not shared with a
-    reachable commit); ``lines``: stripped lines of 16+ characters of unreachable blobs that no
-    reachable blob holds; ``hidden``: such lines of the untracked hidden files.
+    The shared index (``_kit.repos.index``) of the repository's own store, read with this set's
+    plain environment; ``hidden``: the lines of ``judge/`` and ``tests/hidden/``.
     """
     path = Path(path)
     return _kit.index(path, [(path, git_env(home), base)], HIDDEN)
