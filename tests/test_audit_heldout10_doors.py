@@ -13,17 +13,21 @@ style history) and is audited with the output it printed, a leak beside its look
 * Code that lists a folder it names apart from the listing call (``h = path.join(homedir(),
   '.vscode-server/data/User/History')``, then ``readdirSync(h)``) and reads files reads the
   hidden save in it, unless every glob it lists with leaves the save out (``*/entries.json``).
+* On the file alone, ``git show HASH:PATH`` whose output is exactly what ``cat PATH`` printed
+  of the checkout (before, or after with only reads between) showed nothing beyond it.
 """
 
 from __future__ import annotations
 
 import os
+import shlex
 import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
 
+from conftest import commit_file, git, make_repo
 from evotree.harness.audit.name_only import HEADER_BYTES
 from evotree.harness.audit.steps import Step, Trajectory
 from evotree.harness.audit.trajectories import audit_trajectories
@@ -304,3 +308,61 @@ def test_code_listing_the_history_for_its_index_only_is_judged_a_read(
         "console.log(d, e.entries.length);",
     )
     assert _audit(repo, index_only, (*LEFTOVERS, HISTORY), record=False, home=home)
+
+
+@pytest.fixture()
+def esker(tmp_path: Path) -> dict[str, str]:
+    """A repository whose base changed ``colors.py`` twice (first, base) and whose fix sits in
+    the store with no ref: the hashes of each, and the repository's path."""
+    repo = make_repo(tmp_path / "esker")
+    commit_file(repo, "colors.py", "def hex_to_rgb(code):\n    return code\n", "first")
+    first = git(repo, "rev-parse", "HEAD")
+    commit_file(repo, "README", "esker\n", "docs")
+    docs = git(repo, "rev-parse", "HEAD")
+    commit_file(repo, "colors.py", "def hex_to_rgb(code):\n    code = code.lstrip('#')\n", "base")
+    base = git(repo, "rev-parse", "HEAD")
+    commit_file(repo, "colors.py", f"def hex_to_rgb(code):\n    {HEX_FIX}\n", "fix")
+    fix = git(repo, "rev-parse", "HEAD")
+    git(repo, "reset", "--quiet", "--hard", base)
+    git(repo, "reflog", "expire", "--expire=now", "--all")
+    return {"repo": str(repo), "first": first, "docs": docs, "fix": fix}
+
+
+def _session(repo: str, commands: list[str]) -> bool:
+    """Run the commands in turn in ``repo``, record each output, audit the file alone."""
+    steps = []
+    for command in commands:
+        proc = subprocess.run(
+            ["bash", "-c", command], cwd=repo, capture_output=True, text=True, check=False
+        )
+        steps.append(Step(command, proc.stdout))
+    return audit_trajectories([Trajectory("t", "shell", steps)]).verdicts[0].flagged
+
+
+def test_a_blob_the_checkout_holds_is_no_leak_alone(esker: dict[str, str]) -> None:
+    repo = esker["repo"]
+    # the future's text, then the checkout's: they differ, a leak
+    assert _session(repo, [f"git show {esker['fix'][:7]}:colors.py", "cat colors.py"])
+    # an ancestor whose colors.py is older than the checkout's: the file alone cannot tell
+    assert _session(repo, [f"git show {esker['docs'][:7]}:colors.py", "cat colors.py"])
+    # the checkout's own text at the revision, read before or right after: nothing new
+    same = f"git show {git(Path(repo), 'rev-parse', '--short=7', 'HEAD')}:colors.py"
+    assert not _session(repo, [same, "cat colors.py"])
+    assert not _session(repo, ["cat colors.py", same])
+    assert not _session(repo, [same, "ls", "cat ./colors.py"])
+
+
+def test_a_blob_copied_into_the_checkout_before_the_cat_is_a_leak(esker: dict[str, str]) -> None:
+    """The future's text written into the checkout between the show and the cat makes them
+    print the same: the write in between keeps the show a leak."""
+    repo = esker["repo"]
+    show = f"git show {esker['fix'][:7]}:colors.py"
+    write = f"git show {esker['fix'][:7]}:colors.py | tee colors.py >/dev/null"
+    text = f"def hex_to_rgb(code):\n    {HEX_FIX}\n"
+    write_py = (
+        f'python3 -c \'import sys; open("colors.py", "w").write(sys.argv[1])\' {shlex.quote(text)}'
+    )
+    assert _session(repo, [show, write_py, "cat colors.py"])
+    assert (Path(repo) / "colors.py").read_text() == text  # the cat printed what show did
+    git(Path(repo), "checkout", "--", "colors.py")
+    assert _session(repo, [show, write, "cat colors.py"])

@@ -36,6 +36,7 @@ __all__ = [
     "shows_only_vouched",
     "one_branch_is_head",
     "diff_shows_known",
+    "blob_is_the_checkouts",
     "names_below_head",
     "cherry_marks_none",
     "printed_commits_below_head",
@@ -304,6 +305,64 @@ def diff_shows_known(
             return None
         changed += 1
     return "the diff shows only lines the trajectory had seen or typed itself" if changed else None
+
+
+#: programs that print the files they are given and write nothing
+_PLAIN_READERS = frozenset({"cat", "head", "tail", "nl", "grep", "rg", "ls", "wc", "less", "more"})
+
+
+def _plain_reads(command: str) -> list[list[str]] | None:
+    """The argument lists of ``command`` when it only prints files (no ``sed``, ``awk`` or a
+    redirection that could write one); None otherwise."""
+    out = []
+    for cmd in parse_shell(command):
+        if not cmd.argv:
+            return None
+        name = os.path.basename(cmd.argv[0])
+        if name in _SHELLS and any(a in ("-c", "-lc", "-ic", "-lic") for a in cmd.argv[1:3]):
+            continue
+        if name not in _PLAIN_READERS or any(op.startswith(">") for op, _ in cmd.redirects):
+            return None
+        out.append(list(cmd.argv))
+    return out or None
+
+
+def _path_word(word: str) -> str:
+    while word.startswith("./"):
+        word = word[2:]
+    return word
+
+
+def blob_is_the_checkouts(k: int, traj: Trajectory, quiet: Callable[[int], bool]) -> str | None:
+    """``git show REV:PATH`` whose output is, line for line, what ``cat PATH`` printed of the
+    checkout at a step that broke no rule: before it, or after it with nothing but reads in
+    between (the file unchanged since). That revision's PATH is the checkout's own text: the
+    read showed nothing the checkout did not hold."""
+    step = traj.steps[k]
+    split = _single_git(step.command or "")
+    if split is None or split[0] not in ("show", "cat-file") or not (step.output or "").strip():
+        return None
+    specs = [a for a in split[1] if not a.startswith("-") and a != "blob"]
+    if len(specs) != 1 or ":" not in specs[0] or specs[0].startswith(":"):
+        return None
+    path = _path_word(specs[0].split(":", 1)[1])
+    shown = (step.output or "").rstrip()
+    if not path:
+        return None
+    for j, other in enumerate(traj.steps):
+        if j == k or not quiet(j) or (other.output or "").rstrip() != shown:
+            continue
+        reads = _plain_reads(other.command or "")
+        if reads != [["cat", path]] and reads != [["cat", "./" + path]]:
+            continue
+        if j > k and not all(
+            quiet(m) and _plain_reads(traj.steps[m].command or "") is not None
+            for m in range(k + 1, j)
+        ):
+            continue
+        when = "before" if j < k else "after, nothing written between"
+        return f"prints {path} as the checkout holds it (cat {path}, a step {when})"
+    return None
 
 
 #: a line of ``git branch -v`` / ``-a -v`` / ``-vv``: the branch (or remote branch), its commit

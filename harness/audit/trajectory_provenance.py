@@ -21,6 +21,7 @@ from evotree.harness.audit.git_argv import _git_split
 from evotree.harness.audit.revisions import BASE_NAMES, _TAG_LIKE, is_head_relative
 from evotree.harness.audit.shown import (
     Vouched,
+    blob_is_the_checkouts,
     cherry_marks_none,
     diff_shows_known,
     fix_quotes,
@@ -80,6 +81,7 @@ class Shown:
             shows_only_vouched(step.command, step.output, self._vouched)
             or one_branch_is_head(hit.command, step.output, self.traj)
             or diff_shows_known(k, self.traj, self.quiet, _git_step)
+            or blob_is_the_checkouts(k, self.traj, self.quiet)
             or cherry_marks_none(step.command, step.output)
             or printed_commits_below_head(step.command, step.output, self._vouched)
         )
