@@ -683,12 +683,9 @@ def build_repos(dest: Path) -> dict[str, dict[str, Any]]:
 def future_index(path: Path, base: str, home: Path) -> dict[str, Any]:
     """What of the repository is not reachable from base, and what its hidden files hold.
 
-    ``ids``: objects in the store (alternates included) that ``git rev-list --objects base``
-    does not list; for a repository with a submodule store, also that store's objects the
-    commit base pins does not reach; ``commits``: the unreachable commits; ``subjects``: their
-    subjects (not shared with a reachable commit); ``lines``: stripped lines of 16+ characters
-    of unreachable blobs that no reachable blob holds; ``hidden``: such lines of the untracked
-    hidden files. Replace refs are ignored (an object is indexed as itself).
+    The shared index (``_kit.repos.index``) of the repository's store (alternates included)
+    and, for a repository with a submodule, of that store too, from the commit base pins.
+    Replace refs are ignored (an object is indexed as itself).
     """
     path = Path(path)
     env = {**git_env(home), "GIT_NO_REPLACE_OBJECTS": "1"}
