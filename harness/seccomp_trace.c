@@ -1118,7 +1118,34 @@ struct walk {
     int descriptor;  /* the path names one of the caller's descriptors (/proc/self/fd/N...) */
     int nofollow;    /* the caller's O_NOFOLLOW */
     uint64_t resolve_flags;  /* openat2's RESOLVE_NO_XDEV, _NO_MAGICLINKS, _NO_SYMLINKS */
+    int error;       /* the errno of a walk that failed (0: it did not fail) */
 };
+
+/* Whether squeezed path P goes through the caller's own cwd or root link (/proc/self/cwd[/rest],
+ * /proc/self/root[/rest], /proc/thread-self/...): the path it stands for in the caller's root,
+ * in OUT ("<cwd>/rest": the cwd read as a relative open's base is, the process's own for self,
+ * the thread's for thread-self; "/rest" for root). 0: not such a path; 1: rewritten; 2: rewritten,
+ * and the link is P's last name; -1: the cwd cannot be told (removed, unreadable, too long). */
+static int own_link(uint32_t pid, const char *p, char *out, size_t cap) {
+    int thread = !strncmp(p, "/proc/thread-self/", 18);
+    const char *own = !strncmp(p, "/proc/self/", 11) ? p + 11 : thread ? p + 18 : NULL;
+    int cwd = own && !strncmp(own, "cwd", 3) && (!own[3] || own[3] == '/');
+    int root = own && !strncmp(own, "root", 4) && (!own[4] || own[4] == '/');
+    if (!cwd && !root) return 0;
+    const char *tail = own + (cwd ? 3 : 4);  /* "" or "/rest" */
+    ssize_t b = 0;
+    if (cwd) {
+        char link[64];
+        snprintf(link, sizeof link, "/proc/%u/cwd", thread ? pid : tgid_of(pid));
+        b = readlink(link, out, cap - 1);
+        if (b <= 0 || (size_t)b >= cap - 1 || out[0] != '/' ||
+            (b > 10 && !memcmp(out + b - 10, " (deleted)", 10)))
+            return -1;
+    }
+    int n = snprintf(out + b, cap - (size_t)b, "/%s", *tail ? tail + 1 : "");
+    if (n < 0 || (size_t)n >= cap - (size_t)b) return -1;
+    return *tail && tail[1] ? 1 : 2;
+}
 
 static size_t resolve_in(uint32_t pid, const char *full, char *into, size_t cap, int *magic, struct walk *w,
                          int depth) {
@@ -1129,29 +1156,26 @@ static size_t resolve_in(uint32_t pid, const char *full, char *into, size_t cap,
     squeeze(full, norm, sizeof norm);
     const char *sp = norm;
     /* the caller's own cwd and root links (/proc/self/cwd, /proc/thread-self/root, ...): the same
-     * walk as the path they stand for in the caller's root (its cwd read as a relative path's
-     * base is; its root is "/"), at one more depth; a removed cwd fails closed */
-    const char *own = !strncmp(sp, "/proc/self/", 11)          ? sp + 11
-                      : !strncmp(sp, "/proc/thread-self/", 18) ? sp + 18
-                                                               : NULL;
-    int own_cwd = own && !strncmp(own, "cwd", 3) && (!own[3] || own[3] == '/');
-    int own_root = own && !strncmp(own, "root", 4) && (!own[4] || own[4] == '/');
-    if (own_cwd || own_root) {
-        const char *tail = own + (own_cwd ? 3 : 4);  /* "" or "/rest" */
-        char stands[8300];
-        ssize_t b = 0;
-        if (depth >= 3) { *magic = 1; return 0; }
-        if (own_cwd) {
-            snprintf(link, sizeof link, "/proc/%u/cwd", pid);
-            b = readlink(link, stands, sizeof stands - 1);
-            if (b <= 0 || (size_t)b >= sizeof stands - 1 || stands[0] != '/' ||
-                (b > 10 && !memcmp(stands + b - 10, " (deleted)", 10))) {
-                *magic = 1;
-                return 0;
-            }
+     * walk as the path they stand for (own_link), at one more depth. Fails closed (a finding)
+     * where the kernel's answer could differ from that walk's: the caller's O_NOFOLLOW on the
+     * link itself, openat2's RESOLVE_NO_MAGICLINKS or _NO_SYMLINKS, a removed or unreadable
+     * folder, and a walk that failed for any reason but a missing name (the kernel jumps to the
+     * folder through the link and checks no folder above it; the walk from "/" may be refused
+     * or too long where the kernel's is not) */
+    char stands[8300];
+    int own = own_link(pid, norm, stands, sizeof stands);
+    if (own) {
+        int last = own > 1;  /* the link is the path's last name */
+        if (own < 0 || depth >= 3 || (w && ((w->nofollow && last) || (w->resolve_flags & 0x06)))) {
+            *magic = 1;
+            return 0;
         }
-        snprintf(stands + b, sizeof stands - (size_t)b, "/%s", *tail ? tail + 1 : "");
-        return resolve_in(pid, stands, into, cap, magic, w, depth + 1);
+        struct walk local = {.fd = -1};
+        struct walk *ww = w ? w : &local;
+        size_t got = resolve_in(pid, stands, into, cap, magic, ww, depth + 1);
+        if (local.fd >= 0) close(local.fd);
+        if (!got && !*magic && !ww->missing) *magic = 1;
+        return got;
     }
     if (!strncmp(sp, "/proc/self/task/", 16) || !strncmp(sp, "/proc/thread-self/", 18)) {
         /* a thread of the caller's own: its descriptors are the process's */
@@ -1226,6 +1250,7 @@ static size_t resolve_in(uint32_t pid, const char *full, char *into, size_t cap,
     }
     close(root);
     if (fd < 0) {
+        if (w) w->error = walk_errno;
         /* RESOLVE_IN_ROOT does not follow /proc's descriptor links (ELOOP/EXDEV): fail closed */
         *magic = (!strncmp(norm, "/proc/", 6) && (walk_errno == ELOOP || walk_errno == EXDEV)) ||
                  proc_link_path(norm);
@@ -1686,9 +1711,19 @@ static void open_row(const struct notif *n, struct buf *row, struct reply *rep) 
     } else if (!magic && !storage) {  /* the path as written is not git storage: the file it names may be */
         walked = resolve(n->pid, full, resolved, sizeof resolved, &magic, pinnable ? &w : NULL);
     }
+    /* a walk refused on the way (EACCES: a folder above the caller's cwd, which the kernel's
+     * relative walk never checks) or too long once joined to the cwd (ENAMETOOLONG) where the
+     * kernel's may not be: not let go on unseen, a finding (fails closed) */
+    if (!magic && !storage && !walked && w.fd < 0 && (w.error == EACCES || w.error == ENAMETOOLONG) &&
+        strncmp(norm, "/proc/", 6))
+        magic = 1;
     if (pinnable && !magic && !storage && (flags & O_CREAT) && w.fd < 0 && w.missing) {
         uint64_t mode = n->nr == NR_OPEN ? n->args[2] : n->nr == NR_OPENAT ? n->args[3] : how[1];
-        int made = scoped ? -1 : create_pinned(n->pid, full, flags, mode, rep);
+        /* a name made through the caller's own cwd or root link: made where the link stands */
+        char standing[8300];
+        int own = scoped ? 0 : own_link(n->pid, norm, standing, sizeof standing);
+        int made = scoped || own < 0 || own == 2 ? -1
+                                                 : create_pinned(n->pid, own ? standing : full, flags, mode, rep);
         if (made == 0) {  /* made since the walk: what is there is walked, judged and pinned */
             w.missing = 0;
             walked = resolve(n->pid, full, resolved, sizeof resolved, &magic, &w);
