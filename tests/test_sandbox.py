@@ -648,6 +648,12 @@ def test_a_box_never_takes_the_machines_namespace_for_its_own() -> None:
     )
     box.signal(15)  # SIGTERM to the phase's processes: sh dies, the namespace ends with it
     assert boxed.wait(timeout=10) != 0
+    # the kernel ends the namespace's other processes with its init, but bwrap may report
+    # before the last of them has finished exiting (seen on a loaded machine): wait for that
+    deadline = time.monotonic() + 10
+    while box.members() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert box.members() == [], members
     assert box.reap() == [], members
 
     def running(
