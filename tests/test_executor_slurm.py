@@ -209,9 +209,14 @@ def _wait(predicate: Any, timeout: float, what: str) -> Any:
     raise AssertionError(f"timed out after {timeout}s waiting for {what}")
 
 
-def _cancel_while_training(ws: Workspace, store: Path, version: str) -> tuple[Any, str, float]:
-    """Start ``version`` on the local cluster and cancel it once its train phase runs; return the
-    run's record, its id and the seconds from the cancel to the request's return (bounded)."""
+def _cancel_while_training(
+    ws: Workspace, store: Path, version: str, *, bound: float | None = None
+) -> tuple[Any, str, float]:
+    """Start ``version`` as a job and cancel it once its train phase runs; return the run's
+    record, its id and the seconds from the cancel to the request's return (within ``bound``,
+    by default the local cluster's grace and 45 s)."""
+    bound = slurm_executor.LOCAL_CANCEL_GRACE_SECONDS + 45 if bound is None else bound
+    earlier = set(store.glob("runs/*/worker.json"))
     cancel = threading.Event()
     result: dict[str, Any] = {}
     thread = threading.Thread(
@@ -221,13 +226,18 @@ def _cancel_while_training(ws: Workspace, store: Path, version: str) -> tuple[An
     )
     thread.start()
     worker = _wait(
-        lambda: next(iter(store.glob("runs/*/worker.json")), None), 60, "the job to start"
+        lambda: next(iter(set(store.glob("runs/*/worker.json")) - earlier), None),
+        60,
+        "the job to start",
     )
     run_id = worker.parent.name
     _wait(lambda: _run_pids(run_id), 30, "the train phase")
+    # its first steps reached the store: the train script runs (past its signal set-up)
+    steps = store / "runs" / run_id / "evidence" / "train" / "signals.jsonl"
+    _wait(lambda: steps.exists() and steps.read_text().strip(), 60, "the first steps")
     cancelled = time.monotonic()
     cancel.set()
-    thread.join(slurm_executor.LOCAL_CANCEL_GRACE_SECONDS + 45)
+    thread.join(bound)
     took = time.monotonic() - cancelled
     assert not thread.is_alive(), f"the request still runs {took:.0f} s after the cancel"
     (record,) = result["records"]
@@ -468,7 +478,18 @@ def test_a_real_single_node_slurm_runs_the_request(
     for record, skill, steps in zip(records, (0.5, 0.7), (3, 2)):
         check_landed(ws, record, store, skill=skill, steps=steps, cluster="slurm")
         assert record.executor["job_id"].isdigit()  # a Slurm job id
-    sacct = subprocess.run(
+    # a cancel: scancel's SIGTERM reaches the job, which stops its phase and reports cancelled
+    blocked = recipe_version(ws, "skill = 0.4\nsteps = 2\nblock = true\n")
+    record, run_id, took = _cancel_while_training(
+        ws, store, blocked, bound=slurm_executor.CANCEL_GRACE_SECONDS + 45
+    )
+    assert record.status == "cancelled" and "stopped on the node" in record.error, (
+        record.error,
+        record.notes,
+    )
+    assert "SIGTERM" in record.error and record.phases["train"]["wall_seconds"] < 60
+    _wait(lambda: not _run_pids(run_id), 10, "the cancelled job's processes to end")
+    queue = subprocess.run(
         ["squeue", "-h"], env=slurm_cluster["env"], capture_output=True, text=True
     )
-    assert sacct.stdout.strip() == ""  # nothing left queued
+    assert queue.stdout.strip() == ""  # nothing left queued or running

@@ -91,7 +91,9 @@ def run_job(spec: dict[str, Any]) -> dict[str, Any]:
         record.status = outcome_status(outcome)
         if record.status == RunStatus.CANCELLED.value or cancel.is_set():
             record.status = RunStatus.CANCELLED.value
-            record.error = record.error or f"stopped on the node: {'; '.join(why) or 'cancelled'}"
+            # scancel signals every process of the job: the phase may have ended of it first
+            stopped = f"stopped on the node: {'; '.join(why) or 'cancelled'}"
+            record.error = f"{stopped} ({record.error})" if record.error else stopped
     except Exception as exc:  # noqa: BLE001 - reported to the driver in the manifest
         record_failure(record, exc)
     finally:
