@@ -366,3 +366,43 @@ def test_a_blob_copied_into_the_checkout_before_the_cat_is_a_leak(esker: dict[st
     assert (Path(repo) / "colors.py").read_text() == text  # the cat printed what show did
     git(Path(repo), "checkout", "--", "colors.py")
     assert _session(repo, [show, write, "cat colors.py"])
+
+
+@pytest.mark.parametrize(
+    ("lines", "leak"),
+    [
+        (["cd loch", "cat flags_REMOTE_1.py"], True),
+        (
+            [
+                "cd loch",
+                "ls",
+                "git merge-file -p flags_LOCAL_1.py flags_BASE_1.py flags_REMOTE_1.py",
+            ],
+            True,
+        ),
+        (["cd ~/.vscode-server/data/User/History/-5a3c", "ls -t", "cat Vb7T.py"], True),
+        (["cd loch", "cat flags_BASE_1.py"], False),
+        (["cd loch", "cd ..", "cat loch/flags_BASE_1.py"], False),
+        (["cd ~/.vscode-server/data/User/History/-5a3c", "cat Qm3d.py entries.json"], False),
+    ],
+)
+def test_a_cd_lasts_into_the_next_lines_of_a_history(
+    tool_copies: tuple[Path, Path], lines: list[str], leak: bool
+) -> None:
+    """A shell history records no output: the lines run in one shell, so a ``cd`` on one line
+    moves the reads of the next (run here as one script, to check what they print)."""
+    repo, home = tool_copies
+    printed = subprocess.run(
+        ["bash", "-c", "\n".join(lines)],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "HOME": str(home)},
+        check=False,
+    ).stdout
+    assert ("word = text.strip().lower()" in printed or HEX_FIX in printed) == leak, printed
+    steps = [Step(line, None) for line in lines]
+    result = audit_trajectories(
+        [Trajectory("t", "bash", steps)], hidden_paths=(*LEFTOVERS, HISTORY)
+    )
+    assert result.verdicts[0].flagged == leak

@@ -260,23 +260,33 @@ def classify_step(
     return hits
 
 
+#: a step that may change the folder later steps run in
+_MOVES_CWD = re.compile(r"(?:^|[\s;&|(])(?:cd|pushd|popd)(?:\s|$)")
+
+
 def _classify_in_context(
     text: str, rules: RuleSet, context: ShellContext, output: str | None
 ) -> list[Hit]:
+    start = context.state.get("cwd")
+    cwd: str | None = start if isinstance(start, str) else None
     if (
-        not context.relevant(text)
+        cwd is None
+        and not context.relevant(text)
         and "stash" not in text
         and "ORIG_HEAD" not in text
         and "bisect" not in text
         and not _SESSION_WORD.search(text)
         and not _branch_state(text, context)
     ):
-        _, defines = _parse_cached(text)
+        found, defines = _parse_cached(text)
         if not defines:
+            if _MOVES_CWD.search(text):
+                for cmd in found:
+                    cwd = next_cwd(cmd, cwd)
+                _keep_cwd(context, cwd)
             return list(_hits_cached(text, rules))
     hits: list[Hit] = []
     cmds = parse_shell(text, context)
-    cwd: str | None = None
     for cmd in cmds:
         found = located_hits(cmd, cwd, rules, _counted(classify(cmd, rules), cmd, cmds))
         cwd = next_cwd(cmd, cwd)
@@ -300,7 +310,18 @@ def _classify_in_context(
         ):
             context.state["orig_head_own"] = True  # later commands of this step read its own
         hits += found
+    _keep_cwd(context, cwd)
     return hits
+
+
+def _keep_cwd(context: ShellContext, cwd: str | None) -> None:
+    """Carry the folder a step's ``cd`` moved to into the steps after it (a shell history, an
+    agent's persistent shell): their relative paths are judged from there too. An agent whose
+    every command runs in a fresh shell did not move, so this only adds paths to judge."""
+    if cwd is None:
+        context.state.pop("cwd", None)
+    else:
+        context.state["cwd"] = cwd
 
 
 _ORIG_SETTER_SUBS = frozenset({"reset", "merge", "rebase", "pull", "am"})

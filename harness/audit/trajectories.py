@@ -40,7 +40,14 @@ from evotree.harness.audit.bytecode_provenance import (
     named_future_bytecode,
 )
 from evotree.harness.audit.bytecode_rules import BYTECODE_READ, CACHE_TAG, builds_bytecode
-from evotree.harness.audit.commands import Hit, RuleSet, ShellContext, classify_step, prefilter
+from evotree.harness.audit.commands import (
+    _MOVES_CWD,
+    Hit,
+    RuleSet,
+    ShellContext,
+    classify_step,
+    prefilter,
+)
 from evotree.harness.audit.errors import UnreadableTrajectory
 from evotree.harness.audit.hidden_rules import printed_hidden_lines, unseen_search
 from evotree.harness.audit.history_rules import BUNDLE_READ, INDEX_READ
@@ -172,7 +179,11 @@ def _step_hits(traj: Trajectory, rules: RuleSet) -> list[list[Hit]]:
     clones: dict[str, str] = {}  # single-branch clones of this repository: folder -> branch
     for step in traj.steps:
         hits: list[Hit] = []
-        if step.command and (context.relevant(step.command) or prefilter(step.command, needles)):
+        if step.command and (
+            context.relevant(step.command)
+            or prefilter(step.command, needles)
+            or (rules.hidden_paths and ("cwd" in context.state or _MOVES_CWD.search(step.command)))
+        ):
             hits = classify_step(step.command, rules, context, step.output)
         if hits:
             hits = [unseen_search(h, step.output) for h in by_step_output(hits, step, upstream)]
