@@ -424,10 +424,8 @@ def build_repos(dest: Path) -> dict[str, dict[str, Any]]:
 def future_index(path: Path, base: str, home: Path) -> dict[str, Any]:
     """What of the repository is not reachable from base, and what its hidden files hold.
 
-    ``ids``: objects in the store that ``git rev-list --objects base`` does not list;
-    ``commits``: the unreachable commits; ``subjects``: their subjects; ``lines``: stripped
-    lines of 16+ characters of unreachable blobs that no reachable blob holds; ``hidden``: such
-    lines of the hidden files that are text (a gzip is not).
+    The shared index (``_kit.repos.index``) of the repository's store; hidden patches count by
+    their added lines, binary files (the tarball) not at all.
     """
     env = {**git_env(home), "GIT_NO_REPLACE_OBJECTS": "1"}
     return _kit.index(Path(path), [(Path(path), env, base)], HIDDEN, patches=True)
