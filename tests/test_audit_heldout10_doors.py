@@ -372,6 +372,7 @@ def test_a_blob_copied_into_the_checkout_before_the_cat_is_a_leak(esker: dict[st
     ("lines", "leak"),
     [
         (["cd loch", "cat flags_REMOTE_1.py"], True),
+        (["cd loch", "cat $(ls | grep REMOTE)"], True),
         (
             [
                 "cd loch",

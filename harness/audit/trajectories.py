@@ -182,7 +182,7 @@ def _step_hits(traj: Trajectory, rules: RuleSet) -> list[list[Hit]]:
         if step.command and (
             context.relevant(step.command)
             or prefilter(step.command, needles)
-            or (rules.hidden_paths and ("cwd" in context.state or _MOVES_CWD.search(step.command)))
+            or (rules.hidden_paths and _moves_or_computes(step.command, context))
         ):
             hits = classify_step(step.command, rules, context, step.output)
         if hits:
@@ -209,6 +209,15 @@ def _step_hits(traj: Trajectory, rules: RuleSet) -> list[list[Hit]]:
             clones.pop(dest)  # cloned over with something else
         step_hits.append(hits)
     return step_hits
+
+
+def _moves_or_computes(command: str, context: ShellContext) -> bool:
+    """Must a step be parsed for its folder, whatever the prefilter says? It changes the folder
+    later steps run in (``cd``), or, run in a folder a ``cd`` moved to, it computes a name
+    (``cat $(ls | grep REMOTE)``: no hidden path's name need be in it)."""
+    return bool(_MOVES_CWD.search(command)) or (
+        "cwd" in context.state and ("$" in command or "`" in command)
+    )
 
 
 #: git commands that leave a merge message (.git/MERGE_MSG, SQUASH_MSG) of the trajectory's own
