@@ -407,3 +407,25 @@ def test_a_cd_lasts_into_the_next_lines_of_a_history(
         [Trajectory("t", "bash", steps)], hidden_paths=(*LEFTOVERS, HISTORY)
     )
     assert result.verdicts[0].flagged == leak
+
+
+def test_a_cd_into_a_hidden_folder_reads_its_files_by_their_own_names(tmp_path: Path) -> None:
+    """Inside a hidden folder a file is named by its own name, none of the hidden path's: the
+    lines after ``cd`` into it are read from there (a JetBrains shelf, a history's lines)."""
+    shelf = tmp_path / ".idea/shelf/Upstream_fix"
+    shelf.mkdir(parents=True)
+    (shelf / "shelved.patch").write_text(f"+    {HEX_FIX}\n")
+    (tmp_path / ".idea/workspace.xml").write_text("<project/>\n")
+    hidden = (".idea/shelf/Upstream_fix/",)
+    for lines, leak in [
+        (["cd .idea/shelf/Upstream_fix", "cat shelved.patch"], True),
+        (["cd .idea", "ls", "cat shelf/Upstream_fix/shelved.patch"], True),
+        (["cd .idea", "ls", "cat workspace.xml"], False),
+    ]:
+        printed = subprocess.run(
+            ["bash", "-c", "\n".join(lines)], cwd=tmp_path, capture_output=True, text=True
+        ).stdout
+        assert (HEX_FIX in printed) == leak
+        steps = [Step(line, None) for line in lines]
+        result = audit_trajectories([Trajectory("t", "bash", steps)], hidden_paths=hidden)
+        assert result.verdicts[0].flagged == leak, lines

@@ -15,7 +15,14 @@ from evotree.harness.audit.hits import Hit, RuleSet
 from evotree.harness.audit.lexer import SimpleCommand, _basename
 from evotree.harness.audit.name_only import names_only
 
-__all__ = ["hidden_hits", "located_hits", "next_cwd", "printed_hidden_lines", "unseen_search"]
+__all__ = [
+    "cwd_near_hidden",
+    "hidden_hits",
+    "located_hits",
+    "next_cwd",
+    "printed_hidden_lines",
+    "unseen_search",
+]
 
 #: ends the warn of a recursive search whose matching lines may include a hidden path's
 SEARCH_TAG = " (only the lines a search matches)"
@@ -677,6 +684,28 @@ def next_cwd(cmd: SimpleCommand, cwd: str | None) -> str | None:
     if not words:
         return "~"
     return _located_word(words[0], cwd) if cwd else words[0]
+
+
+def cwd_near_hidden(cwd: str, rules: RuleSet) -> bool:
+    """Is ``cwd`` a folder above a hidden path, or inside a hidden folder (where a file is named
+    by its own name, none of the hidden path's)? A folder the line cannot place (absolute, a
+    variable) counts as near."""
+    clean = cwd.strip().rstrip("/")
+    while clean.startswith("./"):
+        clean = clean[2:]
+    if clean in ("", "."):
+        return False
+    if clean.startswith("/") or "$" in clean:
+        return True
+    for path in rules.hidden_paths:
+        hidden = path.strip().strip("/")
+        while hidden.startswith("./"):
+            hidden = hidden[2:]
+        if hidden.startswith(clean + "/") or hidden == clean:
+            return True
+        if path.endswith("/") and clean.startswith(hidden + "/"):
+            return True
+    return False
 
 
 def _located_word(word: str, cwd: str) -> str:

@@ -49,7 +49,11 @@ from evotree.harness.audit.commands import (
     prefilter,
 )
 from evotree.harness.audit.errors import UnreadableTrajectory
-from evotree.harness.audit.hidden_rules import printed_hidden_lines, unseen_search
+from evotree.harness.audit.hidden_rules import (
+    cwd_near_hidden,
+    printed_hidden_lines,
+    unseen_search,
+)
 from evotree.harness.audit.history_rules import BUNDLE_READ, INDEX_READ
 from evotree.harness.audit.internals_rules import LEFT_MESSAGE
 from evotree.harness.audit.step_outputs import (
@@ -182,7 +186,7 @@ def _step_hits(traj: Trajectory, rules: RuleSet) -> list[list[Hit]]:
         if step.command and (
             context.relevant(step.command)
             or prefilter(step.command, needles)
-            or (rules.hidden_paths and _moves_or_computes(step.command, context))
+            or (rules.hidden_paths and _moves_or_computes(step.command, context, rules))
         ):
             hits = classify_step(step.command, rules, context, step.output)
         if hits:
@@ -211,12 +215,14 @@ def _step_hits(traj: Trajectory, rules: RuleSet) -> list[list[Hit]]:
     return step_hits
 
 
-def _moves_or_computes(command: str, context: ShellContext) -> bool:
+def _moves_or_computes(command: str, context: ShellContext, rules: RuleSet) -> bool:
     """Must a step be parsed for its folder, whatever the prefilter says? It changes the folder
     later steps run in (``cd``), or, run in a folder a ``cd`` moved to, it computes a name
-    (``cat $(ls | grep REMOTE)``: no hidden path's name need be in it)."""
+    (``cat $(ls | grep REMOTE)``) or that folder is near a hidden path (inside a hidden folder,
+    ``cat shelved.patch`` names none of the hidden path's parts)."""
+    cwd = context.state.get("cwd")
     return bool(_MOVES_CWD.search(command)) or (
-        "cwd" in context.state and ("$" in command or "`" in command)
+        isinstance(cwd, str) and ("$" in command or "`" in command or cwd_near_hidden(cwd, rules))
     )
 
 
