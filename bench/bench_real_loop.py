@@ -692,7 +692,7 @@ def tables(domains: list[dict[str, Any]]) -> str:
                 if rule not in loop["rules"]:
                     continue
                 r = loop["rules"][rule]
-                name = f"{rule} (k = {r['k']})" if rule.startswith("greedy-") else rule
+                name = f"{rule} (k = {r['k']})" if "k" in r else rule
                 if rule == "evotree":
                     name += f" ({r['stopped']})"
                 out.append(
