@@ -184,3 +184,51 @@ def test_join_puts_loop_ranges_run_apart_into_one_experiment(tmp_path: Path) -> 
     assert bench.main(["--join", a, a, str(again)]) == 1 and not again.exists()
     other = _raw(tmp_path / "c.json", [5], {**settings, "neutral": 0.02})
     assert bench.main(["--join", a, other, str(again)]) == 1 and not again.exists()
+
+
+def test_greedy_at_equal_runs_spends_exactly_evotrees_runs() -> None:
+    """The schedule of greedy-eq: every run of the budget spent, the versions as even as whole
+    runs allow (earlier ones one more), each at least one run and never above the cap."""
+    bench = _bench()
+    assert bench.equal_schedule(19, 4, 20) == [5, 5, 5, 4]
+    assert bench.equal_schedule(7, 4, 20) == [2, 2, 2, 1]
+    assert bench.equal_schedule(12, 4, 20) == [3, 3, 3, 3]
+    assert bench.equal_schedule(2, 4, 20) == [1, 1, 1, 1]  # fewer runs than versions: one each
+    assert bench.equal_schedule(100, 4, 20) == [20, 20, 20, 20]  # the cap binds
+    for runs in range(4, 60):
+        schedule = bench.equal_schedule(runs, 4, 60)
+        assert sum(schedule) == runs and max(schedule) - min(schedule) <= 1, (runs, schedule)
+
+
+def test_evotrees_path_is_rebuilt_from_the_recorded_moves() -> None:
+    """greedy-eq judges evotree's path again in its own truth process: the path rebuilt from a
+    recorded loop's promoted moves has the recorded length, each step changes the recipe, and a
+    record whose promotions do not fit the moves is refused (None), not judged."""
+    pytest.importorskip("gymnasium")
+    bench = _bench()
+    record = json.loads((BENCH / "results" / "real_loop_gym16.json").read_text())
+    domain_record = record["domains"][0]
+    settings = domain_record["settings"]
+    domain = bench.gym_domain(
+        epsilon=settings["epsilon"],
+        validation=settings["validation_episodes"],
+        heldout=settings["heldout_episodes"],
+        judge_seed=settings["judge_seed"],
+        neutral=settings["neutral"],
+    )
+    knobs = list(domain.knobs.values())
+    rebuilt = 0
+    for loop in domain_record["loops"]:
+        tried = bench.knob_proposals(knobs, count=len(loop["proposals"]), seed=loop["loop"])
+        row = loop["rules"]["evotree"]
+        path = bench.evotree_path(domain, tried, row)
+        assert path is not None and len(path) == len(row["path_true"]), loop["loop"]
+        assert all(a != b for a, b in zip(path, path[1:], strict=False)), loop["loop"]
+        rebuilt += len(path) > 1
+    assert rebuilt >= 5  # loops with promotions were rebuilt, not only unchanged starts
+    promoted = next(
+        loop for loop in domain_record["loops"] if loop["rules"]["evotree"]["promotions"]
+    )
+    wrong = {**promoted["rules"]["evotree"], "path_true": [0.0]}  # a path shorter than the moves
+    tried = bench.knob_proposals(knobs, count=3, seed=promoted["loop"])
+    assert bench.evotree_path(domain, tried, wrong) is None
