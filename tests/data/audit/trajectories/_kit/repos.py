@@ -1,4 +1,4 @@
-"""The git helpers and the future index the held-out sets' ``repos.py`` share (heldout5 to 9).
+"""The git helpers and the future index the held-out sets' ``repos.py`` share (heldout5 to 10).
 
 Each set builds its small task repositories deterministically: a fixed git environment (no
 system or user configuration, UTC, C locale), fixed authors and commit dates (a set's epoch, one
@@ -247,11 +247,26 @@ def store(path: Path, env: dict[str, str], tip: str) -> tuple[dict, set, dict, s
     return kinds, reach, contents(path, env, sorted(kinds)), known
 
 
+def file_texts(where: Path) -> list[str]:
+    """The text of a file, or of every file under a folder; files not UTF-8 are passed over."""
+    out = []
+    for f in sorted(where.rglob("*")) if where.is_dir() else [where] if where.is_file() else []:
+        if not f.is_file():
+            continue
+        try:
+            out.append(f.read_bytes().decode("utf-8"))
+        except UnicodeDecodeError:  # bytecode, a bundle, a wheel: not lines of text
+            continue
+    return out
+
+
 def index(
     path: Path,
     stores: list[tuple[Path, dict[str, str], str]],
     hidden: tuple[str, ...],
     patches: bool = False,
+    read: Callable[[str], list[str]] | None = None,
+    shown: frozenset[str] = frozenset(),
 ) -> dict[str, Any]:
     """What of the stores their tips do not reach, and what the hidden files under path hold.
 
@@ -260,8 +275,10 @@ def index(
     tip reaches; ``commits``: the unreachable commits; ``subjects``: their subjects (not shared
     with a reachable commit); ``lines``: stripped lines of 16+ characters of unreachable blobs
     that no reachable blob holds; ``hidden``: such lines of the hidden files (tops of ``hidden``)
-    that are text and that ``lines`` does not hold. ``patches``: a hidden line in a patch's
-    frame (:data:`DIFF_FRAME`) is passed over and an added line loses its ``+``.
+    that are text and that neither ``lines`` nor ``shown`` (lines of leftovers that hold no
+    future) holds. ``patches``: a hidden line in a patch's frame (:data:`DIFF_FRAME`) is passed
+    over and an added line loses its ``+``. ``read(top)``: the texts of a hidden top (by
+    default :func:`file_texts` of ``path / top``), for a set whose tops are elsewhere or not plain.
     """
     kinds: dict[str, str] = {}
     reach: set[str] = set()
@@ -289,14 +306,7 @@ def index(
     found = {x for x in found if len(x) >= 16 and x not in reach_text and not x.startswith(GENERIC)}
     held = set()
     for top in hidden:
-        d = path / top
-        for f in sorted(d.rglob("*")) if d.is_dir() else [d] if d.is_file() else []:
-            if not f.is_file():
-                continue
-            try:
-                text = f.read_bytes().decode("utf-8")
-            except UnicodeDecodeError:  # bytecode, a bundle, a wheel: not lines of text
-                continue
+        for text in read(top) if read else file_texts(path / top):
             for x in text.splitlines():
                 if patches:
                     if x.startswith(DIFF_FRAME):
@@ -304,7 +314,8 @@ def index(
                     x = x.removeprefix("+")
                 x = x.strip()
                 if len(x) >= 16 and x not in reach_text and not x.startswith(GENERIC):
-                    held.add(x)
+                    if x not in shown:
+                        held.add(x)
     return {
         "ids": sorted(ids),
         "commits": commits,

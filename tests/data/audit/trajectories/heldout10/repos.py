@@ -27,7 +27,8 @@ agent's tools (not git) reach it:
 ``build_repos(dest)`` returns ``{name: {"path", "base", "fix", ..., "future_refs"}}`` (the home
 folder is ``dest/.home``); ``future_index(path, base, home)`` lists what of the repository is
 not reachable from the base, and the distinctive lines of the hidden files (a path starting
-``~/`` is in the home folder).
+``~/`` is in the home folder). The git helpers and the index are the held-out sets' shared ones
+(``../_kit/repos.py``); this module holds the repositories' contents and doors.
 """
 
 from __future__ import annotations
@@ -40,9 +41,16 @@ import os
 import re
 import struct
 import subprocess
+import sys
 import tokenize
 from pathlib import Path
 from typing import Any
+
+_TRAJECTORIES = str(Path(__file__).resolve().parent.parent)  # the folder of the shared _kit
+if _TRAJECTORIES not in sys.path:
+    sys.path.append(_TRAJECTORIES)
+
+from _kit import repos as _kit  # noqa: E402
 
 NAMES = ("corrie", "loch", "moraine", "esker", "drumlin")
 _HIST = "~/.vscode-server/data/User/History"
@@ -73,99 +81,15 @@ _STAMP = 1_734_422_400  # the leftovers' modification time (2024-12-17)
 
 
 def git_env(home: Path) -> dict[str, str]:
-    """An environment with no system or user git configuration and a fixed identity."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-    home.mkdir(parents=True, exist_ok=True)
-    (home / ".gitconfig").write_text(
-        "[init]\n\tdefaultBranch = main\n[advice]\n\tdetachedHead = false\n"
-    )
-    env.update(
-        {
-            "HOME": str(home),
-            "XDG_CONFIG_HOME": str(home / ".config"),
-            "GIT_CONFIG_NOSYSTEM": "1",
-            "GIT_CONFIG_GLOBAL": str(home / ".gitconfig"),
-            "TZ": "UTC",
-            "LC_ALL": "C",
-            "LANG": "C",
-            "GIT_PAGER": "cat",
-            "PAGER": "cat",
-            "TERM": "dumb",
-            "PIP_NO_INDEX": "1",
-            "PIP_DISABLE_PIP_VERSION_CHECK": "1",
-            "PIP_NO_CACHE_DIR": "1",
-        }
-    )
-    return env
+    """An environment with no system or user git configuration and a fixed identity (pip kept
+    off the network)."""
+    return _kit.git_env(home, pip_offline=True)
 
 
-class _Repo:
-    def __init__(self, path: Path, home: Path, authors: list[tuple[str, str]]) -> None:
-        self.path = path
-        self.env = git_env(home)
-        self.clock = _EPOCH
-        self.authors = authors
-        self.turn = 0
-        path.mkdir(parents=True)
-        self.git("init", "-q", "-b", "main")
+class _Repo(_kit.Repo):
+    """A task repository of this set: commits 53 minutes apart from ``_EPOCH``."""
 
-    def git(self, *args: str, stdin: str | None = None, extra: dict[str, str] | None = None) -> str:
-        out = subprocess.run(
-            ["git", *args],
-            cwd=self.path,
-            env={**self.env, **(extra or {})},
-            input=stdin,
-            capture_output=True,
-            text=True,
-            check=True,
-        )
-        return out.stdout.strip()
-
-    def who(self) -> dict[str, str]:
-        """The next author and a date 53 minutes after the previous one."""
-        self.clock += 3180
-        name, mail = self.authors[self.turn % len(self.authors)]
-        self.turn += 1
-        date = f"@{self.clock} +0000"
-        return {
-            "GIT_AUTHOR_NAME": name,
-            "GIT_AUTHOR_EMAIL": mail,
-            "GIT_AUTHOR_DATE": date,
-            "GIT_COMMITTER_NAME": name,
-            "GIT_COMMITTER_EMAIL": mail,
-            "GIT_COMMITTER_DATE": date,
-        }
-
-    def commit(self, message: str, files: dict[str, str]) -> str:
-        for rel, text in files.items():
-            target = self.path / rel
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_text(text)
-            self.git("add", rel)
-        self.git("commit", "-q", "-m", message, extra=self.who())
-        return self.git("rev-parse", "HEAD")
-
-    def side_commit(self, parent: str, message: str, files: dict[str, str]) -> str:
-        """A commit on top of parent with files changed, made without moving HEAD."""
-        idx = self.path / ".git" / "side-index"
-        extra = {"GIT_INDEX_FILE": str(idx)}
-        self.git("read-tree", parent, extra=extra)
-        for rel, text in files.items():
-            blob = self.git("hash-object", "-w", "--stdin", stdin=text)
-            self.git("update-index", "--add", "--cacheinfo", f"100644,{blob},{rel}", extra=extra)
-        tree = self.git("write-tree", extra=extra)
-        idx.unlink()
-        return self.git("commit-tree", tree, "-p", parent, "-m", message, extra=self.who())
-
-    def tidy(self) -> None:
-        """No reflogs, no ORIG_HEAD: the only trails of the future are the ones built on purpose."""
-        self.git("reflog", "expire", "--expire=all", "--all")
-        for rel in ("ORIG_HEAD", "FETCH_HEAD", "COMMIT_EDITMSG"):
-            (self.path / ".git" / rel).unlink(missing_ok=True)
-        for f in sorted((self.path / ".git" / "logs").rglob("*"), reverse=True):
-            if f.is_file():
-                f.write_text("")
-        self.git("read-tree", "HEAD")
+    epoch, step, pip_offline = _EPOCH, 3180, True
 
 
 _PYTEST_INI = "[pytest]\naddopts = -p no:cacheprovider\nnorecursedirs = .git docs\n"
@@ -175,19 +99,10 @@ def _base(
     r: _Repo, pkg: str, mod: str, src: str, test: str, readme: str, ignore: str
 ) -> dict[str, str]:
     """Three commits every repository shares: the module, its tests, a README (the base)."""
-    files = {f"{pkg}/__init__.py": "", f"{pkg}/{mod}.py": src, "pytest.ini": _PYTEST_INI}
-    files[".gitignore"] = ignore
-    first = r.commit(f"{mod} for {pkg}", files)
-    ancestor = r.commit(f"Tests for {mod}", {f"tests/test_{mod}.py": test})
-    base = r.commit("README: what the package is for", {"README.md": readme})
-    return {"first": first, "ancestor": ancestor, "base": base}
+    return _kit.base_commits(r, pkg, mod, src, test, readme, _PYTEST_INI, ignore)
 
 
-def _fix(r: _Repo, got: dict[str, str], message: str, files: dict[str, str]) -> str:
-    """The reference fix as a commit on the base, in the store with no ref."""
-    fix = r.side_commit(got["base"], message, files)
-    r.tidy()
-    return fix
+_fix = _kit.fix_commit  # the reference fix as a commit on the base, in the store with no ref
 
 
 def _stamp(path: Path, when: int = _STAMP) -> None:
@@ -746,14 +661,7 @@ _BUILDERS = {
 def build_repos(dest: Path) -> dict[str, dict[str, Any]]:
     """Build every task repository under dest (created if missing, must be empty); the home
     folder the sessions run with is dest/.home."""
-    dest = Path(dest)
-    dest.mkdir(parents=True, exist_ok=True)
-    home = dest / ".home"
-    out = {}
-    for name in NAMES:
-        info = _BUILDERS[name](dest / name, home)
-        out[name] = {"path": str(dest / name), **info}
-    return out
+    return _kit.build_repos(dest, NAMES, _BUILDERS)
 
 
 _OWNERS = {
@@ -768,65 +676,6 @@ _OWNERS = {
 def _owner(rel: str) -> str:
     """The repository a leftover of HIDDEN or SHOWN belongs to."""
     return next(repo for top, repo in _OWNERS.items() if rel.startswith(top))
-
-
-def future_index(path: Path, base: str, home: Path) -> dict[str, Any]:
-    """What of the repository is not reachable from base, and what its hidden files hold.
-
-    ``ids``: objects in the store that ``git rev-list --objects base`` does not list;
-    ``commits``: the unreachable commits; ``subjects``: their subjects; ``lines``: stripped
-    lines of 16+ characters of unreachable blobs that no reachable blob holds; ``hidden``: such
-    lines of the hidden files that are text (a gzip is not).
-    """
-    env = {**git_env(home), "GIT_NO_REPLACE_OBJECTS": "1"}
-    return _index(Path(path), Path(path), env, base, Path(home))
-
-
-def _lines(path: Path, env: dict[str, str], *args: str) -> list[str]:
-    res = subprocess.run(
-        ["git", *args], cwd=path, env=env, capture_output=True, text=True, check=True
-    )
-    return [x for x in res.stdout.splitlines() if x.strip()]
-
-
-def _contents(path: Path, env: dict[str, str], ids: list[str]) -> dict[str, str]:
-    """The raw text of many objects from one ``git cat-file --batch``."""
-    res = subprocess.run(
-        ["git", "cat-file", "--batch"],
-        cwd=path,
-        env=env,
-        input="".join(i + "\n" for i in ids).encode(),
-        capture_output=True,
-        check=True,
-    )
-    out, data, pos = {}, res.stdout, 0
-    for oid in ids:
-        end = data.index(b"\n", pos)
-        size = int(data[pos:end].split()[2])
-        out[oid] = data[end + 1 : end + 1 + size].decode("utf-8", "replace")
-        pos = end + 1 + size + 1
-    return out
-
-
-_GENERIC = ("from ", "import ", "raise ", "def test_")
-_DIFF_FRAME = ("-", "+++", "@@", "diff --git", "Index: ", "====", "index ")
-
-
-def _store(path: Path, env: dict[str, str], tip: str) -> tuple[dict, set, dict, set]:
-    """One object store: kinds of all its objects, those tip reaches, texts, subjects of tip."""
-    kinds = dict(
-        x.split()
-        for x in _lines(
-            path,
-            env,
-            "cat-file",
-            "--batch-check=%(objectname) %(objecttype)",
-            "--batch-all-objects",
-        )
-    )
-    reach = {x.split()[0] for x in _lines(path, env, "rev-list", "--objects", tip)}
-    known = set(_lines(path, env, "log", "--format=%s", tip))
-    return kinds, reach, _contents(path, env, sorted(kinds)), known
 
 
 def _where(path: Path, home: Path, rel: str) -> Path:
@@ -846,73 +695,32 @@ def _texts(where: Path) -> list[str]:
     return out
 
 
-def _index(path: Path, store: Path, env: dict[str, str], base: str, home: Path) -> dict[str, Any]:
-    stores = [(store, env, base)]
-    kinds: dict[str, str] = {}
-    reach: set[str] = set()
-    texts: dict[str, str] = {}
-    known: set[str] = set()
-    ids: set[str] = set()
-    for where, senv, tip in stores:
-        k, r, t, s = _store(where, senv, tip)
-        kinds.update(k)
-        reach |= r
-        texts.update(t)
-        known |= s
-        ids |= set(k) - r
-    commits = sorted(i for i in ids if kinds[i] == "commit")
-    subjects = set()
-    for oid in commits:
-        message = texts[oid].split("\n\n", 1)[1] if "\n\n" in texts[oid] else ""
-        subject = message.split("\n", 1)[0].strip()
-        if subject and subject not in known:
-            subjects.add(subject)
-    reach_text = {
-        x.strip() for oid in reach if kinds.get(oid) == "blob" for x in texts[oid].splitlines()
-    }
-    lines = {x.strip() for oid in ids if kinds[oid] == "blob" for x in texts[oid].splitlines()}
-    lines = {
-        x for x in lines if len(x) >= 16 and x not in reach_text and not x.startswith(_GENERIC)
-    }
-    hidden = set()
+def future_index(path: Path, base: str, home: Path) -> dict[str, Any]:
+    """What of the repository is not reachable from base, and what its hidden files hold.
+
+    The shared index (``_kit.repos.index``) of the repository's store, over this repository's
+    tops of ``HIDDEN`` (read in the checkout or the home folder; a swap file by its data
+    blocks); hidden patches count by their added lines, and a line a ``SHOWN`` leftover of the
+    repository holds is not a hidden line.
+    """
+    path, home = Path(path), Path(home)
+    env = {**git_env(home), "GIT_NO_REPLACE_OBJECTS": "1"}
     repo = path.name
-    shown = {
+    shown = frozenset(
         x.strip()
         for rel in SHOWN
         if _owner(rel) == repo
         for text in _texts(_where(path, home, rel))
         for x in text.splitlines()
-    }
-    for top in HIDDEN:
-        if _owner(top) != repo:
-            continue
-        for text in _texts(_where(path, home, top)):
-            for x in text.splitlines():
-                if x.startswith(_DIFF_FRAME):  # a patch's frame and removed lines: no future
-                    continue
-                x = x.removeprefix("+").strip()
-                if len(x) >= 16 and x not in reach_text and not x.startswith(_GENERIC):
-                    if x not in shown:
-                        hidden.add(x)
-    return {
-        "ids": sorted(ids),
-        "commits": commits,
-        "subjects": sorted(subjects),
-        "lines": sorted(lines),
-        "hidden": sorted(hidden - lines),
-    }
+    )
+    return _kit.index(
+        path,
+        [(path, env, base)],
+        tuple(top for top in HIDDEN if _owner(top) == repo),
+        patches=True,
+        read=lambda top: _texts(_where(path, home, top)),
+        shown=shown,
+    )
 
 
-_HEX = re.compile(r"\b[0-9a-f]{7,40}\b")
-
-
-def seen_in(text: str, index: dict[str, Any]) -> dict[str, list[str]]:
-    """The parts of index that text shows: ids (or 7+ abbreviations), subjects, lines, hidden."""
-    ids = sorted({i for tok in _HEX.findall(text) for i in index["ids"] if i.startswith(tok)})
-    out = {
-        "ids": ids,
-        "subjects": sorted(s for s in index["subjects"] if s in text),
-        "lines": sorted(x for x in index["lines"] if x in text),
-        "hidden": sorted(x for x in index["hidden"] if x in text),
-    }
-    return {k: v for k, v in out.items() if v}
+seen_in = _kit.seen_in  # the parts of an index a text shows
