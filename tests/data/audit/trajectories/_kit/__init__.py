@@ -1,7 +1,10 @@
-"""The writer machinery the held-out trajectory sets (heldout4 to heldout8) share.
+"""The machinery the held-out trajectory sets share.
 
-``render`` writes a played session in an agent's format, ``build`` plays a set's stories against
-fresh task repositories and writes (or checks) its files and labels. Each set's ``render.py`` and
-``build.py`` are thin modules that pass the kit what differs in that set, so every set still
-rebuilds byte-identical.
+``render`` writes a played session in an agent's format and ``build`` plays a set's stories
+against fresh task repositories and writes (or checks) its files and labels: heldout4 to
+heldout10 use both. ``repos`` holds the git helpers that build a set's task repositories and
+the future index of what their bases do not reach: heldout5 to heldout10 use it (heldout4 keeps
+its own). Each set's ``render.py``, ``build.py`` and ``repos.py`` pass the kit what differs in
+that set (its clocks, versions, epoch, contents and doors), so every set still rebuilds
+byte-identical.
 """

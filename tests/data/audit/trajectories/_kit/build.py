@@ -1,6 +1,6 @@
 """Play a held-out set's stories and write (or check) its trajectory files and labels.
 
-The builder the held-out sets share (heldout4 to heldout8); each set's ``build.py`` passes a
+The builder the held-out sets share (heldout4 to heldout10); each set's ``build.py`` passes a
 :class:`Set` with its modules (``repos.py``, ``stories.py``, ``render.py``) and what its build did
 its own way, and keeps its command line: ``build.py`` writes the set, ``build.py --check`` checks
 it.
