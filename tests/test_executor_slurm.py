@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import tempfile
@@ -246,10 +247,17 @@ def _cancel_while_training(
 
 @pytest.mark.heavy
 def test_cancel_stops_the_job_and_its_phase(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
 ) -> None:
     """The job gets SIGTERM (forwarded by submitit's controller), stops its phase and reports
-    ``cancelled`` itself, well within the driver's grace; nothing of it is left."""
+    ``cancelled`` itself, well within the driver's grace; nothing of it is left.
+
+    SIGINT is ignored meanwhile, as it is in a pytest started in the background by a
+    non-interactive shell (``make test-heavy &``: the CI rehearsals where this test hung).
+    submitit's controller inherits an ignored SIGINT, so a cancel by submitit's own SIGINT never
+    reached the job, which ran its whole phase."""
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    request.addfinalizer(lambda: signal.signal(signal.SIGINT, previous))
     monkeypatch.setenv("EVOTREE_SLURM_CLUSTER", "local")
     store = tmp_path / "store"
     ws = make_slurm_repo(tmp_path / "w", store)
