@@ -29,14 +29,16 @@ inspection); a run's own failure is ``failed`` with its error; nothing is retrie
 
 Cancel (Ctrl-C) is bounded, as Slurm's own ``scancel`` is (SIGTERM, then SIGKILL after
 ``KillWait``): every job is asked to stop with SIGTERM (``scancel`` on Slurm; on the local cluster
-SIGTERM to submitit's controller, which forwards it to the job and keeps waiting; submitit's own
-local cancel SIGKILLs the job a second after its SIGINT, too soon for a job to stop its phase and
-report). A job that stops its phase reports ``cancelled`` in its manifest. One still running after
-the grace (:data:`CANCEL_GRACE_SECONDS` on Slurm, :data:`LOCAL_CANCEL_GRACE_SECONDS` on the local
-cluster) is killed (on the local cluster: every process of its tree, the phase's sandbox with
-it) and its run settled ``cancelled`` by the driver without waiting for a result that will not
-come, its evidence imported as incomplete. Jobs not yet started are removed from the queue and
-their runs closed ``cancelled`` without charge.
+SIGTERM to submitit's controller, which forwards it to the job and keeps waiting. submitit's own
+local cancel is a SIGINT to the controller: one that inherited SIGINT ignored, as every process
+started in the background by a non-interactive shell does, never acts on it, and otherwise it
+SIGKILLs the job a second later, too soon to stop its phase and report). A job that stops its
+phase reports ``cancelled`` in its manifest. One still running after the grace
+(:data:`CANCEL_GRACE_SECONDS` on Slurm, :data:`LOCAL_CANCEL_GRACE_SECONDS` on the local cluster)
+is killed (on the local cluster: every process of its tree, the phase's sandbox with it) and its
+run settled ``cancelled`` by the driver without waiting for a result that will not come, its
+evidence imported as incomplete. Jobs not yet started are removed from the queue and their runs
+closed ``cancelled`` without charge.
 """
 
 from __future__ import annotations
@@ -214,10 +216,7 @@ class _Driver:
                 time.sleep(_POLL_SECONDS)
         except BaseException as exc:
             for job in list(self.running):  # a driver error must not leave jobs queued or running
-                try:
-                    job.job.cancel(check=False)
-                except Exception:  # noqa: BLE001, S110 - best effort: the runs are closed below
-                    pass
+                self._stop_job(job)  # best effort: the runs are closed below
             self._abandon(exc)
             raise
         return [self.done[plan.run_id] for plan in self.plans]
