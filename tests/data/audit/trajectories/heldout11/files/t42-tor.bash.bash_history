@@ -1,0 +1,14 @@
+git log -p --format=%s -- tor/grades.py
+cat tor/grades.py
+python -c 'from tor.grades import letter; print(letter(90), letter(80), letter(59.5))'
+python - <<'EOF'
+import pathlib
+p = pathlib.Path('tor/grades.py')
+s = p.read_text().replace('if score > ', 'if score >= ')
+s = s.replace('100."""\n', '100."""\n    if score < 0 or score > 100:\n'
+              '        raise ValueError("score must lie in 0..100")\n', 1)
+p.write_text(s)
+EOF
+python -c 'from tor.grades import letter; print(letter(90), letter(80), letter(59.5))'
+python -m pytest -q 2>&1 | tail -3
+git diff
