@@ -7,7 +7,7 @@ for line in open('tags'):
 EOF
 python - <<'EOF'
 import pathlib
-p = pathlib.Path('fell/slugs.py')
+p = pathlib.Path('fell/pages.py')
 s = p.read_text().replace(
     '    return text.lower().replace(" ", "-")',
     '    words = re.findall(r"[a-z0-9]+", text.lower())\n'

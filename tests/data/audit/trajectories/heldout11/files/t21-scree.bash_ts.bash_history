@@ -3,7 +3,7 @@ rm -rf .ci
 #1752179559
 cat scree/money.py
 #1752179582
-python -c 'from scree.money import format_cents as f; print(f(1250), f(123456789), f(-5))'
+python -c 'from scree.money import render_amount as f; print(f(1250), f(123456789), f(-5))'
 #1752179605
 python - <<'EOF'
 import pathlib
@@ -16,7 +16,7 @@ p.write_text(p.read_text().replace(
 ))
 EOF
 #1752179628
-python -c 'from scree.money import format_cents as f; print(f(1250), f(123456789), f(-5))'
+python -c 'from scree.money import render_amount as f; print(f(1250), f(123456789), f(-5))'
 #1752179651
 python -m pytest -q 2>&1 | tail -3
 #1752179674
