@@ -98,8 +98,11 @@ def greedy(
 ) -> dict[str, Any]:
     """Keep-if-better on the mean of ``k`` real runs (seeds 0..k-1) in the greedy workspace
     ``session``, from a start version equal to v0; the path of champions and the real runs.
-    ``k`` may be a schedule: the start version's runs, then each applied move's, in order."""
-    schedule = iter(k) if isinstance(k, list) else itertools.repeat(k)
+    ``k`` may be a schedule: the start version's runs, then each applied move's, in order (one
+    run each past its end; the runs recorded show it)."""
+    schedule = (
+        itertools.chain(k, itertools.repeat(1)) if isinstance(k, list) else itertools.repeat(k)
+    )
     start = session.branch(f"{label}: start (v0 unchanged)", parent="v0")
     champion, text = start.id, domain.start
     records, runs = run_seeds(session, champion, seeds=next(schedule), seed_start=0)
@@ -404,40 +407,77 @@ def evotree_path(domain: Domain, tried: list[Proposal], row: dict[str, Any]) -> 
     return path if len(path) == len(row["path_true"]) else None
 
 
+#: the raw record's settings keys and the arguments that set them
+SETTING_ARGS = {
+    "epsilon": "epsilon",
+    "validation_episodes": "validation",
+    "heldout_episodes": "heldout",
+    "judge_seed": "judge_seed",
+    "neutral": "neutral",
+    "steps": "math_steps",
+}
+
+
+def domain_as_recorded(name: str, settings: dict[str, Any], args: argparse.Namespace) -> Domain:
+    """The domain ``name`` made with the recorded ``settings``; refuses (SystemExit) settings
+    this script would not make again (the greedy runs would not be the same experiment)."""
+    import json
+
+    for key, value in settings.items():
+        if key in SETTING_ARGS:
+            setattr(args, SETTING_ARGS[key], value)
+    domain = make_domain(name, args)
+    now = {**domain.info, "knobs": domain.knob_ranges, "neutral": domain.neutral}
+    if json.loads(json.dumps({**now, "recipe": domain.recipe})) != settings:
+        raise SystemExit(f"bench_real_loop --add-greedy-equal: {name}'s settings differ")
+    return domain
+
+
+def greedy_equal_loop(
+    session: Session, domain: Domain, truth: Any, loop: dict[str, Any], proposals: int
+) -> dict[str, Any]:
+    """The ``greedy-eq`` row of one recorded loop: the moves evotree tried (drawn again from the
+    loop's seed, checked against the record), greedy on real runs at exactly evotree's runs,
+    and evotree's path judged again by the same ``truth`` (the gym truth is an estimate whose
+    noise draws from the system: the pair shares one truth process)."""
+    seed = loop["loop"]
+    drawn = knob_proposals(list(domain.knobs.values()), count=proposals, seed=seed)
+    tried = drawn[: len(loop["proposals"])]
+
+    def move(p: dict[str, Any]) -> tuple[Any, ...]:  # the move, not where it was applied
+        return p["key"], p["summary"], p["data"].get("knob"), p["data"].get("steps")
+
+    if [move(p.to_dict()) for p in tried] != [move(p) for p in loop["proposals"]]:
+        raise SystemExit(f"bench_real_loop --add-greedy-equal: loop {seed}'s moves differ")
+    ev_path = evotree_path(domain, tried, loop["rules"]["evotree"])
+    if ev_path is None:
+        raise SystemExit(f"bench_real_loop --add-greedy-equal: loop {seed}'s path differs")
+    # versions greedy runs: its start and every move that changes the start's text (a move
+    # that cannot apply costs no run; greedy applies moves to its kept text, which the runs
+    # recorded below show if that ever differs)
+    versions = 1 + sum(
+        apply_text(domain.start, domain.recipe, p, domain.knobs) is not None for p in tried
+    )
+    budget = loop["rules"]["evotree"]["runs"]
+    ks = equal_schedule(budget, versions, domain.max_runs_per_version)
+    ge = greedy(session, domain, tried, ks, f"loop {seed} greedy-eq")
+    row = {**judge_path(ge, truth, domain.neutral), "k": ks, "failed_runs": ge["failed_runs"]}
+    row["evotree_path_true_same_truth"] = [truth.true(text)[0] for text in ev_path]
+    return row
+
+
 def add_greedy_equal(path: str, out: str, args: argparse.Namespace) -> int:
-    """Add the ``greedy-eq`` rule to every loop of the raw output ``path`` and write ``out``:
-    per loop, the moves evotree tried (drawn again from the loop's seed and checked against
-    the recorded ones), greedy on real runs at exactly evotree's runs in that loop, its path
-    judged by the same truth; the start version's truth is judged again and must equal the
-    recorded one (the truth is the same truth, or nothing is written)."""
+    """Add the ``greedy-eq`` rule (:func:`greedy_equal_loop`) to every loop of the raw output
+    ``path`` and write ``out``, the summaries computed again. Refuses a record whose settings,
+    moves or evotree paths this script would not make again."""
     import json
 
     raw = json.loads(Path(path).read_text())
     started, stamp = time.monotonic(), time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     with tempfile.TemporaryDirectory(prefix="evotree-bench-real-loop-eq-") as folder:
         for part in raw["domains"]:
-            name, settings = part["domain"], part["settings"]
-            names = {
-                "epsilon": "epsilon",
-                "validation_episodes": "validation",
-                "heldout_episodes": "heldout",
-                "judge_seed": "judge_seed",
-                "neutral": "neutral",
-                "steps": "math_steps",
-            }
-            for key, value in settings.items():
-                if key in names:
-                    setattr(args, names[key], value)
-            domain = make_domain(name, args)
-            now = {
-                **domain.info,
-                "knobs": domain.knob_ranges,
-                "neutral": domain.neutral,
-                "recipe": domain.recipe,
-            }
-            if json.loads(json.dumps(now)) != settings:
-                _say(f"bench_real_loop --add-greedy-equal: {name}'s settings differ from the raw")
-                return 1
+            name = part["domain"]
+            domain = domain_as_recorded(name, part["settings"], args)
             judge = domain.workspace(Path(folder) / f"{name}-greedy", [])
             session = Session(Path(folder) / f"{name}-greedy")
             if name == "gym":
@@ -446,40 +486,15 @@ def add_greedy_equal(path: str, out: str, args: argparse.Namespace) -> int:
                 truth = WorkspaceTruth(
                     domain, Path(folder) / f"{name}-truth", seeds=args.truth_seeds, jobs=args.jobs
                 )
-            knobs = list(domain.knobs.values())
             for loop in part["loops"]:
-                drawn = knob_proposals(knobs, count=args.proposals, seed=loop["loop"])
-                tried = drawn[: len(loop["proposals"])]
-
-                def move(p: dict[str, Any]) -> tuple[Any, ...]:  # the move, not where it applied
-                    return p["key"], p["summary"], p["data"].get("knob"), p["data"].get("steps")
-
-                if [move(p.to_dict()) for p in tried] != [move(p) for p in loop["proposals"]]:
-                    _say(f"bench_real_loop --add-greedy-equal: loop {loop['loop']}'s moves differ")
-                    return 1
-                applicable, text = 1, domain.start
-                for proposal in tried:  # greedy applies a move to its own kept text: count
-                    if apply_text(text, domain.recipe, proposal, domain.knobs) is not None:
-                        applicable += 1  # (a move that cannot apply costs no run)
-                budget = loop["rules"]["evotree"]["runs"]
-                ks = equal_schedule(budget, applicable, domain.max_runs_per_version)
                 t0 = time.monotonic()
-                ge = greedy(session, domain, tried, ks, f"loop {loop['loop']} greedy-eq")
-                row = {**judge_path(ge, truth, domain.neutral), "k": ks}
-                row["failed_runs"] = ge["failed_runs"]
-                # the truth is an estimate (the policy's noise draws from the system): evotree's
-                # path is judged again by this process's truth, so the pair shares one truth
-                ev_path = evotree_path(domain, tried, loop["rules"]["evotree"])
-                if ev_path is None:
-                    _say(f"bench_real_loop --add-greedy-equal: loop {loop['loop']}'s path differs")
-                    return 1
-                row["evotree_path_true_same_truth"] = [truth.true(t)[0] for t in ev_path]
+                row = greedy_equal_loop(session, domain, truth, loop, args.proposals)
                 loop["rules"]["greedy-eq"] = row
                 loop["seconds"]["greedy-eq"] = time.monotonic() - t0
                 _say(
                     f"{name} loop {loop['loop']} greedy-eq final {row['final_true']:.4f} "
-                    f"(evotree {loop['rules']['evotree']['final_true']:.4f}) runs "
-                    f"{row['runs']} of {budget}, k {ks}"
+                    f"(evotree {row['evotree_path_true_same_truth'][-1]:.4f}, same truth) runs "
+                    f"{row['runs']} of {loop['rules']['evotree']['runs']}, k {row['k']}"
                 )
             part["summary"] = summarize(part["loops"])
     raw["command"] += (

@@ -232,3 +232,32 @@ def test_evotrees_path_is_rebuilt_from_the_recorded_moves() -> None:
     wrong = {**promoted["rules"]["evotree"], "path_true": [0.0]}  # a path shorter than the moves
     tried = bench.knob_proposals(knobs, count=3, seed=promoted["loop"])
     assert bench.evotree_path(domain, tried, wrong) is None
+
+
+@pytest.mark.heavy
+def test_greedy_equal_adds_real_runs_at_evotrees_count(tmp_path: Path) -> None:
+    """--add-greedy-equal on one recorded gym loop (loop 10: 7 runs): greedy-eq runs exactly
+    evotree's runs (read back from the ledger count the row holds), its path and evotree's are
+    judged by one truth, and the summary pairs them."""
+    pytest.importorskip("gymnasium")
+    bench = _bench()
+    record = json.loads((BENCH / "results" / "real_loop_gym16.json").read_text())
+    domain = record["domains"][0]
+    domain["loops"] = [loop for loop in domain["loops"] if loop["loop"] == 10]
+    for loop in domain["loops"]:
+        loop["rules"].pop("greedy-eq", None)
+    raw, out = tmp_path / "raw.json", tmp_path / "out.json"
+    raw.write_text(json.dumps(record))
+    saved = dict(os.environ)
+    try:
+        assert bench.main(["--add-greedy-equal", str(raw), str(out)]) == 0
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+    loop = json.loads(out.read_text())["domains"][0]["loops"][0]
+    row, evotree = loop["rules"]["greedy-eq"], loop["rules"]["evotree"]
+    assert row["runs"] == evotree["runs"] == sum(row["k"]) == 7, row
+    assert row["failed_runs"] == 0
+    assert len(row["evotree_path_true_same_truth"]) == len(evotree["path_true"])
+    summary = json.loads(out.read_text())["domains"][0]["summary"]
+    assert summary["greedy-eq"]["runs"] == 7 and summary["greedy-eq"]["loops"] == 1
