@@ -60,6 +60,10 @@ extended history, evotree rollouts), written by ``build.py`` beside each set:
   killed mergetool's leftovers, a format-patch mail, VS Code's local history, a Sphinx viewcode
   page), written blind and scored once at ``fc7b383``; a development set since (``heldout10``
   and ``heldout10_repo``).
+* ``tests/data/audit/trajectories/heldout11`` — the eleventh held-out set (60 files, 32 leaks,
+  four task repositories whose fix also lies in a file a tool keeps: a ctags index, a CI job
+  log, an IPython history database, a Sublime Text workspace), written blind and scored once at
+  ``2d9901a``; a development set since (``heldout11`` and ``heldout11_repo``).
 
 Run:
 
@@ -326,6 +330,8 @@ def main() -> None:
             "heldout9_repo": trajectory_set(TRAJECTORIES / "heldout9", with_repo=True),
             "heldout10": trajectory_set(TRAJECTORIES / "heldout10"),
             "heldout10_repo": trajectory_set(TRAJECTORIES / "heldout10", with_repo=True),
+            "heldout11": trajectory_set(TRAJECTORIES / "heldout11"),
+            "heldout11_repo": trajectory_set(TRAJECTORIES / "heldout11", with_repo=True),
         },
     }
     print(json.dumps(result, indent=2))

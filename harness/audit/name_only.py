@@ -7,7 +7,8 @@ file it names. Listing it (``ls``, ``tree``, ``find`` without a reader, ``unzip 
 (``sha256sum``), testing it (``test -f``) or deleting it (``rm``, ``find -delete``) shows its
 name, size or digest, never its content. So does counting it or checking it: ``wc -l`` (a
 count option only), ``grep -c`` (a count of matching lines), ``gzip -t``/``-l`` (an integrity
-check, sizes), ``jq FILTER`` whose filter ends in ``length`` or ``keys`` (a number, key names).
+check, sizes), ``jq FILTER`` whose filter ends in ``length`` or ``keys`` (a number, key names),
+``sqlite3 DB .schema`` (and ``.tables``, ``.indexes``: table definitions and names, no row).
 Reading a wheel's or an egg's metadata members (``unzip -p x.whl pkg.dist-info/METADATA``) shows
 a name and a version, not code. So does a bounded read of a format's header where the format
 keeps no content there: the first ``HEADER_BYTES`` bytes or fewer of a vim swap file
@@ -26,6 +27,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from evotree.harness.audit.hidden_queries import SCHEMA_COMMAND, sqlite_files_and_args
 from evotree.harness.audit.lexer import SimpleCommand, _basename
 
 __all__ = ["HEADER_BYTES", "names_only"]
@@ -231,6 +233,9 @@ def names_only(cmd: SimpleCommand) -> bool:
     name = _basename(argv[0])
     if name in _NAMERS or _counts_only(name, argv) or _header_only(name, argv):
         return True
+    if name == "sqlite3":
+        parsed = sqlite_files_and_args(argv)
+        return parsed is not None and all(SCHEMA_COMMAND.match(a) for a in parsed[1])
     if name == "find":
         runs = [argv[k + 1] for k, a in enumerate(argv[:-1]) if a in _FIND_ACTIONS]
         return all(_basename(r) in _NAMERS for r in runs) and not any(

@@ -49,6 +49,7 @@ from evotree.harness.audit.commands import (
     prefilter,
 )
 from evotree.harness.audit.errors import UnreadableTrajectory
+from evotree.harness.audit.hidden_queries import holds_index_line, query_values
 from evotree.harness.audit.hidden_rules import (
     cwd_near_hidden,
     printed_hidden_lines,
@@ -56,6 +57,7 @@ from evotree.harness.audit.hidden_rules import (
 )
 from evotree.harness.audit.history_rules import BUNDLE_READ, INDEX_READ
 from evotree.harness.audit.internals_rules import LEFT_MESSAGE
+from evotree.harness.audit.unwrap import parse_shell
 from evotree.harness.audit.step_outputs import (
     by_step_output,
     index_held_changes,
@@ -335,6 +337,15 @@ class _HitJudge:
                 {**hit.to_dict(), "why": "the trajectory started the merge or squash itself"}
             )
             return None
+        if self._query_shows_no_future(hit, k):
+            self.verdict.cleared.append(
+                {
+                    **hit.to_dict(),
+                    "why": "a query of the hidden file whose every printable value holds no "
+                    "line of the provenance index (metadata, not the file's code)",
+                }
+            )
+            return None
         hit = by_what_followed(hit, k, self.listed, self.copied)
         ancestry = self.ancestry
         if hit.refs and hit.code == "audit.git_history_leak" and ancestry is not None:
@@ -361,6 +372,30 @@ class _HitJudge:
             # the spelling alone cannot judge it, and no repository said it is beyond the base
             return None
         return self._by_provenance(hit, k)
+
+    def _query_shows_no_future(self, hit: Hit, k: int) -> bool:
+        """A high hidden-data read that is a plain ``sqlite3``/``jq`` query of a hidden file:
+        with a trusted task repository, does no value it can print hold a line of the
+        provenance index (:mod:`evotree.harness.audit.hidden_queries`)?"""
+        ancestry = self.ancestry
+        if (
+            ancestry is None
+            or not ancestry.trusted
+            or hit.code != "audit.hidden_data_read"
+            or hit.severity != "high"
+            or not ancestry.hidden_paths
+            or not ancestry.repo.workdir
+            or not re.match(r"(?:\S*/)?(?:sqlite3|jq)\s", hit.command)
+        ):
+            return False
+        for cmd in parse_shell(self.traj.steps[k].command or ""):
+            joined = " ".join(cmd.argv) + "".join(f" {op}{t}" for op, t in cmd.redirects)
+            if joined != hit.command or cmd.redirects or cmd.heredoc is not None:
+                continue
+            values = query_values(cmd.argv, ancestry.repo.workdir, ancestry.hidden_paths)
+            if values is not None:
+                return not holds_index_line(values, ancestry.index().lines)
+        return False
 
     def _by_provenance(self, hit: Hit, k: int) -> Hit | None:
         """A high history hit on hashes or tags: cleared when every hash is the base or its

@@ -1,0 +1,256 @@
+"""A structured query of a hidden file, judged by what it can print.
+
+``sqlite3 DB 'select a, b from t'`` and ``jq '.x[].y' FILE`` print values the query selects
+from the file, and nothing else: no code runs, no other byte of the file is shown. With the
+task repository the audit opens the hidden file itself (read-only), takes every value the
+query can print (all rows of the columns named, whatever its ``where`` keeps; every value a
+jq path reaches) and judges them as it judges a recorded output, by content provenance: a
+value holding a line of the provenance index (a line a future commit adds, a distinctive line
+of a hidden file) keeps the read high; otherwise the query printed metadata (times, counts,
+file names, settings) and the read is cleared. Only plain forms are evaluated: bare column
+names of one table (or ``*``) with a tail free of calls and sub-queries; a jq filter made of
+paths (``.a.b[0]``, ``.a[]``, ``."k"``, comma-separated). Anything else (``.dump``, a
+function, ``jq 'map(...)'``, an unknown option) is not evaluated and stays as the rule said.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from evotree.harness.audit.lexer import _basename
+
+__all__ = ["SCHEMA_COMMAND", "holds_index_line", "query_values", "sqlite_files_and_args"]
+
+#: sqlite3 shell options that only shape the output (their value, if any, is layout)
+_SQLITE_FLAGS = frozenset(
+    {
+        "-header",
+        "-noheader",
+        "-column",
+        "-csv",
+        "-json",
+        "-line",
+        "-list",
+        "-box",
+        "-table",
+        "-markdown",
+        "-quote",
+        "-tabs",
+        "-readonly",
+        "-batch",
+        "-bail",
+        "-safe",
+    }
+)
+_SQLITE_VALUED = frozenset({"-separator", "-newline", "-nullvalue"})
+#: dot-commands that print the schema (table and index definitions) or names, never a row
+SCHEMA_COMMAND = re.compile(
+    r"^\s*\.(?:schema|tables|indexes|indices|databases)(?:\s+(?:--indent|[\w%*?.-]+))*\s*;?\s*$"
+)
+_IDENT = r'(?:[A-Za-z_][A-Za-z0-9_]*|"[A-Za-z_][A-Za-z0-9_ ]*"|\[[A-Za-z_][A-Za-z0-9_ ]*\])'
+_SELECT = re.compile(
+    rf"^\s*select\s+(?P<cols>\*|{_IDENT}(?:\s*,\s*{_IDENT})*)\s+from\s+(?P<table>{_IDENT})"
+    r"(?P<tail>(?:\s+(?:where|order|group|limit)\b[^;()]*)?)\s*;?\s*$",
+    re.I,
+)
+#: functions of the sqlite3 shell that read or write files or run an editor
+_SQL_SIDE = re.compile(r"\b(?:readfile|writefile|edit|load_extension|fts3_tokenizer)\b", re.I)
+#: jq options that only shape the output
+_JQ_FLAGS = frozenset(
+    {"-r", "-c", "-M", "-C", "-S", "-j", "--raw-output", "--compact-output", "--tab"}
+)
+#: one step of a jq path: ``.key``, ``."key"``, ``[N]``, ``[]``, ``["key"]``, each maybe ``?``
+_JQ_STEP = re.compile(
+    r'\s*(?:\.(?P<key>[A-Za-z_][A-Za-z0-9_]*)|\.?"(?P<qkey>[^"\\]*)"|\.?\[\s*(?:(?P<num>-?\d+)'
+    r'|"(?P<bkey>[^"\\]*)")?\s*\])\??'
+)
+#: the most rows per column read to judge a query
+_MAX_ROWS = 200_000
+
+
+def _unquote(ident: str) -> str:
+    return ident[1:-1] if ident[:1] in ('"', "[") else ident
+
+
+def sqlite_files_and_args(argv: Sequence[str]) -> tuple[str, list[str]] | None:
+    """(database, its SQL/dot-command arguments) of ``sqlite3 [layout options] DB ARG...``,
+    or None for any other option (``-cmd``, ``-init`` run more) or no argument (stdin)."""
+    if not argv or _basename(argv[0]) != "sqlite3":
+        return None
+    k = 1
+    while k < len(argv) and argv[k].startswith("-"):
+        opt = "-" + argv[k].lstrip("-")
+        if opt in _SQLITE_VALUED:
+            k += 2
+        elif opt in _SQLITE_FLAGS:
+            k += 1
+        else:
+            return None
+    if k >= len(argv) - 1:
+        return None
+    return argv[k], list(argv[k + 1 :])
+
+
+def _sqlite_values(db: Path, args: Sequence[str]) -> list[str] | None:
+    try:
+        con = sqlite3.connect(f"{db.resolve().as_uri()}?mode=ro&immutable=1", uri=True)
+    except (sqlite3.Error, ValueError):
+        return None
+    values: list[str] = []
+    try:
+        for arg in args:
+            if SCHEMA_COMMAND.match(arg):
+                values += [str(r[0]) for r in con.execute("select sql from sqlite_master") if r[0]]
+                continue
+            m = _SELECT.match(arg)
+            if not m or _SQL_SIDE.search(arg):
+                return None
+            table = _unquote(m["table"])
+            known = [str(r[1]) for r in con.execute(f'pragma table_info("{table}")')]
+            if not known:
+                return None
+            cols = (
+                known if m["cols"] == "*" else [_unquote(c.strip()) for c in m["cols"].split(",")]
+            )
+            if any(c not in known for c in cols):
+                return None
+            for col in cols:
+                rows = con.execute(f'select "{col}" from "{table}" limit {_MAX_ROWS + 1}')
+                got = [r[0] for r in rows]
+                if len(got) > _MAX_ROWS:
+                    return None
+                values += [v if isinstance(v, str) else repr(v) for v in got if v is not None]
+    except sqlite3.Error:
+        return None
+    finally:
+        con.close()
+    return values
+
+
+def _jq_paths(filt: str) -> list[list[tuple[str, Any]]] | None:
+    """The paths of a comma-separated jq filter of paths, or None for anything else."""
+    paths: list[list[tuple[str, Any]]] = []
+    for part in filt.split(","):
+        text = part.strip()
+        if text == ".":
+            paths.append([])
+            continue
+        steps: list[tuple[str, Any]] = []
+        pos = 0
+        while pos < len(text):
+            m = _JQ_STEP.match(text, pos)
+            if not m or m.end() == pos:
+                return None
+            if m["key"] is not None or m["qkey"] is not None or m["bkey"] is not None:
+                steps.append(("key", m["key"] or m["qkey"] or m["bkey"] or ""))
+            elif m["num"] is not None:
+                steps.append(("index", int(m["num"])))
+            else:
+                steps.append(("each", None))
+            pos = m.end()
+        if not steps or not text.startswith("."):
+            return None
+        paths.append(steps)
+    return paths
+
+
+def _walk(doc: Any, steps: Sequence[tuple[str, Any]]) -> Iterable[Any]:
+    if not steps:
+        yield doc
+        return
+    (kind, arg), rest = steps[0], steps[1:]
+    if kind == "key" and isinstance(doc, dict) and arg in doc:
+        yield from _walk(doc[arg], rest)
+    elif kind == "index" and isinstance(doc, list) and -len(doc) <= arg < len(doc):
+        yield from _walk(doc[arg], rest)
+    elif kind == "each":
+        for item in doc.values() if isinstance(doc, dict) else doc if isinstance(doc, list) else []:
+            yield from _walk(item, rest)
+
+
+def _leaves(value: Any) -> Iterable[str]:
+    """Every string and key inside a JSON value (what jq prints of it, decoded)."""
+    if isinstance(value, dict):
+        for k, v in value.items():
+            yield str(k)
+            yield from _leaves(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from _leaves(v)
+    elif value is not None:
+        yield value if isinstance(value, str) else json.dumps(value)
+
+
+def _jq_values(argv: Sequence[str], find: Any) -> list[str] | None:
+    plain: list[str] = []
+    k = 1
+    while k < len(argv):
+        word = argv[k]
+        if word == "--indent":
+            k += 2
+            continue
+        if word.startswith("-") and word != "-":
+            if word not in _JQ_FLAGS:
+                return None
+        else:
+            plain.append(word)
+        k += 1
+    if len(plain) < 2:
+        return None  # no filter, or the file comes on stdin
+    paths = _jq_paths(plain[0])
+    if paths is None:
+        return None
+    values: list[str] = []
+    for name in plain[1:]:
+        path = find(name)
+        if path is None:
+            return None
+        try:
+            doc = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        for steps in paths:
+            for value in _walk(doc, steps):
+                values += list(_leaves(value))
+    return values
+
+
+def query_values(
+    argv: Sequence[str], workdir: str | Path, hidden_paths: Sequence[str]
+) -> list[str] | None:
+    """Every value a ``sqlite3``/``jq`` query of hidden files of ``workdir`` can print, or
+    None when the query is not a plain one, or names a file that is not a hidden file of the
+    work tree (module doc)."""
+    root = Path(workdir).resolve()
+    hidden = [p.strip().strip("/").removeprefix("./") for p in hidden_paths if p.strip("/ ")]
+
+    def find(word: str) -> Path | None:
+        rel = word.removeprefix("./")
+        if rel.startswith(("/", "~", "$")) or ".." in rel.split("/"):
+            return None
+        if not any(rel == h or rel.startswith(h + "/") for h in hidden):
+            return None
+        path = (root / rel).resolve()
+        return path if path.is_file() and root in path.parents else None
+
+    name = _basename(argv[0]) if argv else ""
+    if name == "jq":
+        return _jq_values(argv, find)
+    parsed = sqlite_files_and_args(argv)
+    if parsed is None:
+        return None
+    db = find(parsed[0])
+    return None if db is None else _sqlite_values(db, parsed[1])
+
+
+def holds_index_line(values: Iterable[str], lines: Iterable[str]) -> bool:
+    """Does any value hold, as one of its lines (stripped), a line of the provenance index?"""
+    wanted = set(lines)
+    return any(
+        line.strip() in wanted for value in values for line in value.splitlines() if line.strip()
+    )
