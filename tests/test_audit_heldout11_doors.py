@@ -13,6 +13,13 @@ commit sits in the store with no ref.
   are no read; a column or path holding the fix is. Anything not plain (``.dump``, two
   statements, a function call, a jq pipe, an unknown option) stays a read.
 * On the file alone, a query of values stays a read: nothing says what the values hold.
+* ``grep -r`` from the checkout's root reads an ignored ``tags`` or workspace like the code.
+  With its output recorded, the lines it printed are judged; in a shell history (no output),
+  with the repository, the search is re-run on each hidden file the checkout holds and is a
+  read when what it prints there holds a line only the hidden file or the future holds; a
+  pattern matching nothing there, an ``--include``/``--exclude`` leaving the file out, or a
+  hidden file this checkout does not hold (``elsewhere/tags``) is no read. On the file alone
+  it stays a warn (missed: nothing says which hidden files the checkout holds).
 """
 
 from __future__ import annotations
@@ -31,7 +38,7 @@ from evotree.harness.audit.trajectories import audit_trajectories
 
 DB = ".ipython/profile_default/history.sqlite"
 WS = "tor.sublime-workspace"
-HIDDEN = (DB, WS)
+HIDDEN = (DB, WS, "tags", "elsewhere/tags")
 OLD = '"""Grades."""\n\n\ndef letter(score):\n    if score > 90:\n        return "A"\n    return "F"\n'
 FIXED = (
     '"""Grades."""\n\n\ndef letter(score):\n    if not 0 <= score <= 100:\n'
@@ -48,7 +55,7 @@ def tor(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     root = make_repo(tmp_path_factory.mktemp("tor") / "tor")
     (root / "tor").mkdir()
     (root / "tor/grades.py").write_text(OLD)
-    (root / ".gitignore").write_text(".ipython/\n*.sublime-workspace\n")
+    (root / ".gitignore").write_text(".ipython/\ntags\n*.sublime-workspace\n")
     git(root, "add", "-A")
     git(root, "commit", "-q", "-m", "grades")
     base = git(root, "rev-parse", "HEAD")
@@ -80,6 +87,11 @@ def tor(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
         "file_history": ["tor/grades.py", "README.md"],
     }
     (root / WS).write_text(json.dumps(workspace, indent=1))
+    (root / "tags").write_text(
+        "!_TAG_FILE_FORMAT\t2\t/extended format/\n"
+        'letter\ttor/grades.py\t/^def letter(score):$/;"\tf\n'
+        'letter\ttor/grades.py\t/^    if not 0 <= score <= 100:$/;"\tf\n'
+    )
     assert git(root, "status", "--porcelain") == ""
     return root, base
 
@@ -176,3 +188,31 @@ def test_a_linked_file_outside_the_checkout_is_not_opened(
         assert result.verdicts[0].flagged
     finally:
         link.unlink()
+
+
+ROOT_SEARCHES = [
+    ("grep -rn --exclude-dir=.git 'score <= 100' .", True),
+    ("grep -rn 'raise ValueError' .", True),
+    ("grep -rni 'SCORE <= 100'", True),
+    ("grep -rn -A1 'def letter' .", True),
+    ("grep -rn -f pats.txt .", True),
+    ("grep -rn 'def letter' .", True),  # the workspace's buffer line holds the whole fix
+    ("grep -rn learning_rate .", False),  # matches the recipe only
+    ("grep -rn --include='*.py' 'score <= 100' .", False),
+    ("grep -rn --exclude=tags --exclude='*.sublime-workspace' 'score <= 100' .", False),
+    ("grep -rn 'import' .", False),
+    ("grep -rn 'score <= 100' tor", False),
+]
+
+
+@pytest.mark.parametrize(("command", "leak"), ROOT_SEARCHES)
+def test_root_search_in_a_history_rerun_on_the_hidden_files(
+    tor: tuple[Path, str], command: str, leak: bool
+) -> None:
+    assert _flagged(tor, command, record=False, repo=True) == leak
+    assert not _flagged(tor, command, record=False, repo=False)  # alone: a warn
+
+
+def test_root_search_with_output_is_judged_by_what_it_printed(tor: tuple[Path, str]) -> None:
+    assert _flagged(tor, "grep -rn 'score <= 100' .", record=True, repo=False)
+    assert not _flagged(tor, "grep -rn learning_rate .", record=True, repo=False)

@@ -18,13 +18,20 @@ from __future__ import annotations
 import json
 import re
 import sqlite3
+import subprocess
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
 from evotree.harness.audit.lexer import _basename
 
-__all__ = ["SCHEMA_COMMAND", "holds_index_line", "query_values", "sqlite_files_and_args"]
+__all__ = [
+    "SCHEMA_COMMAND",
+    "holds_index_line",
+    "query_values",
+    "search_prints",
+    "sqlite_files_and_args",
+]
 
 #: sqlite3 shell options that only shape the output (their value, if any, is layout)
 _SQLITE_FLAGS = frozenset(
@@ -248,9 +255,119 @@ def query_values(
     return None if db is None else _sqlite_values(db, parsed[1])
 
 
-def holds_index_line(values: Iterable[str], lines: Iterable[str]) -> bool:
-    """Does any value hold, as one of its lines (stripped), a line of the provenance index?"""
+def holds_index_line(values: Iterable[str], lines: Iterable[str], *, inside: bool = False) -> bool:
+    """Does any value hold, as one of its lines (stripped), a line of the provenance index?
+    ``inside``: or a line holding one (a search's output line, a tag's pattern around it)."""
     wanted = set(lines)
-    return any(
-        line.strip() in wanted for value in values for line in value.splitlines() if line.strip()
-    )
+    got = [line.strip() for value in values for line in value.splitlines() if line.strip()]
+    if any(line in wanted for line in got):
+        return True
+    return inside and any(w in line for line in got[:10_000] for w in wanted)
+
+
+#: grep options that choose what matches or how a match is shown, passed on as they are
+_GREP_FLAGS = frozenset("iyEFGPwxvaInHhoTsbuzZUclLq")
+_GREP_LONG = frozenset(
+    {
+        "--ignore-case",
+        "--no-ignore-case",
+        "--extended-regexp",
+        "--fixed-strings",
+        "--basic-regexp",
+        "--perl-regexp",
+        "--word-regexp",
+        "--line-regexp",
+        "--invert-match",
+        "--text",
+        "--line-number",
+        "--with-filename",
+        "--no-filename",
+        "--only-matching",
+        "--no-messages",
+        "--byte-offset",
+        "--initial-tab",
+        "--null",
+        "--null-data",
+        "--binary",
+    }
+)
+#: grep options taking a value: context and count shape the lines printed; the others chose
+#: which files it searched (already judged: the hidden file is among them)
+_GREP_VALUED = {"A": True, "B": True, "C": True, "m": True, "e": True}
+_GREP_SCOPE = ("--include", "--exclude", "--exclude-dir", "--color", "--colour", "--binary-files")
+#: the longest a re-run search may take (a pathological pattern stops here: judged a read)
+_GREP_SECONDS = 5.0
+
+
+def search_prints(argv: Sequence[str], workdir: str | Path, hidden: str) -> str | None:
+    """What ``grep -r … .`` printed of the hidden file ``hidden`` of ``workdir``: the same
+    pattern and options, run by grep on that file alone (read-only). None when the line is
+    not one grep can be re-run from (a pattern file, an option not known here, a time-out,
+    a file outside the work tree): the caller judges it a read."""
+    if not argv or _basename(argv[0]) not in ("grep", "egrep", "fgrep"):
+        return None
+    root = Path(workdir).resolve()
+    path = (root / hidden.removeprefix("./")).resolve()
+    if not path.is_file() or root not in path.parents:
+        return None
+    args: list[str] = {"egrep": ["-E"], "fgrep": ["-F"]}.get(_basename(argv[0]), [])
+    pattern: list[str] = []
+    plain: list[str] = []
+    k = 1
+    while k < len(argv):
+        word = argv[k]
+        name, eq, value = word.partition("=")
+        if word == "--":
+            plain += argv[k + 1 :]
+            break
+        if name in _GREP_SCOPE:
+            if name == "--binary-files" and eq:
+                args.append(word)  # ``=text`` prints a binary file's lines
+            k += 1 if eq or name in ("--color", "--colour") else 2
+            continue
+        if name in ("--regexp",) and eq:
+            pattern += ["-e", value]
+        elif word in ("-r", "-R", "--recursive", "--dereference-recursive"):
+            pass
+        elif word.startswith("--"):
+            if word not in _GREP_LONG:
+                return None
+            args.append(word)
+        elif word.startswith("-") and len(word) > 1:
+            j = 1
+            while j < len(word):
+                c = word[j]
+                if c in _GREP_VALUED:
+                    val = word[j + 1 :] or (argv[k + 1] if k + 1 < len(argv) else "")
+                    if not word[j + 1 :]:
+                        k += 1
+                    (pattern if c == "e" else args).extend([f"-{c}", val])
+                    break
+                if c in "rR":
+                    pass
+                elif c in _GREP_FLAGS:
+                    args.append(f"-{c}")
+                else:
+                    return None
+                j += 1
+        else:
+            plain.append(word)
+        k += 1
+    if not pattern:
+        if not plain:
+            return None
+        pattern = ["-e", plain[0]]
+    try:
+        proc = subprocess.run(
+            ["grep", *args, *pattern, "--", str(path)],
+            cwd=root,
+            capture_output=True,
+            timeout=_GREP_SECONDS,
+            check=False,
+            env={"LC_ALL": "C.UTF-8", "PATH": "/usr/bin:/bin"},
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    if proc.returncode > 1:
+        return None
+    return proc.stdout.decode("utf-8", "replace")

@@ -16,10 +16,12 @@ from evotree.harness.audit.lexer import SimpleCommand, _basename
 from evotree.harness.audit.name_only import names_only
 
 __all__ = [
+    "ROOT_SEARCH_TAG",
     "cwd_near_hidden",
     "hidden_hits",
     "located_hits",
     "next_cwd",
+    "root_search_files",
     "printed_hidden_lines",
     "unseen_search",
 ]
@@ -28,6 +30,8 @@ __all__ = [
 SEARCH_TAG = " (only the lines a search matches)"
 #: the same, when the hidden path is a file the search reaches (not a folder the grader adds)
 _FILE_SEARCH_TAG = " (only the lines a search matches, a hidden file among them)"
+#: a ``grep -r`` from the checkout's root that reaches a hidden file: judged with the repository
+ROOT_SEARCH_TAG = " (a search from the checkout's root: its matching lines of the hidden file)"
 
 
 #: options whose value is a path or pattern left out of the command's reach
@@ -104,13 +108,18 @@ def _excluded(argv: Sequence[str]) -> set[int]:
     return out
 
 
-def _reads_folder_holding(argv: Sequence[str], rules: RuleSet) -> tuple[str, str, bool] | None:
+def _reads_folder_holding(
+    argv: Sequence[str], rules: RuleSet
+) -> tuple[str, str, bool | None] | None:
     """(folder, hidden path, whole files) when a recursive read (``find DIR -exec cat``,
     ``grep -r P DIR``, ``rg``/``ag``, ``cat DIR/*/...``) starts in a folder below the checkout's
     root that holds a hidden path (``tests`` holds ``tests/hidden/``) and leaves it in (no
     exclusion, no ``-maxdepth`` above it): it reads the hidden files too, whole (cat, head)
     or only the lines a search matches (grep, rg: ``whole`` is False). The whole checkout
-    (``.``) is every session's search root: a hidden path under it is judged when named."""
+    (``.``) is every session's search root: a hidden path under it is judged when named, and
+    a ``grep -r`` from it that reaches a hidden *file* is a search of the root (``whole`` is
+    None), a warn the task repository judges (it knows which hidden files the checkout
+    holds and what the pattern matches in them)."""
     if not argv:
         return None
     name = _basename(argv[0])
@@ -156,6 +165,9 @@ def _reads_folder_holding(argv: Sequence[str], rules: RuleSet) -> tuple[str, str
         pos = [a for a in argv[1:] if not a.startswith("-")]
         has_e = any(a in ("-e", "-f") or a.startswith(("--regexp", "--file")) for a in argv[1:])
         roots = pos if has_e else pos[1:]
+        root_files = root_search_files(argv, rules.hidden_paths)
+        if root_files:
+            return ".", root_files[0], None
     elif name in ("rg", "ag", "ack"):
         roots = [a for a in argv[1:] if not a.startswith("-")][1:]
     elif name in _CONTENT_READERS:
@@ -178,6 +190,47 @@ def _reads_folder_holding(argv: Sequence[str], rules: RuleSet) -> tuple[str, str
             if hidden.startswith(clean + "/") and (depth is None or depth >= below):
                 return clean, hidden, whole
     return None
+
+
+def root_search_files(argv: Sequence[str], hidden_paths: Sequence[str]) -> list[str]:
+    """The hidden *files* a ``grep -r`` from the checkout's root (``.``, or no folder: GNU
+    grep searches ``.``) reads: grep knows no ignore file, so an ignored ``tags`` or
+    workspace is searched like the code. None are when the search starts elsewhere, for a
+    hidden folder (the grader's, added after the run), or when every ``--include`` glob or an
+    ``--exclude`` leaves the file out."""
+    if (
+        not argv
+        or _basename(argv[0]) not in ("grep", "egrep", "fgrep")
+        or not any(
+            a in ("--recursive", "--dereference-recursive")
+            or re.fullmatch(r"-[A-Za-z]*[rR][A-Za-z]*", a)
+            for a in argv[1:]
+        )
+    ):
+        return []
+    pos = [a for a in argv[1:] if not a.startswith("-")]
+    has_e = any(a in ("-e", "-f") or a.startswith(("--regexp", "--file")) for a in argv[1:])
+    roots = (pos if has_e else pos[1:]) or ["."]
+    if not any(r.strip().rstrip("/") in (".", "") for r in roots):
+        return []
+    skip = [argv[k] for k in _excluded(tuple(argv)) if k < len(argv)]
+    includes = [
+        a.split("=", 1)[1] if "=" in a else argv[k + 2] if k + 2 < len(argv) else ""
+        for k, a in enumerate(argv[1:])
+        if a.split("=", 1)[0] == "--include"
+    ]
+    found = []
+    for path in hidden_paths:
+        hidden = path.strip().removeprefix("./")
+        if not hidden or hidden.endswith("/") or hidden.startswith(("/", "~", "..")):
+            continue
+        name = hidden.rsplit("/", 1)[-1]
+        if _glob_leaves_out(skip, hidden) or (
+            includes and not any(fnmatch.fnmatch(name, g) for g in includes)
+        ):
+            continue
+        found.append(hidden)
+    return found
 
 
 #: find's tests of a file's name or path, whose pattern a hidden file's name can be matched to
@@ -353,7 +406,9 @@ def _reads_what_ls_listed(cmd: SimpleCommand, rules: RuleSet) -> tuple[str, str,
     return None
 
 
-def _reads_what_find_found(cmd: SimpleCommand, rules: RuleSet) -> tuple[str, str, bool] | None:
+def _reads_what_find_found(
+    cmd: SimpleCommand, rules: RuleSet
+) -> tuple[str, str, bool | None] | None:
     """``find DIR ... | xargs cat``: the reader runs on what find listed (its roots, as the
     audit reads xargs), judged as ``find DIR ... -exec cat {} +`` would be."""
     src = cmd.stdin
@@ -613,12 +668,15 @@ def hidden_hits(cmd: SimpleCommand, rules: RuleSet, joined: str, found: bool) ->
     if inside:
         folder, hidden, whole = inside
         files = {p.strip().strip("/") for p in rules.hidden_paths if not p.endswith("/")}
+        if whole is None:
+            tag = ROOT_SEARCH_TAG
+        else:
+            tag = "" if whole else _FILE_SEARCH_TAG if hidden in files else SEARCH_TAG
         hits.append(
             Hit(
                 "audit.hidden_data_read",
                 "high" if whole else "warn",
-                f"reads {folder} recursively, and the hidden {hidden} with it"
-                + ("" if whole else _FILE_SEARCH_TAG if hidden in files else SEARCH_TAG),
+                f"reads {folder} recursively, and the hidden {hidden} with it{tag}",
                 joined,
             )
         )

@@ -28,7 +28,7 @@ import time
 import weakref
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -49,10 +49,12 @@ from evotree.harness.audit.commands import (
     prefilter,
 )
 from evotree.harness.audit.errors import UnreadableTrajectory
-from evotree.harness.audit.hidden_queries import holds_index_line, query_values
+from evotree.harness.audit.hidden_queries import holds_index_line, query_values, search_prints
 from evotree.harness.audit.hidden_rules import (
+    ROOT_SEARCH_TAG,
     cwd_near_hidden,
     printed_hidden_lines,
+    root_search_files,
     unseen_search,
 )
 from evotree.harness.audit.history_rules import BUNDLE_READ, INDEX_READ
@@ -175,7 +177,7 @@ def _step_hits(traj: Trajectory, rules: RuleSet) -> list[list[Hit]]:
     before it left, lowered by what its output showed and by the clones the trajectory made."""
     # a folder holding a hidden path, or a glob or find that may reach one without naming it
     needles = (
-        (*rules.hidden_needles, *rules.hidden_folders, "*", "?", "-exec", "xargs")
+        (*rules.hidden_needles, *rules.hidden_folders, "*", "?", "-exec", "xargs", "grep")
         if rules.hidden_paths
         else ()
     )
@@ -346,6 +348,8 @@ class _HitJudge:
                 }
             )
             return None
+        if hit.rule.endswith(ROOT_SEARCH_TAG):
+            return self._root_search(hit, k)
         hit = by_what_followed(hit, k, self.listed, self.copied)
         ancestry = self.ancestry
         if hit.refs and hit.code == "audit.git_history_leak" and ancestry is not None:
@@ -372,6 +376,33 @@ class _HitJudge:
             # the spelling alone cannot judge it, and no repository said it is beyond the base
             return None
         return self._by_provenance(hit, k)
+
+    def _root_search(self, hit: Hit, k: int) -> Hit:
+        """A ``grep -r`` from the checkout's root that reaches hidden files: a warn when its
+        output is recorded (the lines it printed are judged) or when no trusted repository
+        says the checkout holds one; else the search is re-run on each hidden file the
+        checkout holds, and high when what it prints holds a line of the provenance index
+        (or it cannot be re-run)."""
+        ancestry = self.ancestry
+        workdir = ancestry.repo.workdir if ancestry is not None and ancestry.trusted else None
+        if self.traj.steps[k].output is not None or ancestry is None or not workdir:
+            return hit
+        for cmd in parse_shell(self.traj.steps[k].command or ""):
+            joined = " ".join(cmd.argv) + "".join(f" {op}{t}" for op, t in cmd.redirects)
+            if joined != hit.command:
+                continue
+            for hidden in root_search_files(cmd.argv, ancestry.hidden_paths):
+                if not (Path(workdir) / hidden).is_file():
+                    continue  # not in this checkout
+                printed = search_prints(cmd.argv, workdir, hidden)
+                if printed is None:
+                    why = f": not re-run on {hidden}, a read"
+                    return replace(hit, severity="high", rule=hit.rule + why)
+                lines = [re.sub(r"^\d+[:-]", "", ln) for ln in printed.splitlines()]
+                if holds_index_line(lines, ancestry.index().lines, inside=True):
+                    why = f": re-run on {hidden}, prints what only the hidden file holds"
+                    return replace(hit, severity="high", rule=hit.rule + why)
+        return hit
 
     def _query_shows_no_future(self, hit: Hit, k: int) -> bool:
         """A high hidden-data read that is a plain ``sqlite3``/``jq`` query of a hidden file:
