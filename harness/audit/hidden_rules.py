@@ -461,7 +461,10 @@ _INTERPRETERS = re.compile(r"^(?:python(?:\d+(?:\.\d+)?)?|node|nodejs|deno|bun|p
 #: calls in code that read a file's bytes (or an archive member's)
 _CODE_READS = re.compile(
     r"\bopen\s*\(|read_text|read_bytes|\.read\s*\(|readFileSync|readFile\b|createReadStream|"
-    r"ZipFile|tarfile|shutil\.copy|copyfile|\bslurp|File\.read|file_get_contents|<\$?\w*>"
+    r"ZipFile|tarfile|shutil\.copy|copyfile|\bslurp|File\.read|file_get_contents|<\$?\w*>|"
+    # a database opened by its file: its rows are the file's content
+    r"sqlite3\.connect\s*\(|\bshelve\.open\s*\(|\bdbm(?:\.\w+)?\.open\s*\(|"
+    r"\bnew\s+(?:sqlite3\.)?Database\s*\("
 )
 #: calls in code that list a folder, with the folder as a string literal (and a glob after it)
 _CODE_LISTS = re.compile(
