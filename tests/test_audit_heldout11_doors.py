@@ -77,6 +77,7 @@ def tor(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
         "insert into history values (?, ?, ?)",
         [(1, 1, "import tor.grades"), (2, 1, FIXED.split("\n\n\n")[1])],
     )
+    con.execute("create view recent as select session, source from history")
     con.commit()
     con.close()
     workspace = {
@@ -116,6 +117,7 @@ QUERIES = [
     (f"sqlite3 {DB} 'select session, line from history where session = 2;'", False),
     (f"sqlite3 {DB} 'select source from history'", True),
     (f"sqlite3 {DB} 'select session, source from history where session = 2'", True),
+    (f"sqlite3 {DB} 'select session from recent'", True),  # a view is not evaluated
     (f"sqlite3 {DB} 'select * from history'", True),
     (f"sqlite3 {DB} .dump", True),
     (f"sqlite3 {DB} 'select session from sessions; select source from history'", True),

@@ -78,6 +78,10 @@ _JQ_STEP = re.compile(
 )
 #: the most rows per column read to judge a query
 _MAX_ROWS = 200_000
+#: the most SQLite virtual machine steps spent judging one query
+_SQL_STEPS = 50_000_000
+#: the largest JSON file a jq query is judged on (a larger one: not evaluated)
+_MAX_JSON = 32 << 20
 
 
 def _unquote(ident: str) -> str:
@@ -103,12 +107,25 @@ def sqlite_files_and_args(argv: Sequence[str]) -> tuple[str, list[str]] | None:
     return argv[k], list(argv[k + 1 :])
 
 
+class _Budget:
+    """SQLite's progress handler: stop a statement after ``_SQL_STEPS`` virtual machine steps
+    (a corrupt or hostile database cannot keep the audit waiting)."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def __call__(self) -> int:
+        self.calls += 1
+        return int(self.calls * 10_000 > _SQL_STEPS)
+
+
 def _sqlite_values(db: Path, args: Sequence[str]) -> list[str] | None:
     try:
         con = sqlite3.connect(f"{db.resolve().as_uri()}?mode=ro&immutable=1", uri=True)
     except (sqlite3.Error, ValueError):
         return None
     values: list[str] = []
+    con.set_progress_handler(_Budget(), 10_000)  # a non-zero return aborts the statement
     try:
         for arg in args:
             if SCHEMA_COMMAND.match(arg):
@@ -118,6 +135,9 @@ def _sqlite_values(db: Path, args: Sequence[str]) -> list[str] | None:
             if not m or _SQL_SIDE.search(arg):
                 return None
             table = _unquote(m["table"])
+            kind = con.execute("select type from sqlite_master where name = ?", (table,)).fetchone()
+            if not kind or kind[0] != "table":
+                return None  # a view runs its own SQL: not evaluated
             known = [str(r[1]) for r in con.execute(f'pragma table_info("{table}")')]
             if not known:
                 return None
@@ -218,6 +238,8 @@ def _jq_values(argv: Sequence[str], find: Any) -> list[str] | None:
         if path is None:
             return None
         try:
+            if path.stat().st_size > _MAX_JSON:
+                return None
             doc = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             return None
