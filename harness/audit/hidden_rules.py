@@ -173,6 +173,15 @@ def _reads_folder_holding(
     elif name in _CONTENT_READERS:
         # a wildcard in a folder's place (``tests/*/x.py``, ``tests/**``) descends into it
         roots = [a.split("*", 1)[0] for a in argv[1:] if re.search(r"\*[^/]*/|\*\*", a)]
+    below = _hidden_below(roots, skip, depth, rules)
+    return (*below, whole) if below else None
+
+
+def _hidden_below(
+    roots: Sequence[str], skip: Sequence[str], depth: int | None, rules: RuleSet
+) -> tuple[str, str] | None:
+    """(folder, hidden path) for the first of ``roots`` (folders below the checkout's root) that
+    holds a hidden path a walk to ``depth`` reaches and the ``skip`` globs leave in."""
     for root in roots:
         clean = root.strip().rstrip("/")
         while clean.startswith("./"):
@@ -188,7 +197,7 @@ def _reads_folder_holding(
             # a file under the hidden path lies one level below the path's own parts
             below = hidden[len(clean) + 1 :].count("/") + 2
             if hidden.startswith(clean + "/") and (depth is None or depth >= below):
-                return clean, hidden, whole
+                return clean, hidden
     return None
 
 
@@ -600,6 +609,50 @@ def _computed_name_beside(cmd: SimpleCommand, rules: RuleSet) -> str | None:
     return None
 
 
+def _named_hidden(cmd: SimpleCommand, rules: RuleSet, joined: str) -> list[Hit] | None:
+    """The hit of a word or redirection naming a hidden path: info when the command only names
+    it, high when it reads it; [] when none is named; None when it is a shell's script (judged
+    by the commands in it, not here)."""
+    argv = cmd.argv
+    skip = _excluded(argv)
+    hidden = next(
+        (
+            w
+            for k, w in [*enumerate(argv), *((-1, t) for _, t in cmd.redirects)]
+            if k not in skip and rules.hidden_match(w)
+        ),
+        None,
+    )
+    if hidden is None:
+        return []
+    cache = _only_caches(hidden, rules)
+    outside = hidden.startswith("..") or "/../" in hidden
+    if not outside and (names_only(cmd) or (cache and lists_only(cmd))):
+        # a name is not a read: a listing, a digest, a deletion, git's ignore check; a
+        # folder outside the checkout (``../judge``) is the grader's, its names too
+        return [
+            Hit(
+                "audit.hidden_data_read",
+                "info",
+                f"names hidden data without reading it: {hidden[:80]}",
+                joined,
+            )
+        ]
+    if _shell_script(argv) and hidden == argv[-1]:
+        return None
+    tag = ""
+    if "*" in hidden:  # a glob: say which hidden path it reaches
+        tag = "".join(
+            f" (a glob reaching {p.strip('/')})"
+            for p in rules.hidden_paths
+            if RuleSet(hidden_paths=(p,)).hidden_match(hidden)
+        )[:120]
+    tag += f" {CACHE_TAG}" if cache else ""  # last: the judge reads it at the end
+    return [
+        Hit("audit.hidden_data_read", "high", f"touches hidden data: {hidden[:80]}{tag}", joined)
+    ]
+
+
 def hidden_hits(cmd: SimpleCommand, rules: RuleSet, joined: str, found: bool) -> list[Hit]:
     """A word or redirection naming a hidden path (high); failing that, and unless ``found``
     (the command already has a hidden-data hit), a recursive read that starts in a folder
@@ -609,49 +662,11 @@ def hidden_hits(cmd: SimpleCommand, rules: RuleSet, joined: str, found: bool) ->
     argv = cmd.argv
     hits: list[Hit] = []
     if rules.mentions_hidden(joined):
-        skip = _excluded(argv)
-        hidden = next(
-            (
-                w
-                for k, w in [*enumerate(argv), *((-1, t) for _, t in cmd.redirects)]
-                if k not in skip and rules.hidden_match(w)
-            ),
-            None,
-        )
-        cache = hidden is not None and _only_caches(hidden, rules)
-        outside = hidden is not None and (hidden.startswith("..") or "/../" in hidden)
-        if hidden and not outside and (names_only(cmd) or (cache and lists_only(cmd))):
-            # a name is not a read: a listing, a digest, a deletion, git's ignore check; a
-            # folder outside the checkout (``../judge``) is the grader's, its names too
-            return [
-                Hit(
-                    "audit.hidden_data_read",
-                    "info",
-                    f"names hidden data without reading it: {hidden[:80]}",
-                    joined,
-                )
-            ]
-        if hidden and _shell_script(argv) and hidden == argv[-1]:
-            return []  # a shell's script is judged by the commands in it
-        if hidden:
-            tag = ""
-            if "*" in hidden:  # a glob: say which hidden path it reaches
-                tag = "".join(
-                    f" (a glob reaching {p.strip('/')})"
-                    for p in rules.hidden_paths
-                    if RuleSet(hidden_paths=(p,)).hidden_match(hidden)
-                )[:120]
-            tag += f" {CACHE_TAG}" if cache else ""  # last: the judge reads it at the end
-            hits.append(
-                Hit(
-                    "audit.hidden_data_read",
-                    "high",
-                    f"touches hidden data: {hidden[:80]}{tag}",
-                    joined,
-                )
-            )
-    if found or hits:
-        return hits
+        named = _named_hidden(cmd, rules, joined)
+        if named is None or named:
+            return named or []
+    if found:
+        return []
     imported = _imports_from_hidden(cmd, rules)
     if imported:
         return [Hit("audit.hidden_data_read", "high", imported, joined)]
