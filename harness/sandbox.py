@@ -470,9 +470,16 @@ if listener < 0 and ctypes.get_errno() == 22:
     listener = libc.syscall(sys_seccomp, 1, 8, ctypes.byref(fprog))
 if listener < 0:
     sys.exit("evotree: the runtime trace could not start (seccomp: " + os.strerror(ctypes.get_errno()) + ")")
-out = socket.socket(fileno=int(sys.argv[1]))
-out.sendmsg([b"L"], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [listener]))])
-out.close()
+try:
+    out = socket.socket(fileno=int(sys.argv[1]))
+    out.sendmsg([b"L"], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [listener]))])
+    out.close()
+except OSError as exc:
+    # the tracer is gone: this process holds the only listener, and its own exit (a reported
+    # call) would wait on it for ever; closed, the filtered exit fails and the plain one ends it
+    os.close(listener)
+    sys.stderr.write("evotree: the runtime trace could not start (the tracer: " + str(exc) + ")\n")
+    os._exit(1)
 os.close(listener)
 os.execvp(sys.argv[2], sys.argv[2:])
 """

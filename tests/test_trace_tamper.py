@@ -331,3 +331,38 @@ def test_a_budget_stop_by_sigkill_leaves_a_whole_trace(tmp_path: Path) -> None:
     assert record.status == "budget_exceeded", record.error
     trace = repo / ".evotree" / "runs" / record.run_id / "evidence" / "train" / TRACE_FILE
     assert read_trace_rows(trace.read_text())  # whole: no TraceTampered
+
+
+def test_the_installer_exits_when_the_tracer_is_gone() -> None:
+    """The filter installer holds the only listener until it has handed it over: with the
+    tracer gone (its end of the socket closed), the installer must close it and end, not wait
+    for ever on its own reported exit (a box of a killed run was found still alive 46 minutes
+    later, blocked in exit_group)."""
+    import socket
+
+    from evotree.harness import sandbox
+
+    if not sandbox._seccomp_works():
+        pytest.skip("seccomp user notification is not available here")
+    ours, theirs = socket.socketpair()
+    ours.close()  # the tracer's end: gone before it read the listener
+    try:
+        proc = subprocess.run(
+            [
+                sandbox.sys.executable,
+                "-I",
+                "-S",
+                "-c",
+                sandbox._TRACE_INSTALLER,
+                str(theirs.fileno()),
+                "/bin/true",
+            ],
+            pass_fds=(theirs.fileno(),),
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
+    finally:
+        theirs.close()
+    assert proc.returncode == 1, (proc.returncode, proc.stderr)
+    assert "the tracer" in proc.stderr, proc.stderr
