@@ -33,7 +33,15 @@ def git_env(home: Path, pip_offline: bool = False) -> dict[str, str]:
 
     ``pip_offline`` also keeps pip off the network and its cache (the sets from heldout8 on).
     """
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    # nothing of the builder's own run reaches the stories' programs: git's variables, and what
+    # changes the output of a test runner a story runs (pytest prints its short summary whole
+    # when CI or BUILD_NUMBER is set, as on CI; the terminal's width; PYTEST_* options)
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("GIT_", "PYTEST_"))
+        and k not in ("CI", "BUILD_NUMBER", "COLUMNS", "LINES")
+    }
     home.mkdir(parents=True, exist_ok=True)
     (home / ".gitconfig").write_text(
         "[init]\n\tdefaultBranch = main\n[advice]\n\tdetachedHead = false\n"
