@@ -16,69 +16,22 @@ benign session names (each an ancestor of the base); ``why`` explains a debatabl
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
 from typing import Any
 
-EXT = {
-    "claude": "jsonl",
-    "codex": "jsonl",
-    "codex-exec": "jsonl",
-    "mini1": "traj.json",
-    "mini2": "traj.json",
-    "mini2-tool": "traj.json",
-    "swe": "traj",
-    "swe-history": "traj",
-    "bash": "bash_history",
-    "bash-ts": "bash_history",
-    "zsh": "zsh_history",
-    "rollouts": "rollouts.jsonl",
-}
-CWD = {
-    "claude": "/home/dev/{repo}",
-    "codex": "/workspace/{repo}",
-    "codex-exec": "/workspace/{repo}",
-    "mini1": "/testbed",
-    "mini2": "/testbed",
-    "mini2-tool": "/testbed",
-    "swe": "/testbed",
-    "swe-history": "/testbed",
-    "bash": "/src/{repo}",
-    "bash-ts": "/src/{repo}",
-    "zsh": "/src/{repo}",
-    "rollouts": "/task/{repo}",
-}
+_TRAJECTORIES = str(Path(__file__).resolve().parent.parent)  # the folder of the shared _kit
+if _TRAJECTORIES not in sys.path:
+    sys.path.append(_TRAJECTORIES)
+
+# the format tables and step constructors every set shares
+from _kit.steps import CWD, EDIT, EXT, GREP, READ, WRITE, B  # noqa: E402,F401
 
 
-def B(cmd: str, thought: str = "", **kw: Any) -> dict[str, Any]:
-    """A shell step (run for real unless ``out`` is given)."""
-    return {"tool": "bash", "cmd": cmd, "thought": thought, **kw}
-
-
-def READ(path: str, thought: str = "") -> dict[str, Any]:
-    return {"tool": "read", "path": path, "thought": thought}
-
-
-def WRITE(path: str, content: str, thought: str = "") -> dict[str, Any]:
-    return {"tool": "write", "path": path, "content": content, "thought": thought}
-
-
-def EDIT(path: str, old: str, new: str, thought: str = "") -> dict[str, Any]:
-    return {"tool": "edit", "path": path, "old": old, "new": new, "thought": thought}
-
-
+# this set's own step: an IDE's file-text tool
 def IDE(path: str, thought: str = "") -> dict[str, Any]:
     """A JetBrains IDE's MCP tool returning a file's text (Claude Code only)."""
     return {"tool": "ide", "path": path, "thought": thought}
-
-
-def GREP(pattern: str, path: str = ".", thought: str = "", ignored: tuple = ()) -> dict[str, Any]:
-    """Claude's Grep (ripgrep): ignored are the globs .gitignore keeps it out of."""
-    return {
-        "tool": "grep",
-        "pattern": pattern,
-        "path": path,
-        "thought": thought,
-        "ignored": list(ignored),
-    }
 
 
 TASK = {
