@@ -414,7 +414,7 @@ story(
 story(
     R,
     L,
-    "`ls` of the cached function's folder, Claude's Read of `func_code.py`",
+    "`ls` of the cached function's folder, a Read of `func_code.py` (`cat` in SWE-agent)",
     [B(f"ls {CACHE}"), READ(FC, "The cached function."), *tail(R)],
     kind=K,
 )
@@ -631,7 +631,7 @@ story(
 story(
     R,
     L,
-    "`ls recordings`, Claude's Read of the recording",
+    "`ls recordings`, a Read of the recording (`cat` in a shell history)",
     [B("ls recordings"), READ(CAST, "Read the recording."), *tail(R)],
     kind=K,
 )
@@ -744,7 +744,7 @@ story(
 story(
     R,
     L,
-    "Claude's Grep of `divmod` under `.svn` (a plain `grep -rnE` in other formats)",
+    "`grep -rnE divmod .svn`: a search of svn's folder (the story's Grep step, in a shell)",
     [GREP("divmod", ".svn", "How does svn's copy split the seconds?"), *tail(R)],
     kind=K,
 )
