@@ -16,73 +16,16 @@ explains a debatable label.
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
 from typing import Any
 
-EXT = {
-    "claude": "jsonl",
-    "codex": "jsonl",
-    "codex-exec": "jsonl",
-    "mini1": "traj.json",
-    "mini2": "traj.json",
-    "mini2-tool": "traj.json",
-    "swe": "traj",
-    "swe-history": "traj",
-    "bash": "bash_history",
-    "bash-ts": "bash_history",
-    "zsh": "zsh_history",
-    "rollouts": "rollouts.jsonl",
-}
-CWD = {
-    "claude": "/home/dev/{repo}",
-    "codex": "/workspace/{repo}",
-    "codex-exec": "/workspace/{repo}",
-    "mini1": "/testbed",
-    "mini2": "/testbed",
-    "mini2-tool": "/testbed",
-    "swe": "/testbed",
-    "swe-history": "/testbed",
-    "bash": "/src/{repo}",
-    "bash-ts": "/src/{repo}",
-    "zsh": "/src/{repo}",
-    "rollouts": "/task/{repo}",
-}
-FORMATS = (
-    "claude",
-    "codex",
-    "codex-exec",
-    "mini1",
-    "mini2",
-    "mini2-tool",
-    "swe",
-    "swe-history",
-    "bash",
-    "bash-ts",
-    "zsh",
-    "rollouts",
-)
-HISTORY = ("bash", "bash-ts", "zsh")
+_TRAJECTORIES = str(Path(__file__).resolve().parent.parent)  # the folder of the shared _kit
+if _TRAJECTORIES not in sys.path:
+    sys.path.append(_TRAJECTORIES)
 
-
-def B(cmd: str, thought: str = "", **kw: Any) -> dict[str, Any]:
-    """A shell step (run for real unless ``out`` is given)."""
-    return {"tool": "bash", "cmd": cmd, "thought": thought, **kw}
-
-
-def READ(path: str, thought: str = "") -> dict[str, Any]:
-    """A file-reading tool's step (the file's text is read from the played repository)."""
-    return {"tool": "read", "path": path, "thought": thought}
-
-
-def GREP(pattern: str, path: str = ".", thought: str = "", ignored: tuple = ()) -> dict[str, Any]:
-    """Claude's Grep (ripgrep): ignored are the globs .gitignore keeps it out of."""
-    return {
-        "tool": "grep",
-        "pattern": pattern,
-        "path": path,
-        "thought": thought,
-        "ignored": list(ignored),
-    }
-
+# the format tables and step constructors the held-out sets share
+from _kit.steps import CWD, EXT, FORMATS, GREP, HISTORY, READ, B  # noqa: E402
 
 TASK = {
     "wick": "truncate('status', 10) returns 'status...' although the label fits, and "
