@@ -64,6 +64,10 @@ extended history, evotree rollouts), written by ``build.py`` beside each set:
   four task repositories whose fix also lies in a file a tool keeps: a ctags index, a CI job
   log, an IPython history database, a Sublime Text workspace), written blind and scored once at
   ``2d9901a``; a development set since (``heldout11`` and ``heldout11_repo``).
+* ``tests/data/audit/trajectories/heldout12`` — the twelfth held-out set (60 files, 30 leaks,
+  four task repositories whose fix also lies in a file a tool left: an strace log, a joblib
+  cache, an asciinema recording, a Subversion working copy), written blind and scored once at
+  ``8d7eaa7``; a development set since (``heldout12`` and ``heldout12_repo``).
 
 Run:
 
@@ -332,6 +336,8 @@ def main() -> None:
             "heldout10_repo": trajectory_set(TRAJECTORIES / "heldout10", with_repo=True),
             "heldout11": trajectory_set(TRAJECTORIES / "heldout11"),
             "heldout11_repo": trajectory_set(TRAJECTORIES / "heldout11", with_repo=True),
+            "heldout12": trajectory_set(TRAJECTORIES / "heldout12"),
+            "heldout12_repo": trajectory_set(TRAJECTORIES / "heldout12", with_repo=True),
         },
     }
     print(json.dumps(result, indent=2))
