@@ -1114,12 +1114,99 @@ struct walk {
     int fd;          /* O_PATH descriptor of the file or folder reached (-1: none) */
     int missing;     /* the walk found a name missing before any link: ENOENT for the caller too */
     int crossed;     /* the walk crossed a link or ".." (what it reached is not the path as written) */
-    int unpinned;    /* crossed, and reached a special file that cannot be pinned (a finding) */
     int descriptor;  /* the path names one of the caller's descriptors (/proc/self/fd/N...) */
     int nofollow;    /* the caller's O_NOFOLLOW */
     uint64_t resolve_flags;  /* openat2's RESOLVE_NO_XDEV, _NO_MAGICLINKS, _NO_SYMLINKS */
     int error;       /* the errno of a walk that failed (0: it did not fail) */
+    int proc_own;    /* reached through the caller's own /proc/self (checked to be the caller) */
+    const char *why; /* unpinned: why the open is let go on (a finding) */
+    const char *path;  /* what the walk reached, as a path (NULL: not known) */
 };
+
+/* The ids of KEY ("NStgid:", "NSpid:") in the status file PATH (from folder DIRFD): a process's
+ * ids in its pid namespaces, outermost first. Returns how many (0: not read). */
+static size_t ns_ids(int dirfd, const char *path, const char *key, unsigned long *ids, size_t cap) {
+    char text[4096];
+    int fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0) return 0;
+    ssize_t got = read(fd, text, sizeof text - 1);
+    close(fd);
+    if (got <= 0) return 0;
+    text[got] = 0;
+    char *at = strstr(text, key);
+    if (!at || (at != text && at[-1] != '\n')) return 0;
+    char *q = at + strlen(key), *stop = strchr(q, '\n');
+    size_t n = 0;
+    while (n < cap) {
+        char *after;
+        unsigned long one = strtoul(q, &after, 10);
+        if (after == q || (stop && after > stop)) break;
+        ids[n++] = one;
+        q = after;
+    }
+    return n;
+}
+
+/* Whether PROCDIR, a folder /proc/N of some /proc, is process TGID (the tracer's pid): the same
+ * pid namespace (its ns/pid link) and the same id in it (the last of NStgid), which no two
+ * living processes share. */
+static int same_process(int procdir, uint32_t tgid) {
+    char theirs[64], mine[64], link[64], status[64];
+    ssize_t a = readlinkat(procdir, "ns/pid", theirs, sizeof theirs);
+    snprintf(link, sizeof link, "/proc/%u/ns/pid", tgid);
+    ssize_t b = readlink(link, mine, sizeof mine);
+    if (a <= 0 || a != b || memcmp(theirs, mine, (size_t)a)) return 0;
+    unsigned long t[16], m[16];
+    snprintf(status, sizeof status, "/proc/%u/status", tgid);
+    size_t nt = ns_ids(procdir, "status", "NStgid:", t, 16), nm = ns_ids(AT_FDCWD, status, "NStgid:", m, 16);
+    return nt && nm && t[nt - 1] == m[nm - 1];
+}
+
+/* The caller's own folder in the /proc of its root (what /proc/self names for it there): tried at
+ * each of its ids, innermost pid namespace first, and checked (same_process). -1: none is.
+ * *thread_id: the calling thread's id at that level (for /proc/thread-self). */
+static int own_proc_dir(uint32_t pid, int root, unsigned long *thread_id) {
+    uint32_t tgid = tgid_of(pid);
+    unsigned long tg[16], td[16];
+    char status[64];
+    snprintf(status, sizeof status, "/proc/%u/status", tgid);
+    size_t m = ns_ids(AT_FDCWD, status, "NStgid:", tg, 16);
+    snprintf(status, sizeof status, "/proc/%u/status", pid);
+    size_t k = ns_ids(AT_FDCWD, status, "NSpid:", td, 16);
+    if (!m || k != m) return -1;
+    for (size_t i = m; i-- > 0;) {
+        char dir[64];
+        snprintf(dir, sizeof dir, "/proc/%lu", tg[i]);
+        struct { uint64_t flags, mode, resolve; } how = {O_PATH | O_DIRECTORY | O_CLOEXEC, 0,
+                                                         0x10 | 0x04 /* IN_ROOT, NO_SYMLINKS */};
+        int d = (int)syscall(437 /* openat2 */, root, dir, &how, sizeof how);
+        if (d < 0) continue;
+        struct statfs fs;
+        if (fstatfs(d, &fs) == 0 && fs.f_type == 0x9fa0 && same_process(d, tgid)) {
+            *thread_id = td[i];
+            return d;
+        }
+        close(d);
+    }
+    return -1;
+}
+
+/* Whether squeezed path P names something of the caller's own /proc/self: /proc/self[/rest],
+ * /proc/thread-self[/rest] (2), and /proc/net, /proc/mounts (/proc's links to self's). *rest:
+ * what follows in self ("" or "/..."). 0: none. */
+static int proc_self_path(const char *p, const char **rest, char *spare, size_t cap) {
+    static const struct { const char *name; int kind; } names[] = {
+        {"/proc/self", 1}, {"/proc/thread-self", 2}, {"/proc/net", 3}, {"/proc/mounts", 3}};
+    for (size_t k = 0; k < sizeof names / sizeof *names; k++) {
+        size_t len = strlen(names[k].name);
+        if (strncmp(p, names[k].name, len) || (p[len] && p[len] != '/')) continue;
+        if (names[k].kind < 3) { *rest = p + len; return names[k].kind; }
+        snprintf(spare, cap, "%s", p + 5);  /* "/net..." or "/mounts..." */
+        *rest = spare;
+        return 1;
+    }
+    return 0;
+}
 
 /* Whether squeezed path P goes through the caller's own cwd or root link (/proc/self/cwd[/rest],
  * /proc/self/root[/rest], /proc/thread-self/...): the path it stands for in the caller's root,
@@ -1201,8 +1288,10 @@ static size_t resolve_in(uint32_t pid, const char *full, char *into, size_t cap,
                 struct { uint64_t flags, mode, resolve; } how = {O_PATH | O_CLOEXEC | (w->nofollow ? O_NOFOLLOW : 0), 0,
                                                                  0x08 | 0x04 | 0x02 /* BENEATH, NO_SYMLINKS, _MAGICLINKS */};
                 int sub = (int)syscall(437 /* openat2 */, fd, end + 1, &how, sizeof how);
-                /* a link below it (or ".."): not walked from here, failed closed */
+                /* a link below it (or ".."): not walked from here, failed closed; any other
+                 * failure is the caller's answer */
                 if (sub < 0 && (errno == ELOOP || errno == EXDEV)) *magic = 1;
+                else if (sub < 0) w->error = errno;
                 close(fd);
                 fd = sub;
             }
@@ -1216,6 +1305,58 @@ static size_t resolve_in(uint32_t pid, const char *full, char *into, size_t cap,
         }
         if (*end == '/') snprintf(into + n, cap - (size_t)n, "%s", end);
         return strlen(into);
+    }
+    /* the caller's own /proc/self (/proc/thread-self, /proc/net, /proc/mounts): "self" names no
+     * process for the tracer, outside the sandbox's PID namespace; so the caller's own folder in
+     * its /proc is found (own_proc_dir: checked to be the caller) and the rest walked beneath it,
+     * following no magic link. /proc/self/exe is the caller's program, reached through the
+     * tracer's /proc. Where the caller's folder is not found: a finding. */
+    char spare[8300];
+    const char *self_rest = NULL;
+    int self = proc_self_path(norm, &self_rest, spare, sizeof spare);
+    if (self) {
+        if (w && (w->resolve_flags & 0x04)) { w->error = ELOOP; return 0; }  /* "self" is a link */
+        if (!strcmp(self_rest, "/exe")) {
+            if (w && (w->resolve_flags & 0x02)) { w->error = ELOOP; return 0; }
+            snprintf(link, sizeof link, "/proc/%u/exe", self == 2 ? pid : tgid_of(pid));
+            int fd = open(link, O_PATH | O_CLOEXEC | (w && w->nofollow ? O_NOFOLLOW : 0));
+            if (fd < 0) { *magic = 1; return 0; }
+            char self_fd[64];
+            snprintf(self_fd, sizeof self_fd, "/proc/self/fd/%d", fd);
+            ssize_t m = readlink(self_fd, into, cap - 1);
+            if (m <= 0) { close(fd); *magic = 1; return 0; }
+            into[m] = 0;
+            if (w) { w->fd = fd; w->proc_own = 1; } else close(fd);
+            return (size_t)m;
+        }
+        snprintf(link, sizeof link, "/proc/%u/root", pid);
+        int root = open(link, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        unsigned long thread_id = 0;
+        int dir = root >= 0 ? own_proc_dir(pid, root, &thread_id) : -1;
+        if (root >= 0) close(root);
+        if (dir < 0) { *magic = 1; return 0; }
+        char below[8400];
+        int wrote = self == 2 ? snprintf(below, sizeof below, "task/%lu%s", thread_id, self_rest)
+                              : snprintf(below, sizeof below, "%s", *self_rest ? self_rest + 1 : ".");
+        if (wrote < 0 || (size_t)wrote >= sizeof below) { close(dir); *magic = 1; return 0; }
+        struct { uint64_t flags, mode, resolve; } how = {
+            O_PATH | O_CLOEXEC | (w && w->nofollow ? O_NOFOLLOW : 0), 0,
+            0x08 | 0x02 /* RESOLVE_BENEATH, _NO_MAGICLINKS */ | (w ? w->resolve_flags : 0)};
+        int fd = (int)syscall(437 /* openat2 */, dir, below, &how, sizeof how);
+        int walk_errno = errno;
+        close(dir);
+        if (fd < 0) {
+            if (walk_errno == ELOOP || walk_errno == EXDEV) *magic = 1;  /* a magic link: ns/, fd/ */
+            else if (w && walk_errno == ENOENT) w->missing = 1;
+            else if (w) w->error = walk_errno;
+            return 0;
+        }
+        snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+        ssize_t m = readlink(link, into, cap - 1);
+        if (m <= 0) { close(fd); *magic = 1; return 0; }
+        into[m] = 0;
+        if (w) { w->fd = fd; w->proc_own = 1; } else close(fd);
+        return (size_t)m;
     }
     snprintf(link, sizeof link, "/proc/%u/root", pid);
     int root = open(link, O_PATH | O_DIRECTORY | O_CLOEXEC);
@@ -1346,47 +1487,122 @@ static int on_procfs(int fd, dev_t dev) {
     return fstatfs(fd, &fs) != 0 || fs.f_type == 0x9fa0 /* PROC_SUPER_MAGIC; not known: not pinned */;
 }
 
+/* Whether the caller (PID) has a controlling terminal (field 7 of /proc/PID/stat, tty_nr). -1:
+ * not known. */
+static int has_terminal(uint32_t pid) {
+    char proc[64], text[1024];
+    snprintf(proc, sizeof proc, "/proc/%u/stat", pid);
+    int fd = open(proc, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return -1;
+    ssize_t got = read(fd, text, sizeof text - 1);
+    close(fd);
+    if (got <= 0) return -1;
+    text[got] = 0;
+    char *q = strrchr(text, ')');
+    long tty = -1;
+    if (q && sscanf(q + 1, " %*c %*d %*d %*d %ld", &tty) == 1) return tty != 0;
+    return -1;
+}
+
+/* The entries of a process's /proc folder that the kernel checks against the opener when it is
+ * opened or followed (ptrace_may_access): the tracer owns the sandbox's user namespace, so its
+ * open would pass where the caller's may not (a process that made itself non-dumpable). */
+static int checked_at_open(const char *entry) {
+    static const char *names[] = {"environ", "auxv", "mem", "maps", "smaps", "smaps_rollup", "numa_maps",
+                                  "pagemap", "fdinfo", "ns", "fd", "cwd", "root", "exe", "map_files"};
+    size_t len = strcspn(entry, "/");
+    for (size_t k = 0; k < sizeof names / sizeof *names; k++)
+        if (strlen(names[k]) == len && !strncmp(entry, names[k], len)) return 1;
+    return 0;
+}
+
+/* Whether the tracer may open the /proc file PATH (what the walk reached; DEV its device) for
+ * PID as the kernel would: a file of no process; a file of a process that the kernel does not
+ * check against its opener; or the caller's own (the kernel lets a process read its own). Not
+ * /proc/keys and /proc/key-users, which list what the opener's credentials may see. */
+static int proc_lends_nothing(uint32_t pid, const char *path, dev_t dev) {
+    if (!path || strncmp(path, "/proc/", 6)) return 0;
+    const char *q = path + 6;
+    size_t digits = strspn(q, "0123456789");
+    if (!digits) {
+        size_t len = strcspn(q, "/");
+        return !(len == 4 && !strncmp(q, "keys", 4)) && !(len == 9 && !strncmp(q, "key-users", 9));
+    }
+    if (q[digits] && q[digits] != '/') return 0;
+    const char *entry = q[digits] ? q + digits + 1 : "";
+    if (!strncmp(entry, "task/", 5)) {  /* a thread's entries: /proc/N/task/T/... */
+        entry += 5 + strspn(entry + 5, "0123456789");
+        entry += *entry == '/';
+    }
+    if (!checked_at_open(entry)) return 1;
+    /* another process's, or the caller's own under its number? */
+    char dir[64], link[64];
+    snprintf(dir, sizeof dir, "/proc/%.*s", (int)digits, q);
+    snprintf(link, sizeof link, "/proc/%u/root", pid);
+    int root = open(link, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (root < 0) return 0;
+    struct { uint64_t flags, mode, resolve; } how = {O_PATH | O_DIRECTORY | O_CLOEXEC, 0, 0x10 | 0x04};
+    int d = (int)syscall(437 /* openat2 */, root, dir, &how, sizeof how);
+    close(root);
+    if (d < 0) return 0;
+    struct stat st;
+    int own = fstat(d, &st) == 0 && st.st_dev == dev && same_process(d, tgid_of(pid));
+    close(d);
+    return own;
+}
+
 /* The answer to an open whose walk is W (flags: the caller's): a descriptor of what the walk
- * reached, an error, or nothing (CONTINUE). */
+ * reached, or an error; where neither can be given as the kernel would, W->why is set (the open
+ * is let go on, CONTINUE, and its row is a finding: the kernel reads the path again, which the
+ * caller can have rewritten in its memory since the tracer read it). */
 static void pin(uint32_t pid, struct walk *w, uint64_t flags, struct reply *rep) {
     if (w->fd < 0) {
         if (w->missing && !(flags & O_CREAT)) rep->error = ENOENT;
+        else if (w->error && !w->missing) rep->error = w->error;  /* ENOTDIR, ELOOP, EACCES... */
+        else w->why = "its walk reached nothing";
         return;
     }
     struct stat st;
-    if (fstat(w->fd, &st) != 0) return;
-    if (S_ISLNK(st.st_mode)) { if (w->nofollow) rep->error = ELOOP; return; }
-    /* A file of /proc is opened by the kernel for the caller, like a special file below: ptrace's
-     * check of another process's environ, maps, auxv or mem is made at open, and the tracer owns
-     * the sandbox's user namespace (it has every capability there, whatever its effective set):
-     * its open would pass where the caller's fails (a process that made itself non-dumpable) */
-    if (on_procfs(w->fd, st.st_dev)) {
-        if (w->crossed) w->unpinned = 1;
+    if (fstat(w->fd, &st) != 0) { w->why = "what its walk reached cannot be read"; return; }
+    if (S_ISLNK(st.st_mode)) {
+        if (w->nofollow) rep->error = ELOOP;
+        else w->why = "its walk ended at a link";
         return;
+    }
+    int acc = (int)(flags & O_ACCMODE);
+    /* A file of /proc: opened by the tracer (reopening the walk's descriptor) where that lends
+     * the caller nothing (proc_lends_nothing), only to read (a /proc file written with the
+     * tracer's credentials would be the tracer's write: uid_map, setgroups) */
+    if (on_procfs(w->fd, st.st_dev)) {
+        if (acc != O_RDONLY) { w->why = "a /proc file opened to write"; return; }
+        if (!w->proc_own && !proc_lends_nothing(pid, w->path, st.st_dev)) {
+            w->why = "a /proc file the kernel checks against its opener, not the caller's own";
+            return;
+        }
     }
     int dir = S_ISDIR(st.st_mode);
     int special = !dir && !S_ISREG(st.st_mode);
-    /* A FIFO, device or socket is opened by the kernel for the caller (CONTINUE: opening one has
-     * effects, a FIFO's open waits for its other end), which walks the path again: where the
-     * tracer's walk went as written that walk finds the same names, but a walk that crossed a link
-     * is the swap's window again (a link to a FIFO while the tracer looks, to the object after).
-     * So a device that is no terminal (the tracer's own /dev/tty is not the caller's) and a FIFO
-     * opened for reading and writing (which does not wait) are pinned like a file; a FIFO opened
-     * to read, a terminal or a socket reached through a link is a finding (unresolved row). */
+    /* A FIFO, device or socket: a socket is not opened (ENXIO, the kernel's answer); /dev/tty is
+     * the caller's controlling terminal (ENXIO when it has none, as in the sandbox's new
+     * session; a finding otherwise: the tracer's is not the caller's); a FIFO whose open would
+     * wait for a writer (read-only, blocking, by name) is a finding, since the tracer's one
+     * thread cannot wait; every other device, terminal and FIFO is opened by the tracer
+     * (O_NONBLOCK, O_NOCTTY; O_NONBLOCK taken back after) */
     if (special) {
-        if (!w->crossed) return;
-        /* terminals: 4 (tty*), 5 (/dev/tty, /dev/console; not 5:2, ptmx, whose open makes a pair in
-         * the devpts of the path -- the sandbox's), 136-143 (pts) */
-        unsigned major_no = major(st.st_rdev), minor_no = minor(st.st_rdev);
-        int tty = S_ISCHR(st.st_mode) && (major_no == 4 || (major_no == 5 && minor_no != 2) ||
-                                          (major_no >= 136 && major_no <= 143));
-        int device = (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode)) && !tty;
-        if (!device && !(S_ISFIFO(st.st_mode) && (flags & O_ACCMODE) == O_RDWR)) { w->unpinned = 1; return; }
+        if (S_ISSOCK(st.st_mode)) { rep->error = ENXIO; return; }
+        if (S_ISCHR(st.st_mode) && major(st.st_rdev) == 5 && minor(st.st_rdev) == 0) {
+            if (has_terminal(pid) == 0) rep->error = ENXIO;
+            else w->why = "/dev/tty of a process with a controlling terminal";
+            return;
+        }
+        if (S_ISFIFO(st.st_mode) && acc == O_RDONLY && !(flags & O_NONBLOCK) && !w->descriptor) {
+            w->why = "a FIFO opened by name to read (its open waits for a writer)";
+            return;
+        }
     }
     if ((flags & O_DIRECTORY) && !dir) { rep->error = ENOTDIR; return; }
     if (!creds.read) read_creds(pid);
-    if (!creds.read) return;
-    int acc = (int)(flags & O_ACCMODE);
+    if (!creds.read) { w->why = "the caller's credentials cannot be read"; return; }
     int want = (acc == O_RDONLY ? 4 : acc == O_RDWR ? 6 : 2) | ((flags & O_TRUNC) ? 2 : 0);
     if (!caller_may(&st, want)) { rep->error = EACCES; return; }
     if ((flags & O_NOATIME) && st.st_uid != creds.uid) { rep->error = EPERM; return; }
@@ -1396,12 +1612,11 @@ static void pin(uint32_t pid, struct walk *w, uint64_t flags, struct reply *rep)
     /* an open may wait -- a device's, a file's under a lease the phase holds (the lease break,
      * up to lease-break-time): never in the tracer, whose one thread serves the whole box; opened
      * O_NONBLOCK (EWOULDBLOCK instead of the wait), which is taken back after when the caller
-     * did not ask for it. A file that would make its opener wait is opened by the kernel for the
-     * caller (the wait is the caller's), a finding where the walk crossed a link (the swap's
-     * window: a leased decoy) */
+     * did not ask for it. A file that would make its opener wait is a finding (the wait would
+     * be the caller's, in the kernel's open of a path it reads again) */
     int fd = open(self, ((int)flags & keep) | O_CLOEXEC | O_NOCTTY | O_LARGEFILE | O_NONBLOCK);
     if (fd < 0 && errno == EWOULDBLOCK && !(flags & O_NONBLOCK)) {
-        if (w->crossed) w->unpinned = 1;
+        w->why = "a file under a lease (its open waits)";
         return;
     }
     if (fd < 0) { rep->error = errno; return; }
@@ -1650,7 +1865,8 @@ static void open_row(const struct notif *n, struct buf *row, struct reply *rep) 
         puts_(row, ", \"unresolved\": true, \"unreadable\": true}\n");
         return;
     }
-    if (!len) return;
+    /* an empty path: ENOENT, the kernel's answer (let go on, the kernel would read it again) */
+    if (!len) { if (rep && at) rep->error = ENOENT; return; }
     /* the caller's flags (openat2's and its RESOLVE_* flags are behind a pointer); openat2
      * resolving beneath or in its directory descriptor (RESOLVE_BENEATH 0x08, RESOLVE_IN_ROOT
      * 0x10) takes even an absolute path inside that folder */
@@ -1664,8 +1880,12 @@ static void open_row(const struct notif *n, struct buf *row, struct reply *rep) 
         scoped = known_flags && dirfd != -100 && (how[2] & 0x18);
     }
     /* opens that can read, of a file that exists: pinned (pin()) */
-    int pinnable = rep && !pin_off && known_flags && (flags & O_ACCMODE) != O_WRONLY &&
-                   !(flags & (O_PATH | O_EXCL)) && (flags & __O_TMPFILE) != __O_TMPFILE;
+    int pinnable = rep && !pin_off && known_flags && (flags & O_ACCMODE) != O_WRONLY && !(flags & O_PATH) &&
+                   (flags & (O_CREAT | O_EXCL)) != (O_CREAT | O_EXCL) && (flags & __O_TMPFILE) != __O_TMPFILE;
+    /* a read-open is never let go on unseen (pin_some, the benchmarks' partial pinning, aside):
+     * pinned, answered with an error, or a finding */
+    int must_answer = pinnable && !pin_some;
+    const char *removed = NULL;  /* a relative open from a removed folder: why it is a finding */
     struct walk w = {.fd = -1, .nofollow = (flags & O_NOFOLLOW) != 0,
                      .resolve_flags = n->nr == NR_OPENAT2 ? how[2] & 0x07 : 0};
     int base_lost = 0;  /* the folder a relative path starts from could not be read */
@@ -1681,8 +1901,18 @@ static void open_row(const struct notif *n, struct buf *row, struct reply *rep) 
         if (b < 0 ? errno == ENAMETOOLONG : (size_t)b >= sizeof base - 1) base_lost = 1;
         if (b < 0) b = 0;
         base[b] = 0;
-        /* a removed folder: its path names another (or none); not pinned */
-        if (b > 10 && !strcmp(base + b - 10, " (deleted)")) pinnable = 0;
+        /* a removed folder: its path names another (or none). No name can be found in it
+         * (ENOENT, the kernel's answer); "." and ".." are a finding (not walked) */
+        if (b > 10 && !strcmp(base + b - 10, " (deleted)")) {
+            pinnable = 0;
+            const char *first = path;
+            while (*first == '/' || (first[0] == '.' && (first[1] == '/' || !first[1]))) first++;
+            if (*first && !(first[0] == '.' && first[1] == '.' && (!first[2] || first[2] == '/'))) {
+                if (must_answer) { rep->error = ENOENT; return; }
+            } else {
+                removed = "a relative open from a removed folder";
+            }
+        }
         snprintf(full, sizeof full, "%s/%s", base, path);
     }
     int magic = base_lost;
@@ -1700,6 +1930,10 @@ static void open_row(const struct notif *n, struct buf *row, struct reply *rep) 
         struct { uint64_t flags, mode, resolve; } scope = {O_PATH | O_CLOEXEC | (w.nofollow ? O_NOFOLLOW : 0), 0,
                                                           how[2] & 0x1f};
         int fd = dfd >= 0 ? (int)syscall(437 /* openat2 */, dfd, path, &scope, sizeof scope) : -1;
+        if (fd < 0 && dfd >= 0) {  /* the kernel's walk from the same folder, with its flags */
+            if (errno == ENOENT) w.missing = 1;
+            else w.error = errno;
+        }
         if (dfd >= 0) close(dfd);
         if (fd >= 0) {
             char self[64];
@@ -1729,15 +1963,19 @@ static void open_row(const struct notif *n, struct buf *row, struct reply *rep) 
             walked = resolve(n->pid, full, resolved, sizeof resolved, &magic, &w);
         } else {
             pinnable = 0;
+            if (made < 0) w.why = "a file made where the tracer cannot make it for the caller";
         }
     }
     int judged = magic || storage || (walked && git_storage(resolved));
     w.crossed = walked && !w.descriptor && strcmp(resolved, norm) != 0;
+    w.path = walked ? resolved : NULL;
     /* the answer: pin_some pins only what its walk could not take as written */
     if (pinnable && !magic && !storage && (!pin_some || judged || w.descriptor || w.fd < 0 || !walked || w.crossed))
         pin(n->pid, &w, flags, rep);
     if (w.fd >= 0) close(w.fd);
-    if (w.unpinned) judged = magic = 1;
+    if (must_answer && !judged && rep->fd < 0 && !rep->error && !w.why)
+        w.why = removed ? removed : "let go on";  /* nothing above answered it */
+    if (must_answer && rep->fd < 0 && !rep->error && w.why) judged = magic = 1;
     if (!judged) return;
     snprintf(proc, sizeof proc, "/proc/%u/exe", n->pid);
     char exe[4096];
@@ -1753,7 +1991,7 @@ static void open_row(const struct notif *n, struct buf *row, struct reply *rep) 
     put_json_string(row, full, strlen(full));
     if (walked) { puts_(row, ", \"resolved\": "); put_json_string(row, resolved, walked); }
     if (magic) puts_(row, ", \"unresolved\": true");
-    if (w.unpinned) puts_(row, ", \"unpinned\": \"a FIFO, terminal, socket, /proc file or leased file reached through a link\"");
+    if (w.why && rep->fd < 0 && !rep->error) { puts_(row, ", \"unpinned\": "); put_json_string(row, w.why, strlen(w.why)); }
     if (rep->fd >= 0) puts_(row, ", \"pinned\": true");
     puts_(row, ", \"exe\": ");
     if (e >= 0) put_json_string(row, exe, (size_t)e); else puts_(row, "null");

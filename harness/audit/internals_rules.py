@@ -142,8 +142,17 @@ def counted_only(cmd: SimpleCommand, cmds: Sequence[SimpleCommand]) -> bool:
 
 
 def traced_open_hit(argv: Sequence[str], joined: str) -> Hit:
-    """The runtime trace saw a program other than git open git storage (``open() PATH``)."""
+    """The runtime trace saw a program other than git open git storage (``open() PATH``), or
+    let an open go on that it could not pin or follow (``open() PATH --unseen WHY``): what the
+    kernel opened then is not known."""
     target = argv[1] if len(argv) > 1 else "?"
+    if len(argv) > 3 and argv[2] == "--unseen":
+        return Hit(
+            "audit.git_internals_read",
+            "high",
+            f"an open the runtime trace could not see ({argv[3][:80]}): {target[:80]}",
+            joined,
+        )
     return Hit(
         "audit.git_internals_read",
         "high",

@@ -164,9 +164,12 @@ def trace_trajectory(
             path = str(row.get("path") or "")
             if path:
                 by = str(row.get("exe") or row.get("comm") or "a program")
-                traj.steps.append(
-                    Step(shlex.join(["open()", path]), f"[opened by {by}]", tool="open")
+                # an open the trace let go on unseen: why (the kernel read its path again)
+                why = row.get("unpinned") or (
+                    "its path could not be followed" if row.get("unresolved") else ""
                 )
+                argv = ["open()", path, *(["--unseen", str(why)] if why else [])]
+                traj.steps.append(Step(shlex.join(argv), f"[opened by {by}]", tool="open"))
         elif row.get("kind") == "connect":
             addr, port = str(row.get("address") or ""), row.get("port")
             host = f"[{addr}]" if ":" in addr else addr
