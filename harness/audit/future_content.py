@@ -224,9 +224,11 @@ def build_index(
     for oid in index.objects:
         index._prefix7.setdefault(oid[:7], []).append(oid)
     workdir = getattr(r.repo, "workdir", None)
+    hidden_files: list[list[str]] = []  # each hidden file's distinctive lines
     if hidden_paths and workdir:
         for path, text in _hidden_texts(Path(workdir), hidden_paths):
-            for line in _hidden_lines(text):
+            hidden_files.append(list(_hidden_lines(text)))
+            for line in hidden_files[-1]:
                 candidates.setdefault(line, ("line", HIDDEN_SOURCE + path))
     texts = [t for t, (k, _) in candidates.items() if k != "line"]
     lines = [t for t, (k, _) in candidates.items() if k == "line"]
@@ -242,12 +244,61 @@ def build_index(
             index.tags[text] = commit
         else:
             index.lines[text] = commit
+    for text in _tool_noise(index, hidden_files):
+        del index.lines[text]
     for text in [*index.lines, *index.subjects]:
         words = _IDENT.findall(text)
         if words:
             index._keys.add(max(words, key=len))
     index.seconds = time.perf_counter() - started
     return index
+
+
+#: the escapes a tool writes a file's text with (strace's and JSON's strings): ``\"``, ``\n``
+_ESCAPED = re.compile(r"\\([\"\\/nt])")
+
+
+def _carrier(index: ProvenanceIndex) -> Any:
+    """A test of a hidden file's line: does it hold a future commit's line (as it is, or with a
+    tool's string escapes undone), a future commit's subject or a future object's id?"""
+    future = [t for t, c in index.lines.items() if not c.startswith(HIDDEN_SOURCE)]
+    by_key: dict[str, list[str]] = {}
+    for text in [*future, *index.subjects]:
+        words = _IDENT.findall(text)
+        by_key.setdefault(max(words, key=len) if words else "", []).append(text)
+    loose = by_key.pop("", [])
+
+    def carries(line: str) -> bool:
+        plain = _ESCAPED.sub(lambda m: {"n": "\n", "t": "\t"}.get(m[1], m[1]), line)
+        for variant in {line, plain}:
+            words = set(_IDENT.findall(variant))
+            wanted = [t for w in words.intersection(by_key) for t in by_key[w]]
+            if any(t in variant for t in [*wanted, *loose]):
+                return True
+        return any(index.object_for(m[0]) for m in _HEX.finditer(line))
+
+    return carries
+
+
+def _tool_noise(index: ProvenanceIndex, hidden_files: Sequence[Sequence[str]]) -> set[str]:
+    """The indexed lines of hidden files that carry nothing of the future: of a hidden file
+    that holds a future commit's line, subject or id in some of its lines (a log of a run of
+    the fix, a recording of its diff), the other lines are the tool's own (a trace's ``brk``
+    and ``exit`` lines, a recording's header) and printing them shows nothing of the fix. A
+    hidden file holding none of the future's commits is the future itself (an uncommitted
+    shelf, a ``.rej``): all its lines stay."""
+    carries = _carrier(index)
+    noise: set[str] = set()
+    kept: set[str] = set()
+    for lines in hidden_files:
+        own = [t for t in lines if index.lines.get(t, "").startswith(HIDDEN_SOURCE)]
+        held = [t for t in own if carries(t)]
+        if held or any(t in index.lines and t not in own for t in lines):
+            noise.update(set(own) - set(held))  # the file holds the future: its rest is noise
+            kept.update(held)
+        else:
+            kept.update(own)
+    return noise - kept
 
 
 def _index_store(
