@@ -172,9 +172,29 @@ def _reads_folder_holding(
         roots = [a for a in argv[1:] if not a.startswith("-")][1:]
     elif name in _CONTENT_READERS:
         # a wildcard in a folder's place (``tests/*/x.py``, ``tests/**``) descends into it
-        roots = [a.split("*", 1)[0] for a in argv[1:] if re.search(r"\*[^/]*/|\*\*", a)]
+        roots = [
+            a.split("*", 1)[0]
+            for a in argv[1:]
+            if re.search(r"\*\*", a) or (re.search(r"\*[^/]*/", a) and _glob_reaches(a, rules))
+        ]
     below = _hidden_below(roots, skip, depth, rules)
     return (*below, whole) if below else None
+
+
+def _glob_reaches(glob: str, rules: RuleSet) -> bool:
+    """Can a glob with a wildcard in a folder's place and no ``**`` (``roman/*/metadata.json``)
+    match a hidden file, or a file inside a hidden folder? The shell matches it part by part,
+    so each part must match the hidden path's part at the same depth: a hidden file needs as
+    many parts, a hidden folder fewer (its files' names are unknown)."""
+    parts = [p for p in glob.strip().split("/") if p not in ("", ".")]
+    for path in rules.hidden_paths:
+        hidden = [p for p in path.strip().split("/") if p not in ("", ".")]
+        folder = path.endswith("/")
+        if (len(parts) > len(hidden) if folder else len(parts) == len(hidden)) and all(
+            fnmatch.fnmatchcase(h, g) for h, g in zip(hidden, parts)
+        ):
+            return True
+    return False
 
 
 def _hidden_below(

@@ -7,7 +7,8 @@ file it names. Listing it (``ls``, ``tree``, ``find`` without a reader, ``unzip 
 (``sha256sum``), testing it (``test -f``) or deleting it (``rm``, ``find -delete``) shows its
 name, size or digest, never its content. So does counting it or checking it: ``wc -l`` (a
 count option only), ``grep -c`` (a count of matching lines), ``gzip -t``/``-l`` (an integrity
-check, sizes), ``jq FILTER`` whose filter ends in ``length`` or ``keys`` (a number, key names),
+check, sizes), ``jq FILTER`` whose filter ends in ``length`` or ``keys`` (a number, key names;
+``-s`` slurps the inputs into one array first: ``jq -s length`` counts a recording's events),
 ``sqlite3 DB .schema`` (and ``.tables``, ``.indexes``: table definitions and names, no row).
 Reading a wheel's or an egg's metadata members (``unzip -p x.whl pkg.dist-info/METADATA``) shows
 a name and a version, not code. So does a bounded read of a format's header where the format
@@ -112,7 +113,10 @@ def _counts_only(name: str, argv: Sequence[str]) -> bool:
         plain = [a for a in argv[1:] if not a.startswith("-")]
         return (
             bool(plain)
-            and all(o in ("-r", "-c", "-M", "--raw-output", "--compact-output") for o in opts)
+            and all(
+                o in ("-r", "-c", "-M", "-s", "--raw-output", "--compact-output", "--slurp")
+                for o in opts
+            )
             and bool(_JQ_COUNT.search(plain[0]))
             and not re.search(r"\b(?:debug|stderr|input|inputs|error|halt_error)\b", plain[0])
         )
