@@ -425,7 +425,7 @@ def disables_userns(binary: str | None = None) -> bool:
 #: must be its parent, argv[2] a ``cgroup.procs`` file to join first ("-": none), the rest the
 #: bwrap command line.
 #: Installed inside the sandbox before the phase's command (``python -I -S -c`` of this, then
-#: exec): a seccomp filter whose ``execve``, ``execveat``, ``connect``, ``exit_group`` and
+#: exec): a seccomp filter whose ``execve``, ``execveat``, ``connect``, ``exit_group``, ``ptrace`` and
 #: ``open``/``openat``/``openat2`` calls are reported to a listener (the tracer records the opens
 #: of git storage only), which it hands out through the inherited socket named by argv[1]
 #: and closes. Refused (EPERM): calls of another ABI (``int 0x80``, x32: they would name other
@@ -436,9 +436,9 @@ def disables_userns(binary: str | None = None) -> bool:
 _TRACE_INSTALLER = r"""
 import array, ctypes, os, platform, socket, struct, sys
 libc = ctypes.CDLL(None, use_errno=True)
-nrs = {"x86_64": (59, 322, 42, 231, 425, 0xC000003E, 317, 257, 437, 2),
-       "aarch64": (221, 281, 203, 94, 425, 0xC00000B7, 277, 56, 437, 56)}
-execve, execveat, connect, exit_group, uring, arch, sys_seccomp, openat, openat2, open_ = nrs[platform.machine()]
+nrs = {"x86_64": (59, 322, 42, 231, 425, 0xC000003E, 317, 257, 437, 2, 101),
+       "aarch64": (221, 281, 203, 94, 425, 0xC00000B7, 277, 56, 437, 56, 117)}
+execve, execveat, connect, exit_group, uring, arch, sys_seccomp, openat, openat2, open_, ptrace = nrs[platform.machine()]
 vm_readv, vm_writev = {"x86_64": (310, 311), "aarch64": (270, 271)}[platform.machine()]
 def ins(code, jt, jf, k):
     return struct.pack("HBBI", code, jt, jf, k)
@@ -447,8 +447,9 @@ ALLOW, NOTIFY, EPERM = 0x7FFF0000, 0x7FC00000, 0x00050001
 # open/openat: reported unless the call cannot read a file's content (its flags: O_PATH, O_WRONLY,
 # or O_CREAT|O_EXCL -- a new empty file); openat2's flags are behind a pointer: always reported
 prog = b"".join([ins(LD, 0, 0, 4), ins(JEQ, 1, 0, arch), ins(RET, 0, 0, EPERM), ins(LD, 0, 0, 0),
-                 ins(JGE, 23, 0, 0x40000000), ins(JEQ, 20, 0, execve), ins(JEQ, 19, 0, execveat),
-                 ins(JEQ, 18, 0, connect), ins(JEQ, 17, 0, exit_group), ins(JEQ, 16, 0, openat2),
+                 ins(JGE, 24, 0, 0x40000000), ins(JEQ, 21, 0, execve), ins(JEQ, 20, 0, execveat),
+                 ins(JEQ, 19, 0, connect), ins(JEQ, 18, 0, exit_group), ins(JEQ, 17, 0, openat2),
+                 ins(JEQ, 16, 0, ptrace),
                  ins(JEQ, 17, 0, uring), ins(JEQ, 16, 0, vm_readv), ins(JEQ, 15, 0, vm_writev),
                  ins(JEQ, 2, 0, openat), ins(JEQ, 3, 0, open_),
                  ins(RET, 0, 0, ALLOW),
@@ -498,8 +499,8 @@ def _seccomp_tracer_argv(out: Path | str) -> list[str]:
         raise SandboxUnavailable(NO_COMPILER, fix=NO_COMPILER_FIX)
     installer = _TRACE_INSTALLER
     if not TRACE_OPENS:  # numbers no call has: the filter lets every open go by unreported
-        installer = installer.replace("317, 257, 437, 2)", "317, 99991, 99992, 99993)").replace(
-            "277, 56, 437, 56)", "277, 99991, 99992, 99993)"
+        installer = installer.replace("317, 257, 437, 2,", "317, 99991, 99992, 99993,").replace(
+            "277, 56, 437, 56,", "277, 99991, 99992, 99993,"
         )
     return [str(compiled), str(out), sys.executable, installer]
 

@@ -47,10 +47,10 @@
 
 #if defined(__x86_64__)
 enum { NR_EXECVE = 59, NR_EXECVEAT = 322, NR_CONNECT = 42, NR_EXIT_GROUP = 231, NR_OPENAT = 257, NR_OPENAT2 = 437,
-       NR_OPEN = 2 };
+       NR_OPEN = 2, NR_PTRACE = 101 };
 #elif defined(__aarch64__)
 enum { NR_EXECVE = 221, NR_EXECVEAT = 281, NR_CONNECT = 203, NR_EXIT_GROUP = 94, NR_OPENAT = 56, NR_OPENAT2 = 437,
-       NR_OPEN = -1 };
+       NR_OPEN = -1, NR_PTRACE = 117 };
 #else
 #error "the seccomp tracer knows x86_64 and aarch64 only"
 #endif
@@ -319,6 +319,56 @@ static void exec_row(const struct notif *n, struct buf *row) {
     free(path.data);
     free(word.data);
     free(full.data);
+}
+
+/* ptrace (reported): a process of the phase that traces another can read and write its memory
+ * and registers -- the machine's git's too, whose opens are exempt (a path rewritten after the
+ * tracer read it, code put into it). So once any process of the phase asked to trace
+ * (PTRACE_TRACEME, PTRACE_ATTACH, PTRACE_SEIZE), the machine's git is exempt only while no thread
+ * of it is traced (traced_now, at each of its opens); the request is a "ptrace" row. */
+static int ptrace_seen;
+
+static void ptrace_row(const struct notif *n, struct buf *row) {
+    uint64_t request = n->args[0];
+    if (request != 0 /* TRACEME */ && request != 16 /* ATTACH */ && request != 0x4206 /* SEIZE */) return;
+    ptrace_seen = 1;
+    char head[160];
+    snprintf(head, sizeof head, "{\"kind\": \"ptrace\", \"pid\": %u, \"request\": %llu, \"target\": %lld}\n", n->pid,
+             (unsigned long long)request, (long long)(int32_t)n->args[1]);
+    puts_(row, head);
+}
+
+/* Whether any thread of process TGID is traced now (TracerPid of each task); 1 when not known. */
+static int traced_now(uint32_t tgid) {
+    char dir[64];
+    snprintf(dir, sizeof dir, "/proc/%u/task", tgid);
+    int d = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (d < 0) return 1;
+    char entries[4096];
+    int traced = 0, seen = 0;
+    for (;;) {
+        long got = syscall(SYS_getdents64, d, entries, sizeof entries);
+        if (got <= 0) { if (got < 0) traced = 1; break; }
+        for (long at = 0; at < got && !traced;) {
+            struct { uint64_t ino; int64_t off; unsigned short reclen; unsigned char type; char name[]; } *e =
+                (void *)(entries + at);
+            at += e->reclen;
+            if (e->name[0] < '0' || e->name[0] > '9') continue;
+            char status[96], text[4096];
+            snprintf(status, sizeof status, "%s/status", e->name);
+            int fd = openat(d, status, O_RDONLY | O_CLOEXEC);
+            ssize_t n = fd >= 0 ? read(fd, text, sizeof text - 1) : -1;
+            if (fd >= 0) close(fd);
+            if (n <= 0) continue;  /* the thread ended */
+            text[n] = 0;
+            char *t = strstr(text, "\nTracerPid:");
+            traced = !t || strtoul(t + 11, NULL, 10) != 0;
+            seen++;
+        }
+        if (traced) break;
+    }
+    close(d);
+    return traced || !seen;
 }
 
 static void connect_row(const struct notif *n, struct buf *row) {
@@ -1315,7 +1365,14 @@ static size_t resolve_in(uint32_t pid, const char *full, char *into, size_t cap,
     const char *self_rest = NULL;
     int self = proc_self_path(norm, &self_rest, spare, sizeof spare);
     if (self) {
-        if (w && (w->resolve_flags & 0x04)) { w->error = ELOOP; return 0; }  /* "self" is a link */
+        /* "self" is a link (RESOLVE_NO_SYMLINKS, or O_NOFOLLOW on it as the last name: ELOOP), and
+         * /proc a mount of its own (RESOLVE_NO_XDEV: EXDEV), as the kernel answers */
+        if (w && ((w->resolve_flags & 0x04) || (w->nofollow && (!*self_rest || self_rest == spare) &&
+                                                 !strchr(norm + 6, '/')))) {
+            w->error = ELOOP;
+            return 0;
+        }
+        if (w && (w->resolve_flags & 0x01)) { w->error = EXDEV; return 0; }
         if (!strcmp(self_rest, "/exe")) {
             if (w && (w->resolve_flags & 0x02)) { w->error = ELOOP; return 0; }
             snprintf(link, sizeof link, "/proc/%u/exe", self == 2 ? pid : tgid_of(pid));
@@ -1838,7 +1895,8 @@ static void open_row(const struct notif *n, struct buf *row, struct reply *rep) 
     /* the cheapest check first: most opens of a phase are git's (not exempt: a git with code loaded
      * into it, is_tainted; its threads count as the process) */
     uint32_t tgid;
-    if (runs_system_git(n->pid, &tgid) && !(tainted_count && is_tainted(tgid ? tgid : tgid_of(n->pid)))) {
+    if (runs_system_git(n->pid, &tgid) && !(tainted_count && is_tainted(tgid ? tgid : tgid_of(n->pid))) &&
+        !(ptrace_seen && traced_now(tgid ? tgid : tgid_of(n->pid)))) {
         gitread_row(n, row, tgid);
         return;
     }
@@ -2047,6 +2105,7 @@ static void *serve(void *arg) {
         if (n.nr == NR_EXIT_GROUP) exit_row(&n, &row);
         else if (n.nr == NR_EXECVE || n.nr == NR_EXECVEAT) exec_row(&n, &row);
         else if (n.nr == NR_CONNECT) connect_row(&n, &row);
+        else if (n.nr == NR_PTRACE) ptrace_row(&n, &row);
         else if (n.nr == NR_OPENAT || n.nr == NR_OPENAT2 || n.nr == NR_OPEN) open_row(&n, &row, &rep);
         else {
             char head[96];

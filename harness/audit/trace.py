@@ -373,7 +373,9 @@ def merge_seccomp(text: str) -> list[dict[str, Any]]:
         elif kind == "connect":
             row.setdefault("result", "attempted")
             rows.append(row)
-        elif kind in ("open", "gitread"):  # git storage opened (gitread: by the machine's git)
+        # git storage opened (gitread: by the machine's git); ptrace: a process of the phase
+        # asked to trace another (the machine's git is then exempt only while untraced)
+        elif kind in ("open", "gitread", "ptrace"):
             rows.append(row)
         elif kind == "exit":
             target = last.pop(row.get("tgid", row.get("pid", -1)), None)
@@ -950,7 +952,7 @@ def read_trace_rows(text: str) -> list[dict[str, Any]]:
                 )
             return judge_git_spellings(rows)
         digest.update(line.encode("utf-8", "surrogateescape") + b"\n")
-        if row.get("kind") in ("exec", "connect", "open", "gitread"):
+        if row.get("kind") in ("exec", "connect", "open", "gitread", "ptrace"):
             rows.append(row)
         elif row.get("kind") == "git_state":  # judged as git storage touched without git
             rows.append(
