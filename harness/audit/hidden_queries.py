@@ -23,12 +23,14 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from evotree.harness.audit.future_content import MIN_ALNUM, MIN_LINE
 from evotree.harness.audit.lexer import _basename
 
 __all__ = [
     "SCHEMA_COMMAND",
     "holds_index_line",
     "query_values",
+    "read_prints",
     "search_prints",
     "sqlite_files_and_args",
 ]
@@ -277,12 +279,121 @@ def query_values(
     return None if db is None else _sqlite_values(db, parsed[1])
 
 
-def holds_index_line(values: Iterable[str], lines: Iterable[str], *, inside: bool = False) -> bool:
+#: the most lines of a hidden file a ``head``/``tail`` read is judged on (a larger one: a read)
+_MAX_LINES = 1_000_000
+
+
+def _line_count(argv: Sequence[str]) -> tuple[int, bool, list[str]] | None:
+    """(count, from the line's start (``tail -n +K``), operands) of ``head``/``tail`` with
+    line options only (``-n K``, ``-nK``, ``-K``, ``--lines=K``, ``-q``, ``-v``, combined as
+    ``-qn1``); None for anything else (``-c``, ``-f``, ``-z``, an unknown option)."""
+    count, plus, files, k = 10, False, [], 1
+    while k < len(argv):
+        word = argv[k]
+        value = None
+        if word == "--":
+            files += argv[k + 1 :]
+            break
+        if word.startswith("--lines="):
+            value = word.split("=", 1)[1]
+        elif word in ("--quiet", "--silent", "--verbose"):
+            pass
+        elif re.fullmatch(r"-\d+", word):
+            value = word[1:]
+        elif word.startswith("-") and len(word) > 1:
+            flags, has_n, rest = word[1:].partition("n")
+            if set(flags) - set("qv"):
+                return None
+            if has_n:
+                if not rest:
+                    k += 1
+                    rest = argv[k] if k < len(argv) else ""
+                value = rest
+        else:
+            files.append(word)
+        if value is not None:
+            plus = value.startswith("+")
+            if not re.fullmatch(r"[+-]?\d+", value):
+                return None
+            count = int(value)
+        k += 1
+    return count, plus, files
+
+
+def read_prints(
+    argv: Sequence[str], workdir: str | Path, hidden_paths: Sequence[str]
+) -> list[str] | None:
+    """What ``head``/``tail -n K`` prints of each hidden file it names (a glob expanded in
+    ``workdir``, as the shell would), read-only; a non-recursive ``grep`` is re-run on each.
+    None when the command is another one, has another option, or names no hidden file of the
+    work tree that can be read (the caller keeps the read)."""
+    name = _basename(argv[0]) if argv else ""
+    if name not in ("head", "tail", "grep", "egrep", "fgrep"):
+        return None
+    root = Path(workdir).resolve()
+    hidden = [p.strip().strip("/").removeprefix("./") for p in hidden_paths if p.strip("/ ")]
+    if name in ("head", "tail"):
+        parsed = _line_count(argv)
+        if parsed is None:
+            return None
+        count, plus, words = parsed
+    else:
+        if any(w in ("-r", "-R") or re.fullmatch(r"-[A-Za-z]*[rRf][A-Za-z]*", w) for w in argv):
+            return None  # a recursive search, or a pattern file: judged elsewhere
+        words = [w for w in argv[1:] if not w.startswith("-")]
+    found: list[Path] = []
+    for word in words:
+        rel = word.removeprefix("./")
+        if rel.startswith(("/", "~", "$")) or ".." in rel.split("/"):
+            continue
+        paths = sorted(root.glob(rel)) if re.search(r"[*?\[]", rel) else [root / rel]
+        for path in paths:
+            real = path.resolve()
+            inner = real.relative_to(root).as_posix() if root in real.parents else ""
+            if any(inner == h or inner.startswith(h + "/") for h in hidden):
+                if not path.is_file():
+                    return None
+                found.append(path)
+    if not found:
+        return None
+    out: list[str] = []
+    for path in found:
+        if name not in ("head", "tail"):
+            printed = search_prints(argv, root, path.relative_to(root).as_posix())
+            if printed is None:
+                return None
+            out.append(printed)
+            continue
+        try:
+            lines = path.read_bytes().decode("utf-8", "replace").splitlines()
+        except OSError:
+            return None
+        if len(lines) > _MAX_LINES:
+            return None
+        if name == "head":
+            out.append("\n".join(lines[:count]))
+        elif plus:
+            out.append("\n".join(lines[max(count - 1, 0) :]))
+        else:
+            out.append("\n".join(lines[-abs(count) :] if count else []))
+    return out
+
+
+def holds_index_line(
+    values: Iterable[str], lines: Iterable[str], *, inside: bool = False, parts: bool = False
+) -> bool:
     """Does any value hold, as one of its lines (stripped), a line of the provenance index?
-    ``inside``: or a line holding one (a search's output line, a tag's pattern around it)."""
+    ``inside``: or a line holding one (a search's output line, a tag's pattern around it).
+    ``parts``: or a distinctive line that is a piece of one (``grep -o`` prints the matches)."""
     wanted = set(lines)
     got = [line.strip() for value in values for line in value.splitlines() if line.strip()]
     if any(line in wanted for line in got):
+        return True
+    if parts and any(
+        len(p) >= MIN_LINE and len(re.findall(r"[A-Za-z0-9]", p)) >= MIN_ALNUM and p in w
+        for p in got[:10_000]
+        for w in wanted
+    ):
         return True
     return inside and any(w in line for line in got[:10_000] for w in wanted)
 

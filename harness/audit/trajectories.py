@@ -49,7 +49,12 @@ from evotree.harness.audit.commands import (
     prefilter,
 )
 from evotree.harness.audit.errors import UnreadableTrajectory
-from evotree.harness.audit.hidden_queries import holds_index_line, query_values, search_prints
+from evotree.harness.audit.hidden_queries import (
+    holds_index_line,
+    query_values,
+    read_prints,
+    search_prints,
+)
 from evotree.harness.audit.hidden_rules import (
     ROOT_SEARCH_TAG,
     cwd_near_hidden,
@@ -405,9 +410,10 @@ class _HitJudge:
         return hit
 
     def _query_shows_no_future(self, hit: Hit, k: int) -> bool:
-        """A high hidden-data read that is a plain ``sqlite3``/``jq`` query of a hidden file:
-        with a trusted task repository, does no value it can print hold a line of the
-        provenance index (:mod:`evotree.harness.audit.hidden_queries`)?"""
+        """A high hidden-data read that is a plain ``sqlite3``/``jq`` query of a hidden file, a
+        ``head``/``tail -n K`` of it or a non-recursive ``grep`` of it: with a trusted task
+        repository, does nothing it can print hold a line of the provenance index
+        (:mod:`evotree.harness.audit.hidden_queries`)?"""
         ancestry = self.ancestry
         if (
             ancestry is None
@@ -416,16 +422,25 @@ class _HitJudge:
             or hit.severity != "high"
             or not ancestry.hidden_paths
             or not ancestry.repo.workdir
-            or not re.match(r"(?:\S*/)?(?:sqlite3|jq)\s", hit.command)
+            or not re.match(r"(?:\S*/)?(?:sqlite3|jq|head|tail|e?grep|fgrep)\s", hit.command)
         ):
             return False
         for cmd in parse_shell(self.traj.steps[k].command or ""):
             joined = " ".join(cmd.argv) + "".join(f" {op}{t}" for op, t in cmd.redirects)
             if joined != hit.command or cmd.redirects or cmd.heredoc is not None:
                 continue
-            values = query_values(cmd.argv, ancestry.repo.workdir, ancestry.hidden_paths)
+            workdir, hidden = ancestry.repo.workdir, ancestry.hidden_paths
+            values = query_values(cmd.argv, workdir, hidden)
             if values is not None:
                 return not holds_index_line(values, ancestry.index().lines)
+            printed = read_prints(cmd.argv, workdir, hidden)  # head/tail -n K, a grep
+            if printed is not None:
+                pieces = any(  # grep -o: the matches, pieces of lines
+                    w == "--only-matching" or re.fullmatch(r"-[A-Za-z]*o[A-Za-z]*", w)
+                    for w in cmd.argv[1:]
+                )
+                lines = ancestry.index().lines
+                return not holds_index_line(printed, lines, inside=True, parts=pieces)
         return False
 
     def _by_provenance(self, hit: Hit, k: int) -> Hit | None:
