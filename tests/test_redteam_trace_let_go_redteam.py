@@ -22,7 +22,7 @@ import json
 from pathlib import Path
 
 import pytest
-from test_redteam_gym_trace import SECRET, _flagged, _safe
+from test_redteam_gym_trace import _safe
 from test_redteam_trace_deputy import _OPENS, _differs, _lines, _run
 from test_redteam_trace_deputy import seccomp as seccomp  # noqa: F401 - the fixture
 from test_redteam_trace_own_links_redteam import _LEAK, _future_object
@@ -127,3 +127,201 @@ def test_openat2_flags_rewritten_after_the_tracers_read(
     if "tries" not in _lines(proc):  # the attack did not run: not a pass
         pytest.fail(proc.stdout + proc.stderr[-2000:])
     _safe(proc, audit)
+
+
+# ------------------------------- (2) the tracer hands over what the kernel would not give
+
+#: a SysV shared-memory key made outside the box (the host's IPC namespace) by the test
+_HOST_SHM_KEY = 0x1EE7C0DE
+
+#: /proc files whose namespace is the opener's: the SysV IPC listing (taken from the opener's
+#: IPC namespace at open) and /proc/sys/net, /proc/sys/user (the sysctl table set looked up by
+#: the walker's network and user namespaces)
+_NAMESPACED = (
+    """\
+import sys
+sys.stdout.reconfigure(line_buffering=True)
+fd = os.open("/proc/sysvipc/shm", os.O_RDONLY)
+keys = [line.split()[0] for line in os.read(fd, 1 << 20).decode().splitlines()[1:]]
+print("host-shm", str(%d) in keys)
+print("net-conf", sorted(os.listdir("/proc/sys/net/ipv4/conf")))
+attempt("user-max-userns", "/proc/sys/user/max_user_namespaces")
+"""
+    % _HOST_SHM_KEY
+)
+
+
+@pytest.fixture
+def host_shm() -> object:
+    """A SysV shared-memory segment of the host's IPC namespace (removed after)."""
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    shmid = libc.shmget(_HOST_SHM_KEY, 4096, 0o600 | 0o1000)  # IPC_CREAT
+    if shmid < 0:
+        pytest.skip("no SysV shared memory here")
+    yield shmid
+    libc.shmctl(shmid, 0, None)  # IPC_RMID
+
+
+@pytest.mark.heavy
+@_works(
+    "the tracer opens (pins) /proc files whose namespace is the opener's in its own, the "
+    "host's: /proc/sysvipc/shm lists the host's SysV segments (the IPC namespace is taken at "
+    "open), and a walk of /proc/sys/net and /proc/sys/user finds the host's sysctl tables "
+    "(looked up by the walker's network and user namespaces): the box lists the host's network "
+    "interfaces in /proc/sys/net/ipv4/conf and reads the host's max_user_namespaces"
+)
+def test_proc_files_of_the_openers_namespace_are_the_boxs(
+    tmp_path: Path, seccomp: None, host_shm: object
+) -> None:
+    pinned, _ = _run(tmp_path / "pinned", _OPENS + _NAMESPACED)
+    kernel, _ = _run(tmp_path / "kernel", _OPENS + _NAMESPACED, pin="off")
+    got, want = _lines(pinned), _lines(kernel)
+    assert want.get("host-shm") == "False", kernel.stdout + kernel.stderr[-2000:]
+    assert got.get("host-shm") == "False", got  # the host's segment is not listed in the box
+    assert not _differs(got, want), _differs(got, want)
+
+
+# ----------------------------- (3) an honest program told what the kernel would not tell it
+
+#: name: (script, reason it differs or None where the tracer answers as the kernel does). Each
+#: runs pinned and with pinning off; its lines must be the same
+_HONEST = {
+    "a live folder named like a removed one": (
+        """\
+os.mkdir("a (deleted)")
+open("a (deleted)/f", "w").write("present")
+d = os.open("a (deleted)", os.O_RDONLY | os.O_DIRECTORY)
+os.chdir("a (deleted)")
+attempt("cwd-name", "f")
+attempt("cwd-creat", "g", os.O_RDWR | os.O_CREAT, 0o644)
+try:
+    print("dirfd-name OK", os.read(os.open("f", os.O_RDONLY, dir_fd=d), 20))
+except OSError as exc:
+    print("dirfd-name ERR", exc.errno)
+""",
+        "the tracer takes a folder whose path (readlink of the cwd or the descriptor) ends in "
+        "' (deleted)' for a removed one and answers ENOENT: a live folder named 'a (deleted)' "
+        "has its files refused (and O_CREAT in it), where the kernel opens and makes them",
+    ),
+    "a terminal opened by a session leader becomes its controlling terminal": (
+        """\
+import sys
+m, s = os.openpty()
+name = os.ttyname(s)
+os.close(s)
+sys.stdout.flush()
+pid = os.fork()
+if pid == 0:
+    os.setsid()
+    os.open(name, os.O_RDWR)  # no O_NOCTTY: the kernel makes it the controlling terminal
+    attempt("then-dev-tty", "/dev/tty", os.O_RDWR)
+    sys.stdout.flush()
+    os._exit(0)
+os.waitpid(pid, 0)
+""",
+        "the tracer opens every terminal O_NOCTTY in its own process: a session leader that "
+        "opens a pty's slave without O_NOCTTY gets no controlling terminal, and its later "
+        "/dev/tty is ENXIO where the kernel opens it",
+    ),
+    "a trailing slash after /proc/self/exe": (
+        """\
+attempt("exe-slash", "/proc/self/exe/")
+attempt("exe-slash-dot", "/proc/self/exe/.")
+""",
+        "/proc/self/exe/ and /proc/self/exe/. are squeezed to /proc/self/exe and pinned (the "
+        "program's file) where the kernel answers ENOTDIR",
+    ),
+    "O_NOFOLLOW and O_DIRECTORY on /proc/self and /proc/net": (
+        """\
+attempt("self-nofollow-dir", "/proc/self", os.O_RDONLY | os.O_NOFOLLOW | os.O_DIRECTORY)
+attempt("net-nofollow-dir", "/proc/net", os.O_RDONLY | os.O_NOFOLLOW | os.O_DIRECTORY)
+attempt("self-nofollow", "/proc/self", os.O_RDONLY | os.O_NOFOLLOW)
+""",
+        "O_NOFOLLOW|O_DIRECTORY on the link /proc/self (or /proc/net): the kernel answers "
+        "ENOTDIR, the tracer ELOOP (or the folder)",
+    ),
+    "plain files, links, devices, FIFOs and pipes": (
+        """\
+open("plain", "w").write("x")
+os.symlink("plain", "lnk")
+os.symlink("/dev/null", "devlink")
+os.mkfifo("fifo")
+attempt("plain-slash", "plain/")
+attempt("plain-slash-dot", "plain/.")
+attempt("link-slash", "lnk/")
+attempt("plain-dir", "plain", os.O_RDONLY | os.O_DIRECTORY)
+attempt("devlink", "devlink")
+attempt("devlink-nofollow", "devlink", os.O_RDONLY | os.O_NOFOLLOW)
+attempt("fifo-rdwr", "fifo", os.O_RDWR)
+attempt("devnull-slash", "/dev/null/")
+attempt("stdout", "/dev/stdout")
+attempt("proc-fd0", "/proc/self/fd/0")
+attempt("ptmx", "/dev/ptmx", os.O_RDWR | os.O_NOCTTY)
+attempt("self-dir", "/proc/self", os.O_RDONLY | os.O_DIRECTORY)
+attempt("self-task-dotdot", "/proc/self/task/../status")
+attempt("self-uid-map", "/proc/self/uid_map")
+attempt("self-setgroups", "/proc/self/setgroups")
+attempt("self-stack", "/proc/self/stack")
+attempt("self-pagemap", "/proc/self/pagemap")
+attempt("kallsyms", "/proc/kallsyms")
+attempt("kcore", "/proc/kcore")
+attempt("kmsg", "/proc/kmsg", os.O_RDONLY | os.O_NONBLOCK)
+attempt("sys-random", "/proc/sys/kernel/random/boot_id")
+attempt("too-long", "x" * 5000)
+""",
+        None,
+    ),
+    "/proc/self of a process made non-dumpable, and another's entries": (
+        """\
+import ctypes, sys, time
+libc = ctypes.CDLL(None, use_errno=True)
+r, w = os.pipe()
+sys.stdout.flush()
+pid = os.fork()
+if pid == 0:
+    libc.prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE 0
+    os.write(w, b"x")
+    time.sleep(30)
+    os._exit(0)
+os.read(r, 1)
+for entry in ("environ", "attr/current", "cmdline", "stack", "io", "personality",
+              "wchan", "timerslack_ns", "task/%d/environ" % pid, "task/%d/attr/current" % pid):
+    attempt("other-" + entry, "/proc/%d/%s" % (pid, entry))
+os.kill(pid, 9)
+os.waitpid(pid, 0)
+libc.prctl(4, 0, 0, 0, 0)
+for entry in ("environ", "maps", "attr/current", "exe", "stack", "fdinfo/0"):
+    attempt("self-" + entry, "/proc/self/" + entry)
+    attempt("own-pid-" + entry, "/proc/%d/%s" % (os.getpid(), entry))
+""",
+        None,
+    ),
+}
+
+#: lines that differ between two runs whatever the tracer does (addresses, counters)
+_VOLATILE = ("self-pagemap", "kallsyms", "sys-random", "ptmx")
+
+
+def _honest_case(name: str) -> object:
+    script, reason = _HONEST[name]
+    return pytest.param(name, marks=[_works(reason)] if reason else [], id=name)
+
+
+@pytest.mark.heavy
+@pytest.mark.parametrize("name", [_honest_case(n) for n in _HONEST])
+def test_an_honest_program_is_told_what_the_kernel_tells_it(
+    tmp_path: Path, seccomp: None, name: str
+) -> None:
+    script = _OPENS + _HONEST[name][0]
+    pinned, _ = _run(tmp_path / "pinned", script)
+    kernel, _ = _run(tmp_path / "kernel", script, pin="off")
+    got, want = _lines(pinned), _lines(kernel)
+    if not want:  # the script did not run: not a pass
+        pytest.fail(kernel.stdout + kernel.stderr[-2000:])
+    for key in _VOLATILE:
+        for side in (got, want):
+            if key in side:
+                side[key] = side[key][:6]
+    assert not _differs(got, want), _differs(got, want)
