@@ -185,6 +185,25 @@ def test_proc_files_of_the_openers_namespace_are_the_boxs(
 
 # ----------------------------- (3) an honest program told what the kernel would not tell it
 
+#: ``o2(name, dirfd, path, flags, resolve)``: openat2, printing like ``attempt``
+_O2 = """\
+import ctypes, struct
+libc = ctypes.CDLL(None, use_errno=True)
+libc.syscall.restype = ctypes.c_long
+def o2(name, dirfd, path, flags=os.O_RDONLY, resolve=0):
+    how = ctypes.create_string_buffer(struct.pack("QQQ", flags, 0, resolve), 24)
+    fd = libc.syscall(437, dirfd, path.encode(), how, 24)
+    if fd < 0:
+        print(name, "ERR", errno.errorcode.get(ctypes.get_errno(), ctypes.get_errno()))
+        return
+    try:
+        data = os.pread(fd, 60, 0) if not flags & os.O_DIRECTORY else b"<dir>"
+    except OSError as exc:
+        data = ("<" + errno.errorcode.get(exc.errno, str(exc.errno)) + ">").encode()
+    print(name, "OK", data)
+    os.close(fd)
+"""
+
 #: name: (script, reason it differs or None where the tracer answers as the kernel does). Each
 #: runs pinned and with pinning off; its lines must be the same
 _HONEST = {
@@ -241,6 +260,40 @@ attempt("self-nofollow", "/proc/self", os.O_RDONLY | os.O_NOFOLLOW)
 """,
         "O_NOFOLLOW|O_DIRECTORY on the link /proc/self (or /proc/net): the kernel answers "
         "ENOTDIR, the tracer ELOOP (or the folder)",
+    ),
+    "openat2 with RESOLVE_NO_XDEV from the working folder": (
+        _O2
+        + """\
+o2("cwd-noxdev", -100, "t.py", resolve=0x01)
+""",
+        "the tracer walks a relative path with RESOLVE_NO_XDEV as '<cwd>/t.py' from the root, "
+        "crossing the mounts above the working folder: EXDEV where the kernel opens the file",
+    ),
+    "openat2 scoped in /proc through self": (
+        _O2
+        + """\
+proc = os.open("/proc", os.O_RDONLY | os.O_DIRECTORY)
+root = os.open("/", os.O_RDONLY | os.O_DIRECTORY)
+o2("proc-self-beneath", proc, "self/comm", resolve=0x08)
+o2("proc-thread-self-beneath", proc, "thread-self/comm", resolve=0x08)
+o2("proc-net-beneath", proc, "net/dev", resolve=0x08)
+o2("root-in-root-self", root, "/proc/self/comm", resolve=0x10)
+o2("proc-self-noxdev", proc, "self/comm", resolve=0x01)
+""",
+        "openat2 from a descriptor of /proc (RESOLVE_BENEATH) or of the root (RESOLVE_IN_ROOT) "
+        "through self or thread-self: the tracer's walk from that descriptor reads 'self' as "
+        "itself (no process in the box's PID namespace): ENOENT (EXDEV with NO_XDEV) where the "
+        "kernel opens the caller's own file",
+    ),
+    "openat2 with RESOLVE_NO_MAGICLINKS through a descriptor link": (
+        _O2
+        + """\
+o2("dev-stdin-no-magic", -100, "/dev/stdin", resolve=0x02)
+o2("dev-stdin-no-symlinks", -100, "/dev/stdin", resolve=0x04)
+o2("self-fd-no-magic", -100, "/proc/self/fd/0", resolve=0x02)
+""",
+        "a path naming one of the caller's descriptors (/dev/stdin, /proc/self/fd/0) is pinned "
+        "whatever the caller's RESOLVE_NO_MAGICLINKS or _NO_SYMLINKS: the kernel answers ELOOP",
     ),
     "plain files, links, devices, FIFOs and pipes": (
         """\
@@ -325,3 +378,26 @@ def test_an_honest_program_is_told_what_the_kernel_tells_it(
             if key in side:
                 side[key] = side[key][:6]
     assert not _differs(got, want), _differs(got, want)
+
+
+#: opens of /proc an honest program makes (os.listdir("/proc"), ps, psutil's process_iter)
+_LISTS_PROCESSES = """\
+print("pids", len([p for p in os.listdir("/proc") if p.isdigit()]) > 0)
+attempt("proc-dir", "/proc/", os.O_RDONLY | os.O_DIRECTORY)
+attempt("pid1-dir", "/proc/1", os.O_RDONLY | os.O_DIRECTORY)
+attempt("pid1-stat", "/proc/1/stat")
+attempt("pid1-cmdline", "/proc/1/cmdline")
+"""
+
+
+@pytest.mark.heavy
+@_works(
+    "open('/proc', O_DIRECTORY) -- os.listdir('/proc'), ps, psutil -- is let go on as a "
+    "finding ('a /proc file the kernel checks against its opener'): proc_lends_nothing is "
+    "handed '/proc' (no slash after it) and lends nothing only below '/proc/'"
+)
+def test_listing_the_processes_is_no_finding(tmp_path: Path, seccomp: None) -> None:
+    proc, _ = _run(tmp_path, _OPENS + _LISTS_PROCESSES)
+    assert _lines(proc).get("pids") == "True", proc.stdout + proc.stderr[-2000:]
+    opens = _rows(tmp_path)
+    assert not opens, opens
