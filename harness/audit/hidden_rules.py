@@ -9,6 +9,7 @@ import posixpath
 import re
 from collections.abc import Sequence
 from dataclasses import replace
+from pathlib import Path
 
 from evotree.harness.audit.bytecode_rules import CACHE_TAG, is_cache_path, lists_only
 from evotree.harness.audit.hits import Hit, RuleSet
@@ -17,6 +18,8 @@ from evotree.harness.audit.name_only import names_only
 
 __all__ = [
     "ROOT_SEARCH_TAG",
+    "SEARCH_TAG",
+    "folder_search_files",
     "cwd_near_hidden",
     "hidden_hits",
     "located_hits",
@@ -260,6 +263,40 @@ def root_search_files(argv: Sequence[str], hidden_paths: Sequence[str]) -> list[
             continue
         found.append(hidden)
     return found
+
+
+#: the most files of a hidden folder a search is re-run on (a larger folder: judged a read)
+_FOLDER_FILES = 500
+
+
+def folder_search_files(argv: Sequence[str], hidden: str, workdir: str) -> list[str] | None:
+    """The files of the hidden folder ``hidden`` of ``workdir`` that a ``grep -r`` reaching it
+    searches (its ``--include`` globs and excluded globs applied to each name), as paths
+    relative to ``workdir``; [] when the folder is not in the checkout (the grader's, added
+    after the run); None when it holds more than :data:`_FOLDER_FILES` files."""
+    root = Path(workdir).resolve()
+    top = (root / hidden.strip().strip("/").removeprefix("./")).resolve()
+    if not top.is_dir() or root not in top.parents:
+        return []
+    skip = [argv[k] for k in _excluded(tuple(argv)) if k < len(argv)]
+    includes = [
+        a.split("=", 1)[1] if "=" in a else argv[k + 2] if k + 2 < len(argv) else ""
+        for k, a in enumerate(argv[1:])
+        if a.split("=", 1)[0] == "--include"
+    ]
+    files = []
+    for path in sorted(top.rglob("*")):
+        if not path.is_file() or path.is_symlink():
+            continue
+        rel = path.relative_to(root).as_posix()
+        if _glob_leaves_out(skip, rel) or (
+            includes and not any(fnmatch.fnmatch(path.name, g) for g in includes)
+        ):
+            continue
+        files.append(rel)
+        if len(files) > _FOLDER_FILES:
+            return None
+    return files
 
 
 #: find's tests of a file's name or path, whose pattern a hidden file's name can be matched to

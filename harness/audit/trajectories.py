@@ -57,7 +57,9 @@ from evotree.harness.audit.hidden_queries import (
 )
 from evotree.harness.audit.hidden_rules import (
     ROOT_SEARCH_TAG,
+    SEARCH_TAG,
     cwd_near_hidden,
+    folder_search_files,
     printed_hidden_lines,
     root_search_files,
     unseen_search,
@@ -355,6 +357,10 @@ class _HitJudge:
             return None
         if hit.rule.endswith(ROOT_SEARCH_TAG):
             return self._root_search(hit, k)
+        if hit.rule.endswith(SEARCH_TAG) and hit.severity == "warn":
+            searched = self._folder_search(hit, k)
+            if searched is not hit:
+                return searched
         hit = by_what_followed(hit, k, self.listed, self.copied)
         ancestry = self.ancestry
         if hit.refs and hit.code == "audit.git_history_leak" and ancestry is not None:
@@ -406,6 +412,35 @@ class _HitJudge:
                 lines = [re.sub(r"^\d+[:-]", "", ln) for ln in printed.splitlines()]
                 if holds_index_line(lines, ancestry.index().lines, inside=True):
                     why = f": re-run on {hidden}, prints what only the hidden file holds"
+                    return replace(hit, severity="high", rule=hit.rule + why)
+        return hit
+
+    def _folder_search(self, hit: Hit, k: int) -> Hit:
+        """A ``grep -r`` of a folder holding a hidden folder, with no output recorded and a
+        trusted task repository whose checkout holds that folder: the search is re-run on each
+        of its files, and it is high when what it prints holds a line of the provenance index
+        (or it cannot be re-run). Else a warn: a recorded output is judged by what it printed,
+        a folder the checkout lacks is the grader's (added after the run)."""
+        ancestry = self.ancestry
+        workdir = ancestry.repo.workdir if ancestry is not None and ancestry.trusted else None
+        named = re.search(r" and the hidden (.+?) with it", hit.rule)
+        if self.traj.steps[k].output is not None or ancestry is None or not workdir or not named:
+            return hit
+        for cmd in parse_shell(self.traj.steps[k].command or ""):
+            joined = " ".join(cmd.argv) + "".join(f" {op}{t}" for op, t in cmd.redirects)
+            if joined != hit.command:
+                continue
+            files = folder_search_files(cmd.argv, named[1], workdir)
+            if files is None:
+                why = f": {named[1]} too large to re-run the search on, a read"
+                return replace(hit, severity="high", rule=hit.rule + why)
+            for rel in files:
+                printed = search_prints(cmd.argv, workdir, rel)
+                if printed is None:
+                    return replace(hit, severity="high", rule=hit.rule + f": not re-run on {rel}")
+                lines = [re.sub(r"^\d+[:-]", "", ln) for ln in printed.splitlines()]
+                if holds_index_line(lines, ancestry.index().lines, inside=True):
+                    why = f": re-run on {rel}, prints what only the hidden folder holds"
                     return replace(hit, severity="high", rule=hit.rule + why)
         return hit
 
