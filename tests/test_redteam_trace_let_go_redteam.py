@@ -295,6 +295,26 @@ o2("self-fd-no-magic", -100, "/proc/self/fd/0", resolve=0x02)
         "a path naming one of the caller's descriptors (/dev/stdin, /proc/self/fd/0) is pinned "
         "whatever the caller's RESOLVE_NO_MAGICLINKS or _NO_SYMLINKS: the kernel answers ELOOP",
     ),
+    "a FIFO with no writer reopened through /proc/self/fd": (
+        """\
+import threading, time
+os.mkfifo("p")
+n = os.open("p", os.O_RDONLY | os.O_NONBLOCK)  # no writer yet
+def writer():
+    time.sleep(1.0)
+    w = os.open("p", os.O_WRONLY)
+    os.write(w, b"late")
+    time.sleep(0.5)
+    os.close(w)
+threading.Thread(target=writer).start()
+t = time.time()
+fd = os.open("/proc/self/fd/%d" % n, os.O_RDONLY)
+print("fifo-by-descriptor", time.time() - t > 0.5, os.read(fd, 10))
+""",
+        "a FIFO named by one of the caller's descriptors is pinned (opened O_NONBLOCK, which is "
+        "taken back after) even read-only and blocking: the open does not wait for a writer and "
+        "the read finds end of file at once, where the kernel's open waits and reads 'late'",
+    ),
     "plain files, links, devices, FIFOs and pipes": (
         """\
 open("plain", "w").write("x")
@@ -401,3 +421,75 @@ def test_listing_the_processes_is_no_finding(tmp_path: Path, seccomp: None) -> N
     assert _lines(proc).get("pids") == "True", proc.stdout + proc.stderr[-2000:]
     opens = _rows(tmp_path)
     assert not opens, opens
+
+
+# ------------------------------------------------------------ (4) the tracer worn out
+
+#: the tracer serves the whole box from one thread: an open that waits (a FIFO by name, let go
+#: on) must not hold it, nor a path in memory whose fault a userfaultfd would serve (user mode
+#: only here: the tracer's read of it fails, EFAULT, as the kernel's copy does)
+_WEAR = """\
+import ctypes, fcntl, mmap, os, struct, sys, threading, time
+sys.stdout.reconfigure(line_buffering=True)
+libc = ctypes.CDLL(None, use_errno=True)
+libc.syscall.restype = ctypes.c_long
+os.mkfifo("p")
+open("plain", "w").write("x")
+blocked = threading.Thread(target=lambda: print("by-name", os.read(os.open("p", os.O_RDONLY), 9)))
+blocked.start()
+time.sleep(0.3)
+n = os.open("p", os.O_RDONLY | os.O_NONBLOCK)
+t = time.time()
+for _ in range(50):
+    os.close(os.open("/proc/self/fd/%d" % n, os.O_RDONLY | os.O_NONBLOCK))
+    os.close(os.open("plain", os.O_RDONLY))
+    os.close(os.open("/proc/self/status", os.O_RDONLY))
+print("served-while-one-waits", time.time() - t < 10)
+uffd = libc.syscall(323, 1 | os.O_CLOEXEC | os.O_NONBLOCK)  # UFFD_USER_MODE_ONLY
+if uffd >= 0:
+    fcntl.ioctl(uffd, 0xC018AA3F, bytearray(struct.pack("QQQ", 0xAA, 0, 0)))  # UFFDIO_API
+    mm = mmap.mmap(-1, 4096)
+    addr = ctypes.addressof(ctypes.c_char.from_buffer(mm))
+    mm.madvise(mmap.MADV_DONTNEED)
+    reg = bytearray(struct.pack("QQQQ", addr, 4096, 1, 0))  # UFFDIO_REGISTER, MISSING
+    fcntl.ioctl(uffd, 0xC020AA00, reg)
+    t = time.time()
+    fd = libc.open(ctypes.c_void_p(addr), 0)
+    print("uffd-open", fd, ctypes.get_errno(), time.time() - t < 10)
+w = os.open("p", os.O_WRONLY)
+os.write(w, b"late")
+blocked.join()
+"""
+
+
+@pytest.mark.heavy
+def test_an_open_that_waits_does_not_hold_the_tracer(tmp_path: Path, seccomp: None) -> None:
+    proc, _ = _run(tmp_path, _WEAR, timeout=120)
+    lines = _lines(proc)
+    assert lines.get("served-while-one-waits") == "True", proc.stdout + proc.stderr[-2000:]
+    assert lines.get("by-name") == "b'late'", lines
+    if "uffd-open" in lines:  # no userfaultfd here: nothing to show
+        assert lines["uffd-open"] == "-1 14 True", lines  # EFAULT, at once
+
+
+#: a nested user (and so PID) namespace, in which /proc/self would name a process of a PID
+#: namespace the tracer's own_proc_dir never tried
+_NESTED = """\
+import ctypes
+libc = ctypes.CDLL(None, use_errno=True)
+for name, flag in (("user", 0x10000000), ("pid", 0x20000000), ("mount", 0x00020000)):
+    print("unshare-" + name, libc.unshare(flag) == 0)
+"""
+
+
+@pytest.mark.heavy
+def test_no_nested_pid_namespace_can_be_made(tmp_path: Path, seccomp: None) -> None:
+    """Stopped before it starts: the box allows no new user, PID or mount namespace, so no
+    procfs of another PID namespace can be mounted under the caller's /proc paths."""
+    proc, _ = _run(tmp_path, _NESTED)
+    lines = _lines(proc)
+    assert lines == {
+        "unshare-user": "False",
+        "unshare-pid": "False",
+        "unshare-mount": "False",
+    }, proc.stdout + proc.stderr[-2000:]
