@@ -384,6 +384,55 @@ print("fifo-by-descriptor", time.time() - t > 0.5, os.read(fd, 10))
         "taken back after) even read-only and blocking: the open does not wait for a writer and "
         "the read finds end of file at once, where the kernel's open waits and reads 'late'",
     ),
+    "a relative open from a descriptor that is no folder": (
+        """\
+import socket
+def at(name, dirfd, path):
+    try:
+        os.open(path, os.O_RDONLY, dir_fd=dirfd)
+        print(name, "OK")
+    except OSError as exc:
+        print(name, "ERR", errno.errorcode.get(exc.errno, exc.errno))
+r, w = os.pipe()
+at("pipe", r, "x")
+at("memfd", os.memfd_create("m"), "x")
+at("eventfd", os.eventfd(0), "x")
+at("socket", socket.socket().fileno(), "x")
+open("gone", "w").write("x")
+g = os.open("gone", os.O_RDONLY)
+os.unlink("gone")
+at("removed-file", g, "x")
+""",
+        "a descriptor of a pipe, socket, memfd, eventfd or removed file as openat's folder: "
+        "the tracer joins its link text ('pipe:[N]', '/memfd:m (deleted)') to the path and "
+        "answers ENOENT where the kernel answers ENOTDIR",
+    ),
+    "the caller's own threads, and a lease of its own": (
+        """\
+import fcntl, signal, threading, time
+ev = threading.Event()
+tids = []
+def t():
+    tids.append(threading.get_native_id())
+    ev.wait()
+th = threading.Thread(target=t)
+th.start()
+time.sleep(0.2)
+attempt("thread-environ", "/proc/self/task/%d/environ" % tids[0])
+attempt("thread-comm", "/proc/self/task/%d/comm" % tids[0])
+attempt("tid-as-pid-environ", "/proc/%d/environ" % tids[0])
+attempt("not-my-task", "/proc/self/task/1/comm")
+ev.set()
+th.join()
+signal.signal(signal.SIGIO, signal.SIG_IGN)
+open("leased", "w").write("L")
+lease = os.open("leased", os.O_RDONLY)
+fcntl.fcntl(lease, 1024, fcntl.F_RDLCK)  # F_SETLEASE
+attempt("leased-read", "leased")
+attempt("leased-rdwr-nonblock", "leased", os.O_RDWR | os.O_NONBLOCK)
+""",
+        None,
+    ),
     "plain files, links, devices, FIFOs and pipes": (
         """\
 open("plain", "w").write("x")
