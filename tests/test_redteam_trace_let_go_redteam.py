@@ -433,6 +433,32 @@ attempt("leased-rdwr-nonblock", "leased", os.O_RDWR | os.O_NONBLOCK)
 """,
         None,
     ),
+    "descriptors of every kind reopened through /proc/self/fd": (
+        """\
+import ctypes, select
+libc = ctypes.CDLL(None, use_errno=True)
+r, w = os.pipe()
+open("wo", "w").write("secret")
+os.chmod("wo", 0o200)
+fds = {
+    "eventfd": os.eventfd(0),
+    "epoll": select.epoll().fileno(),
+    "memfd": os.memfd_create("m"),
+    "pidfd": os.pidfd_open(os.getpid()),
+    "inotify": libc.inotify_init(),
+    "pipe-w": w,
+    "pipe-r": r,
+    "devnull-w": os.open("/dev/null", os.O_WRONLY),
+    "write-only-file": os.open("wo", os.O_WRONLY),
+    "o-path-file": os.open("t.py", os.O_PATH),
+    "o-path-dir": os.open(".", os.O_PATH),
+}
+for name, fd in fds.items():
+    attempt(name, "/proc/self/fd/%d" % fd)
+    attempt(name + "-rdwr", "/proc/self/fd/%d" % fd, os.O_RDWR)
+""",
+        None,
+    ),
     "plain files, links, devices, FIFOs and pipes": (
         """\
 open("plain", "w").write("x")
