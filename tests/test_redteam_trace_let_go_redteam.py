@@ -459,6 +459,24 @@ for name, fd in fds.items():
 """,
         None,
     ),
+    "openat2's and open's argument checks": (
+        _O2
+        + """\
+def raw(name, flags, mode=0, resolve=0, tail=b""):
+    how = ctypes.create_string_buffer(struct.pack("QQQ", flags, mode, resolve) + tail)
+    fd = libc.syscall(437, -100, b"t.py", how, 24 + len(tail))
+    print(name, "OK" if fd >= 0 else errno.errorcode.get(ctypes.get_errno()))
+raw("mode-without-creat", os.O_RDONLY, mode=0o644)
+raw("unknown-flag", os.O_RDONLY | 1 << 40)
+raw("unknown-resolve", os.O_RDONLY, resolve=0x40)
+raw("nonzero-tail", os.O_RDONLY, tail=b"\\x01" + bytes(7))
+attempt("tmpfile-without-directory", ".", 0o20000000 | os.O_RDWR)
+""",
+        "the tracer pins an openat2 whose open_how the kernel refuses before any walk (a mode "
+        "without O_CREAT, unknown flag or RESOLVE bits: EINVAL; non-zero bytes past the "
+        "struct it knows: E2BIG), and answers __O_TMPFILE without O_DIRECTORY EISDIR where the "
+        "kernel answers EINVAL",
+    ),
     "plain files, links, devices, FIFOs and pipes": (
         """\
 open("plain", "w").write("x")
@@ -637,3 +655,27 @@ def test_no_nested_pid_namespace_can_be_made(tmp_path: Path, seccomp: None) -> N
         "unshare-pid": "False",
         "unshare-mount": "False",
     }, proc.stdout + proc.stderr[-2000:]
+
+
+_CREAT_DIRECTORY = """\
+attempt("existing", ".", os.O_RDONLY | os.O_DIRECTORY | os.O_CREAT, 0o755)
+attempt("missing", "nd", os.O_RDONLY | os.O_DIRECTORY | os.O_CREAT, 0o755)
+print("made", os.path.exists("nd"))
+"""
+
+
+@pytest.mark.heavy
+@_works(
+    "O_CREAT|O_DIRECTORY (EINVAL since Linux 6.4, before any walk): the tracer opens an "
+    "existing folder for it, and for a missing name makes a file and hands it over, where the "
+    "kernel makes nothing"
+)
+def test_creat_with_directory_is_refused_as_the_kernel_refuses_it(
+    tmp_path: Path, seccomp: None
+) -> None:
+    kernel, _ = _run(tmp_path / "kernel", _OPENS + _CREAT_DIRECTORY, pin="off")
+    want = _lines(kernel)
+    if want.get("existing") != "ERR EINVAL":
+        pytest.skip("this kernel takes O_CREAT|O_DIRECTORY (before Linux 6.4)")
+    pinned, _ = _run(tmp_path / "pinned", _OPENS + _CREAT_DIRECTORY)
+    assert _lines(pinned) == want, _differs(_lines(pinned), want)
