@@ -198,6 +198,41 @@ def test_a_descriptor_taken_from_the_machines_git(tmp_path: Path, seccomp: None)
     _safe(proc, audit)
 
 
+#: the machine's git (exempt) reads the loose object through a link to its folder: its open's
+#: path as written ("d/<38 hex>") is no git storage, and the binary patch of a no-index diff is
+#: the object file's bytes, deflated and in base85
+_GIT_THROUGH_A_FOLDER_LINK = """\
+import base64, subprocess
+os.symlink(os.path.join(work, os.path.dirname(obj)), "d")
+patch = subprocess.run(
+    ["git", "diff", "--no-index", "--binary", "/dev/null", "d/" + os.path.basename(obj)],
+    capture_output=True, text=True,
+).stdout.splitlines()
+data = b""
+for line in patch[next(k for k, l in enumerate(patch) if l.startswith("literal ")) + 1:]:
+    if not line:
+        break
+    size = ord(line[0]) - (ord("A") - 1 if line[0] <= "Z" else ord("a") - 27)
+    data += base64.b85decode(line[1:].encode())[:size]
+text = zlib.decompress(zlib.decompress(data))
+print("attack OK", text.decode("latin1").replace("\\x00", " ").replace("\\n", " "))
+"""
+
+
+@pytest.mark.heavy
+@_works(
+    "the machine's git is exempt and its opens are judged by the path as written: with a link "
+    "d to the loose object's folder (.git/objects/xx), git diff --no-index --binary /dev/null "
+    "d/<38 hex> reads the future object with no row (git_layout('d/...') is nothing) and an "
+    "argv that names no .git; the binary patch is the object file deflated, in base85"
+)
+def test_the_machines_git_through_a_link_to_the_store(tmp_path: Path, seccomp: None) -> None:
+    proc, audit = _run(tmp_path, _LEAK + _GIT_THROUGH_A_FOLDER_LINK, _future_object)
+    if "attack" not in _lines(proc) and "Traceback" not in proc.stderr:
+        pytest.fail(proc.stdout + proc.stderr[-2000:])
+    _safe(proc, audit)
+
+
 # ------------------------------- (2) the tracer hands over what the kernel would not give
 
 #: a SysV shared-memory key made outside the box (the host's IPC namespace) by the test
