@@ -429,9 +429,10 @@ def disables_userns(binary: str | None = None) -> bool:
 #: ``open``/``openat``/``openat2`` calls are reported to a listener (the tracer records the opens
 #: of git storage only), which it hands out through the inherited socket named by argv[1]
 #: and closes. Refused (EPERM): calls of another ABI (``int 0x80``, x32: they would name other
-#: numbers), ``io_uring_setup`` (io_uring operations bypass seccomp) and
+#: numbers), ``io_uring_setup`` (io_uring operations bypass seccomp),
 #: ``process_vm_readv``/``process_vm_writev`` (another process's memory: the machine's git, whose
-#: opens are exempt, holds what it read; cross-memory attach of MPI falls back). A filter cannot be
+#: opens are exempt, holds what it read; cross-memory attach of MPI falls back) and
+#: ``pidfd_getfd`` (another process's descriptor: the machine's git's open pack). A filter cannot be
 #: removed, and every process of the phase inherits it.
 _TRACE_INSTALLER = r"""
 import array, ctypes, os, platform, socket, struct, sys
@@ -440,6 +441,7 @@ nrs = {"x86_64": (59, 322, 42, 231, 425, 0xC000003E, 317, 257, 437, 2, 101),
        "aarch64": (221, 281, 203, 94, 425, 0xC00000B7, 277, 56, 437, 56, 117)}
 execve, execveat, connect, exit_group, uring, arch, sys_seccomp, openat, openat2, open_, ptrace = nrs[platform.machine()]
 vm_readv, vm_writev = {"x86_64": (310, 311), "aarch64": (270, 271)}[platform.machine()]
+pidfd_getfd = 438
 def ins(code, jt, jf, k):
     return struct.pack("HBBI", code, jt, jf, k)
 LD, JEQ, JGE, JSET, JA, RET, ST, LDM, AND = 0x20, 0x15, 0x35, 0x45, 0x05, 0x06, 0x02, 0x60, 0x54
@@ -447,10 +449,11 @@ ALLOW, NOTIFY, EPERM = 0x7FFF0000, 0x7FC00000, 0x00050001
 # open/openat: reported unless the call cannot read a file's content (its flags: O_PATH, O_WRONLY,
 # or O_CREAT|O_EXCL -- a new empty file); openat2's flags are behind a pointer: always reported
 prog = b"".join([ins(LD, 0, 0, 4), ins(JEQ, 1, 0, arch), ins(RET, 0, 0, EPERM), ins(LD, 0, 0, 0),
-                 ins(JGE, 24, 0, 0x40000000), ins(JEQ, 21, 0, execve), ins(JEQ, 20, 0, execveat),
-                 ins(JEQ, 19, 0, connect), ins(JEQ, 18, 0, exit_group), ins(JEQ, 17, 0, openat2),
-                 ins(JEQ, 16, 0, ptrace),
-                 ins(JEQ, 17, 0, uring), ins(JEQ, 16, 0, vm_readv), ins(JEQ, 15, 0, vm_writev),
+                 ins(JGE, 25, 0, 0x40000000), ins(JEQ, 22, 0, execve), ins(JEQ, 21, 0, execveat),
+                 ins(JEQ, 20, 0, connect), ins(JEQ, 19, 0, exit_group), ins(JEQ, 18, 0, openat2),
+                 ins(JEQ, 17, 0, ptrace),
+                 ins(JEQ, 18, 0, uring), ins(JEQ, 17, 0, vm_readv), ins(JEQ, 16, 0, vm_writev),
+                 ins(JEQ, 15, 0, pidfd_getfd),
                  ins(JEQ, 2, 0, openat), ins(JEQ, 3, 0, open_),
                  ins(RET, 0, 0, ALLOW),
                  ins(LD, 0, 0, 32), ins(JA, 0, 0, 1), ins(LD, 0, 0, 24),      # the flags: openat's, open's

@@ -1166,6 +1166,9 @@ struct walk {
     int crossed;     /* the walk crossed a link or ".." (what it reached is not the path as written) */
     int descriptor;  /* the path names one of the caller's descriptors (/proc/self/fd/N...) */
     int nofollow;    /* the caller's O_NOFOLLOW */
+    int directory;   /* the caller's O_DIRECTORY */
+    int opath;       /* the caller's O_PATH */
+    int must_dir;    /* the path as written ends in "/" or "/." (squeezed away) */
     uint64_t resolve_flags;  /* openat2's RESOLVE_NO_XDEV, _NO_MAGICLINKS, _NO_SYMLINKS */
     int error;       /* the errno of a walk that failed (0: it did not fail) */
     int proc_own;    /* reached through the caller's own /proc/self (checked to be the caller) */
@@ -1327,6 +1330,15 @@ static size_t resolve_in(uint32_t pid, const char *full, char *into, size_t cap,
     if (rest) {  /* the caller's own descriptor: its /proc/PID/fd/N (a trailing path is not followed) */
         char *end;
         fd_no = strtoul(rest, &end, 10);
+        /* the descriptor's link is a magic link (reached through /dev/stdin's or /proc/self's
+         * symlinks): RESOLVE_NO_MAGICLINKS or _NO_SYMLINKS, and O_NOFOLLOW on it as the last
+         * name, are the kernel's ELOOP (ENOTDIR with O_DIRECTORY; O_PATH|O_NOFOLLOW would be
+         * the link itself: a finding) */
+        if (w && ((w->resolve_flags & 0x06) || (w->nofollow && end != rest && !*end))) {
+            if (w->opath && !(w->resolve_flags & 0x06)) *magic = 1;
+            else w->error = w->directory && !(w->resolve_flags & 0x06) ? ENOTDIR : ELOOP;
+            return 0;
+        }
         snprintf(link, sizeof link, "/proc/%u/fd/%lu", pid, fd_no);
         ssize_t n = end != rest && (!*end || *end == '/') ? readlink(link, into, cap - 1) : -1;
         if (n <= 0) { *magic = 1; return 0; }
@@ -1367,14 +1379,15 @@ static size_t resolve_in(uint32_t pid, const char *full, char *into, size_t cap,
     if (self) {
         /* "self" is a link (RESOLVE_NO_SYMLINKS, or O_NOFOLLOW on it as the last name: ELOOP), and
          * /proc a mount of its own (RESOLVE_NO_XDEV: EXDEV), as the kernel answers */
-        if (w && ((w->resolve_flags & 0x04) || (w->nofollow && (!*self_rest || self_rest == spare) &&
-                                                 !strchr(norm + 6, '/')))) {
-            w->error = ELOOP;
+        int link_last = (!*self_rest || self_rest == spare) && !strchr(norm + 6, '/');
+        if (w && ((w->resolve_flags & 0x04) || (w->nofollow && link_last))) {
+            w->error = w->nofollow && link_last && w->directory && !(w->resolve_flags & 0x04) ? ENOTDIR : ELOOP;
             return 0;
         }
         if (w && (w->resolve_flags & 0x01)) { w->error = EXDEV; return 0; }
         if (!strcmp(self_rest, "/exe")) {
             if (w && (w->resolve_flags & 0x02)) { w->error = ELOOP; return 0; }
+            if (w && w->must_dir) { w->error = ENOTDIR; return 0; }  /* "/proc/self/exe/" */
             snprintf(link, sizeof link, "/proc/%u/exe", self == 2 ? pid : tgid_of(pid));
             int fd = open(link, O_PATH | O_CLOEXEC | (w && w->nofollow ? O_NOFOLLOW : 0));
             if (fd < 0) { *magic = 1; return 0; }
@@ -1393,8 +1406,9 @@ static size_t resolve_in(uint32_t pid, const char *full, char *into, size_t cap,
         if (root >= 0) close(root);
         if (dir < 0) { *magic = 1; return 0; }
         char below[8400];
-        int wrote = self == 2 ? snprintf(below, sizeof below, "task/%lu%s", thread_id, self_rest)
-                              : snprintf(below, sizeof below, "%s", *self_rest ? self_rest + 1 : ".");
+        const char *tail = w && w->must_dir ? "/." : "";
+        int wrote = self == 2 ? snprintf(below, sizeof below, "task/%lu%s%s", thread_id, self_rest, tail)
+                              : snprintf(below, sizeof below, "%s%s", *self_rest ? self_rest + 1 : ".", tail);
         if (wrote < 0 || (size_t)wrote >= sizeof below) { close(dir); *magic = 1; return 0; }
         struct { uint64_t flags, mode, resolve; } how = {
             O_PATH | O_CLOEXEC | (w && w->nofollow ? O_NOFOLLOW : 0), 0,
@@ -1573,11 +1587,25 @@ static int checked_at_open(const char *entry) {
     return 0;
 }
 
+/* Whether squeezed path P is a /proc file of the opener's namespaces, not the file's: the SysV
+ * IPC listings and the sysctls of the IPC, UTS, network and user namespaces, looked up (or
+ * taken at open) in the walker's and opener's namespaces -- the tracer's are the host's. */
+static int proc_namespaced(const char *p) {
+    static const char *prefixes[] = {"/proc/sysvipc", "/proc/sys/net", "/proc/sys/user", "/proc/sys/fs/mqueue",
+                                     "/proc/sys/kernel/hostname", "/proc/sys/kernel/domainname",
+                                     "/proc/sys/kernel/shm", "/proc/sys/kernel/msg", "/proc/sys/kernel/sem",
+                                     "/proc/sys/kernel/auto_msgmni", "/proc/sys/kernel/ns_last_pid"};
+    for (size_t k = 0; k < sizeof prefixes / sizeof *prefixes; k++)
+        if (!strncmp(p, prefixes[k], strlen(prefixes[k]))) return 1;
+    return 0;
+}
+
 /* Whether the tracer may open the /proc file PATH (what the walk reached; DEV its device) for
  * PID as the kernel would: a file of no process; a file of a process that the kernel does not
  * check against its opener; or the caller's own (the kernel lets a process read its own). Not
  * /proc/keys and /proc/key-users, which list what the opener's credentials may see. */
 static int proc_lends_nothing(uint32_t pid, const char *path, dev_t dev) {
+    if (path && !strcmp(path, "/proc")) return 1;  /* the listing of the processes */
     if (!path || strncmp(path, "/proc/", 6)) return 0;
     const char *q = path + 6;
     size_t digits = strspn(q, "0123456789");
@@ -1616,13 +1644,22 @@ static void pin(uint32_t pid, struct walk *w, uint64_t flags, struct reply *rep)
     if (w->fd < 0) {
         if (w->missing && !(flags & O_CREAT)) rep->error = ENOENT;
         else if (w->error && !w->missing) rep->error = w->error;  /* ENOTDIR, ELOOP, EACCES... */
-        else w->why = "its walk reached nothing";
+        else if (!w->why) w->why = "its walk reached nothing";
         return;
     }
     struct stat st;
     if (fstat(w->fd, &st) != 0) { w->why = "what its walk reached cannot be read"; return; }
+    /* O_PATH (openat2's: its open_how could change after the tracer read it, so it is not let
+     * go on): the walk's own descriptor, what the kernel's O_PATH open gives */
+    if (flags & O_PATH) {
+        if ((flags & O_DIRECTORY) && !S_ISDIR(st.st_mode)) { rep->error = ENOTDIR; return; }
+        rep->fd = fcntl(w->fd, F_DUPFD_CLOEXEC, 0);
+        if (rep->fd < 0) rep->error = errno;
+        rep->cloexec = (flags & O_CLOEXEC) != 0;
+        return;
+    }
     if (S_ISLNK(st.st_mode)) {
-        if (w->nofollow) rep->error = ELOOP;
+        if (w->nofollow) rep->error = (flags & O_DIRECTORY) ? ENOTDIR : ELOOP;
         else w->why = "its walk ended at a link";
         return;
     }
@@ -1935,16 +1972,28 @@ static void open_row(const struct notif *n, struct buf *row, struct reply *rep) 
         known_flags = n->args[2] && n->args[3] >= sizeof how &&
                       process_vm_readv((pid_t)n->pid, &local, 1, &remote, 1, 0) == (ssize_t)sizeof how;
         flags = known_flags ? how[0] : 0;
-        scoped = known_flags && dirfd != -100 && (how[2] & 0x18);
+        /* walked from the caller's own directory descriptor (or cwd): RESOLVE_BENEATH and
+         * _IN_ROOT keep the walk in it, and a relative walk with RESOLVE_NO_XDEV crosses no
+         * mount above it */
+        scoped = known_flags && (how[2] & 0x18 ? dirfd != -100 : (how[2] & 0x01) && path[0] != '/');
     }
     /* opens that can read, of a file that exists: pinned (pin()) */
     int pinnable = rep && !pin_off && known_flags && (flags & O_ACCMODE) != O_WRONLY && !(flags & O_PATH) &&
                    (flags & (O_CREAT | O_EXCL)) != (O_CREAT | O_EXCL) && (flags & __O_TMPFILE) != __O_TMPFILE;
+    /* openat2's open_how is in the caller's memory too: read again by the kernel after CONTINUE,
+     * its flags can be rewritten to a read. So no openat2 is let go on unseen: O_PATH is answered
+     * with the walk's own descriptor, the other opens that cannot read are a finding */
+    int how_in_memory = n->nr == NR_OPENAT2 && rep && !pin_off && known_flags;
+    if (how_in_memory && (flags & O_PATH)) pinnable = 1;
     /* a read-open is never let go on unseen (pin_some, the benchmarks' partial pinning, aside):
      * pinned, answered with an error, or a finding */
-    int must_answer = pinnable && !pin_some;
-    const char *removed = NULL;  /* a relative open from a removed folder: why it is a finding */
-    struct walk w = {.fd = -1, .nofollow = (flags & O_NOFOLLOW) != 0,
+    int must_answer = (pinnable || how_in_memory) && !pin_some;
+    const char *let_go = NULL;  /* why an open no walk answers is let go on (a finding) */
+    if (how_in_memory && !pinnable) let_go = "an openat2 that cannot read, whose open_how could change after the tracer read it";
+    size_t plen = strlen(path);
+    struct walk w = {.fd = -1, .nofollow = (flags & O_NOFOLLOW) != 0, .directory = (flags & O_DIRECTORY) != 0,
+                     .opath = (flags & O_PATH) != 0,
+                     .must_dir = plen && (path[plen - 1] == '/' || (plen >= 2 && !strcmp(path + plen - 2, "/."))),
                      .resolve_flags = n->nr == NR_OPENAT2 ? how[2] & 0x07 : 0};
     int base_lost = 0;  /* the folder a relative path starts from could not be read */
     if (path[0] == '/' && !scoped) {
@@ -1959,16 +2008,24 @@ static void open_row(const struct notif *n, struct buf *row, struct reply *rep) 
         if (b < 0 ? errno == ENAMETOOLONG : (size_t)b >= sizeof base - 1) base_lost = 1;
         if (b < 0) b = 0;
         base[b] = 0;
-        /* a removed folder: its path names another (or none). No name can be found in it
-         * (ENOENT, the kernel's answer); "." and ".." are a finding (not walked) */
-        if (b > 10 && !strcmp(base + b - 10, " (deleted)")) {
+        /* a descriptor that is no folder (a pipe, a socket, a file): the kernel's ENOTDIR */
+        struct stat at_st;
+        int at_known = b > 0 && stat(proc, &at_st) == 0;
+        if (at_known && !S_ISDIR(at_st.st_mode) && dirfd != -100 && must_answer) {
+            rep->error = ENOTDIR;
+            return;
+        }
+        /* a removed folder (no link left to it; a live one may be named "... (deleted)"): its
+         * path names another (or none). No name can be found in it (ENOENT, the kernel's
+         * answer); "." and ".." are a finding (not walked) */
+        if (b > 10 && !strcmp(base + b - 10, " (deleted)") && (!at_known || at_st.st_nlink == 0)) {
             pinnable = 0;
             const char *first = path;
             while (*first == '/' || (first[0] == '.' && (first[1] == '/' || !first[1]))) first++;
             if (*first && !(first[0] == '.' && first[1] == '.' && (!first[2] || first[2] == '/'))) {
                 if (must_answer) { rep->error = ENOENT; return; }
             } else {
-                removed = "a relative open from a removed folder";
+                let_go = "a relative open from a removed folder";
             }
         }
         snprintf(full, sizeof full, "%s/%s", base, path);
@@ -1989,8 +2046,12 @@ static void open_row(const struct notif *n, struct buf *row, struct reply *rep) 
                                                           how[2] & 0x1f};
         int fd = dfd >= 0 ? (int)syscall(437 /* openat2 */, dfd, path, &scope, sizeof scope) : -1;
         if (fd < 0 && dfd >= 0) {  /* the kernel's walk from the same folder, with its flags */
-            if (errno == ENOENT) w.missing = 1;
-            else w.error = errno;
+            int e = errno;
+            /* through /proc's self or thread-self, which name no process for the tracer: a
+             * finding (not the kernel's answer) */
+            if (strstr(path, "self")) w.why = "a scoped openat2 through /proc's self";
+            else if (e == ENOENT) w.missing = 1;
+            else w.error = e;
         }
         if (dfd >= 0) close(dfd);
         if (fd >= 0) {
@@ -2027,12 +2088,16 @@ static void open_row(const struct notif *n, struct buf *row, struct reply *rep) 
     int judged = magic || storage || (walked && git_storage(resolved));
     w.crossed = walked && !w.descriptor && strcmp(resolved, norm) != 0;
     w.path = walked ? resolved : NULL;
+    if (must_answer && (proc_namespaced(norm) || (walked && proc_namespaced(resolved)))) {
+        w.why = "a /proc file of the opener's namespaces (the tracer's are the host's)";
+        pinnable = 0;
+    }
     /* the answer: pin_some pins only what its walk could not take as written */
     if (pinnable && !magic && !storage && (!pin_some || judged || w.descriptor || w.fd < 0 || !walked || w.crossed))
         pin(n->pid, &w, flags, rep);
     if (w.fd >= 0) close(w.fd);
     if (must_answer && !judged && rep->fd < 0 && !rep->error && !w.why)
-        w.why = removed ? removed : "let go on";  /* nothing above answered it */
+        w.why = let_go ? let_go : "let go on";  /* nothing above answered it */
     if (must_answer && rep->fd < 0 && !rep->error && w.why) judged = magic = 1;
     if (!judged) return;
     snprintf(proc, sizeof proc, "/proc/%u/exe", n->pid);
