@@ -2047,9 +2047,10 @@ static void open_row(const struct notif *n, struct buf *row, struct reply *rep) 
         int fd = dfd >= 0 ? (int)syscall(437 /* openat2 */, dfd, path, &scope, sizeof scope) : -1;
         if (fd < 0 && dfd >= 0) {  /* the kernel's walk from the same folder, with its flags */
             int e = errno;
-            /* through /proc's self or thread-self, which name no process for the tracer: a
-             * finding (not the kernel's answer) */
-            if (strstr(path, "self")) w.why = "a scoped openat2 through /proc's self";
+            /* in /proc, whose self, thread-self, net and mounts name no process for the tracer:
+             * a finding (not the kernel's answer) */
+            if (strstr(path, "self") || strstr(full, "/proc/") || !strncmp(full, "/proc", 5))
+                w.why = "a scoped openat2 in /proc";
             else if (e == ENOENT) w.missing = 1;
             else w.error = e;
         }
