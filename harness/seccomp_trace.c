@@ -40,6 +40,7 @@
 #include <sys/sysmacros.h>
 #include <sys/types.h>
 #include <sys/uio.h>
+#include <sys/utsname.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -1167,7 +1168,6 @@ struct walk {
     int descriptor;  /* the path names one of the caller's descriptors (/proc/self/fd/N...) */
     int nofollow;    /* the caller's O_NOFOLLOW */
     int directory;   /* the caller's O_DIRECTORY */
-    int opath;       /* the caller's O_PATH */
     int must_dir;    /* the path as written ends in "/" or "/." (squeezed away) */
     uint64_t resolve_flags;  /* openat2's RESOLVE_NO_XDEV, _NO_MAGICLINKS, _NO_SYMLINKS */
     int error;       /* the errno of a walk that failed (0: it did not fail) */
@@ -1332,11 +1332,9 @@ static size_t resolve_in(uint32_t pid, const char *full, char *into, size_t cap,
         fd_no = strtoul(rest, &end, 10);
         /* the descriptor's link is a magic link (reached through /dev/stdin's or /proc/self's
          * symlinks): RESOLVE_NO_MAGICLINKS or _NO_SYMLINKS, and O_NOFOLLOW on it as the last
-         * name, are the kernel's ELOOP (ENOTDIR with O_DIRECTORY; O_PATH|O_NOFOLLOW would be
-         * the link itself: a finding) */
+         * name, are the kernel's ELOOP (ENOTDIR with O_DIRECTORY) */
         if (w && ((w->resolve_flags & 0x06) || (w->nofollow && end != rest && !*end))) {
-            if (w->opath && !(w->resolve_flags & 0x06)) *magic = 1;
-            else w->error = w->directory && !(w->resolve_flags & 0x06) ? ENOTDIR : ELOOP;
+            w->error = w->directory && !(w->resolve_flags & 0x06) ? ENOTDIR : ELOOP;
             return 0;
         }
         snprintf(link, sizeof link, "/proc/%u/fd/%lu", pid, fd_no);
@@ -1587,6 +1585,50 @@ static int checked_at_open(const char *entry) {
     return 0;
 }
 
+/* The kernel's own checks of an open's arguments, made before any walk (build_open_flags and
+ * openat2's copy of open_how): the error it answers, 0 when they pass. Answered by the tracer
+ * (an openat2's open_how could change after the tracer read it). NR: the call; HOW: openat2's
+ * flags, mode, resolve; SIZE: its size argument; TAIL_NONZERO: bytes past the struct it knows
+ * are not all zero. */
+#if defined(__x86_64__)
+#define KERNEL_O_LARGEFILE 0100000ULL
+#else
+#define KERNEL_O_LARGEFILE 0400000ULL
+#endif
+/* the kernel's __O_TMPFILE bit alone (glibc's __O_TMPFILE includes O_DIRECTORY) */
+#define KERNEL_TMPFILE_BIT 020000000ULL
+static int kernel_at_least_6_4 = -1;
+
+static int open_arguments_refused(int nr, uint64_t flags, const uint64_t *how, uint64_t size, int tail_nonzero) {
+    if (kernel_at_least_6_4 < 0) {
+        struct utsname u;
+        int major_v = 0, minor_v = 0;
+        kernel_at_least_6_4 = uname(&u) == 0 && sscanf(u.release, "%d.%d", &major_v, &minor_v) == 2 &&
+                              (major_v > 6 || (major_v == 6 && minor_v >= 4));
+    }
+    uint64_t valid = (uint64_t)(O_ACCMODE | O_CREAT | O_EXCL | O_NOCTTY | O_TRUNC | O_APPEND | O_NONBLOCK | O_DSYNC |
+                                O_SYNC | O_ASYNC | O_DIRECT | O_DIRECTORY | O_NOFOLLOW | O_NOATIME | O_CLOEXEC |
+                                O_PATH | __O_TMPFILE) | KERNEL_O_LARGEFILE;
+    if (nr == NR_OPENAT2) {
+        if (size < 24) return EINVAL;
+        if (size > 4096 || tail_nonzero) return E2BIG;
+        if (flags & ~valid) return EINVAL;
+        if (how[2] & ~0x3fULL) return EINVAL;                   /* RESOLVE_* known: 0x01-0x20 */
+        if ((how[2] & 0x18) == 0x18) return EINVAL;             /* BENEATH with IN_ROOT */
+        if (flags & (O_CREAT | KERNEL_TMPFILE_BIT)) { if (how[1] & ~07777ULL) return EINVAL; }
+        else if (how[1]) return EINVAL;                         /* a mode without a file made */
+        if ((flags & O_PATH) && (flags & ~(uint64_t)(O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC))) return EINVAL;
+    }
+    if (flags & O_PATH) return 0;  /* open/openat drop every other flag of an O_PATH open */
+    if (flags & KERNEL_TMPFILE_BIT) {
+        if ((flags & (KERNEL_TMPFILE_BIT | O_DIRECTORY | O_CREAT)) != (KERNEL_TMPFILE_BIT | O_DIRECTORY)) return EINVAL;
+        if ((flags & O_ACCMODE) == O_RDONLY) return EINVAL;      /* a file made unnamed must be written */
+    } else if (kernel_at_least_6_4 && (flags & (O_CREAT | O_DIRECTORY)) == (uint64_t)(O_CREAT | O_DIRECTORY)) {
+        return EINVAL;
+    }
+    return 0;
+}
+
 /* Whether squeezed path P is a /proc file of the opener's namespaces, not the file's: the SysV
  * IPC listings and the sysctls of the IPC, UTS, network and user namespaces, looked up (or
  * taken at open) in the walker's and opener's namespaces -- the tracer's are the host's. */
@@ -1649,15 +1691,6 @@ static void pin(uint32_t pid, struct walk *w, uint64_t flags, struct reply *rep)
     }
     struct stat st;
     if (fstat(w->fd, &st) != 0) { w->why = "what its walk reached cannot be read"; return; }
-    /* O_PATH (openat2's: its open_how could change after the tracer read it, so it is not let
-     * go on): the walk's own descriptor, what the kernel's O_PATH open gives */
-    if (flags & O_PATH) {
-        if ((flags & O_DIRECTORY) && !S_ISDIR(st.st_mode)) { rep->error = ENOTDIR; return; }
-        rep->fd = fcntl(w->fd, F_DUPFD_CLOEXEC, 0);
-        if (rep->fd < 0) rep->error = errno;
-        rep->cloexec = (flags & O_CLOEXEC) != 0;
-        return;
-    }
     if (S_ISLNK(st.st_mode)) {
         if (w->nofollow) rep->error = (flags & O_DIRECTORY) ? ENOTDIR : ELOOP;
         else w->why = "its walk ended at a link";
@@ -1847,6 +1880,48 @@ static int resolve_at(uint32_t pid, const char *full) {
     return fd;
 }
 
+/* The machine's git reading git storage through a path that does not name it: a folder or file
+ * of a store reached through a link of the phase's (git diff --no-index --binary /dev/null
+ * d/<hex>, where d is a link to .git/objects/xx: the object's bytes printed as a patch; git
+ * merge-file -p or grep --no-index of a linked file). Each open of git whose path git_layout
+ * does not know, and which does not name git storage as written, is walked in its root; one that
+ * reaches git storage is an open row (a finding). */
+static void git_disguised_read(const struct notif *n, const char *path, struct buf *row) {
+    char full[8300], base[4096], proc[64], resolved[4096];
+    int dirfd = n->nr == NR_OPEN ? -100 : (int)n->args[0];
+    if (path[0] == '/') snprintf(full, sizeof full, "%s", path);
+    else {
+        if (dirfd == -100) snprintf(proc, sizeof proc, "/proc/%u/cwd", n->pid);
+        else snprintf(proc, sizeof proc, "/proc/%u/fd/%d", n->pid, dirfd);
+        ssize_t b = readlink(proc, base, sizeof base - 1);
+        base[b < 0 ? 0 : b] = 0;
+        snprintf(full, sizeof full, "%s/%s", base, path);
+    }
+    if (git_storage(full)) return;  /* named as what it is: judged by git's own rows */
+    int fd = resolve_at(n->pid, full);
+    if (fd < 0) return;
+    char self[64];
+    snprintf(self, sizeof self, "/proc/self/fd/%d", fd);
+    ssize_t m = readlink(self, resolved, sizeof resolved - 1);
+    close(fd);
+    if (m <= 0) return;
+    resolved[m] = 0;
+    if (!git_storage(resolved) || ++open_rows > OPEN_ROWS_LIMIT) return;
+    char head[96];
+    snprintf(head, sizeof head, "{\"kind\": \"open\", \"pid\": %u, \"path\": ", n->pid);
+    puts_(row, head);
+    put_json_string(row, full, strlen(full));
+    puts_(row, ", \"resolved\": ");
+    put_json_string(row, resolved, (size_t)m);
+    puts_(row, ", \"unpinned\": \"the machine's git read git storage through a path that does not name it\"");
+    snprintf(proc, sizeof proc, "/proc/%u/exe", n->pid);
+    char exe[4096];
+    ssize_t e = readlink(proc, exe, sizeof exe - 1);
+    puts_(row, ", \"exe\": ");
+    if (e >= 0) put_json_string(row, exe, (size_t)e); else puts_(row, "null");
+    puts_(row, "}\n");
+}
+
 static void gitread_row(const struct notif *n, struct buf *row, uint32_t tgid) {
     if (gitread_rows > GITREAD_ROWS_LIMIT) return;
     char path[4096];
@@ -1854,6 +1929,8 @@ static void gitread_row(const struct notif *n, struct buf *row, uint32_t tgid) {
     size_t len = remote_string(n->pid, at, path, sizeof path);
     size_t dir_len = 0;
     int what = len ? git_layout(path, len, &dir_len) : 0;
+    uint64_t open_flags = n->nr == NR_OPEN ? n->args[1] : n->nr == NR_OPENAT ? n->args[2] : 0;
+    if (!what && len && !(open_flags & O_DIRECTORY)) git_disguised_read(n, path, row);
     if (!what) return;
     /* a folder of references is listed, not read (what its files name is read by their opens;
      * openat2's flags are behind a pointer: its opens are all taken) */
@@ -1977,14 +2054,27 @@ static void open_row(const struct notif *n, struct buf *row, struct reply *rep) 
          * mount above it */
         scoped = known_flags && (how[2] & 0x18 ? dirfd != -100 : (how[2] & 0x01) && path[0] != '/');
     }
+    /* the kernel's checks of the arguments, before any walk: its answer */
+    if (rep && known_flags) {
+        int tail_nonzero = 0;
+        if (n->nr == NR_OPENAT2 && n->args[3] > sizeof how && n->args[3] <= 4096) {
+            unsigned char tail[4096];
+            size_t more = (size_t)n->args[3] - sizeof how;
+            struct iovec local = {tail, more}, remote = {(void *)(uintptr_t)(n->args[2] + sizeof how), more};
+            if (process_vm_readv((pid_t)n->pid, &local, 1, &remote, 1, 0) != (ssize_t)more) { rep->error = EFAULT; return; }
+            for (size_t k = 0; k < more && !tail_nonzero; k++) tail_nonzero = tail[k] != 0;
+        }
+        int refused = open_arguments_refused(n->nr, flags, how, n->nr == NR_OPENAT2 ? n->args[3] : 24, tail_nonzero);
+        if (refused) { rep->error = refused; return; }
+    }
     /* opens that can read, of a file that exists: pinned (pin()) */
     int pinnable = rep && !pin_off && known_flags && (flags & O_ACCMODE) != O_WRONLY && !(flags & O_PATH) &&
                    (flags & (O_CREAT | O_EXCL)) != (O_CREAT | O_EXCL) && (flags & __O_TMPFILE) != __O_TMPFILE;
     /* openat2's open_how is in the caller's memory too: read again by the kernel after CONTINUE,
-     * its flags can be rewritten to a read. So no openat2 is let go on unseen: O_PATH is answered
-     * with the walk's own descriptor, the other opens that cannot read are a finding */
+     * its flags can be rewritten to a read. So no openat2 is let go on unseen: one that cannot
+     * read (O_PATH, O_WRONLY, O_CREAT|O_EXCL, O_TMPFILE) is a finding. (An O_PATH descriptor
+     * cannot be handed over: SECCOMP_IOCTL_NOTIF_ADDFD refuses O_PATH files.) */
     int how_in_memory = n->nr == NR_OPENAT2 && rep && !pin_off && known_flags;
-    if (how_in_memory && (flags & O_PATH)) pinnable = 1;
     /* a read-open is never let go on unseen (pin_some, the benchmarks' partial pinning, aside):
      * pinned, answered with an error, or a finding */
     int must_answer = (pinnable || how_in_memory) && !pin_some;
@@ -1992,7 +2082,6 @@ static void open_row(const struct notif *n, struct buf *row, struct reply *rep) 
     if (how_in_memory && !pinnable) let_go = "an openat2 that cannot read, whose open_how could change after the tracer read it";
     size_t plen = strlen(path);
     struct walk w = {.fd = -1, .nofollow = (flags & O_NOFOLLOW) != 0, .directory = (flags & O_DIRECTORY) != 0,
-                     .opath = (flags & O_PATH) != 0,
                      .must_dir = plen && (path[plen - 1] == '/' || (plen >= 2 && !strcmp(path + plen - 2, "/."))),
                      .resolve_flags = n->nr == NR_OPENAT2 ? how[2] & 0x07 : 0};
     int base_lost = 0;  /* the folder a relative path starts from could not be read */
