@@ -49,6 +49,7 @@ import importlib.util
 import itertools
 import math
 import os
+import re
 import statistics
 import sys
 import tempfile
@@ -624,7 +625,10 @@ def merge(paths: list[str], out: str) -> int:
         "command": " && ".join(part["command"] for part in parts),
         "date": " / ".join(sorted({part["date"][:10] for part in parts})),
         "dates": [part["date"] for part in parts],
-        "commit": " / ".join(part["commit"][:7] + part["commit"][40:] for part in parts),
+        # every full hash shortened: a joined part's commits ("3b04a59 / 39f6510") stay whole
+        "commit": " / ".join(
+            re.sub(r"\b([0-9a-f]{7})[0-9a-f]{33}\b", r"\1", part["commit"]) for part in parts
+        ),
         "page": PAGE,
         "target": TARGET,
         "figure": "; ".join(figure(d) for d in domains),

@@ -145,7 +145,7 @@ def _row(final: float, below: bool, runs: int) -> dict[str, Any]:
     }
 
 
-def _raw(path: Path, seeds: list[int], settings: dict[str, Any]) -> str:
+def _raw(path: Path, seeds: list[int], settings: dict[str, Any], commit: str = "a" * 40) -> str:
     loops = [
         {
             "loop": s,
@@ -158,7 +158,7 @@ def _raw(path: Path, seeds: list[int], settings: dict[str, Any]) -> str:
     raw = {
         "command": f"run {seeds}",
         "date": "2026-12-05",
-        "commit": "a" * 40,
+        "commit": commit,
         "domains": [{"domain": "gym", "settings": settings, "loops": loops, "seconds": 5.0}],
         "seconds": 6.0,
     }
@@ -184,6 +184,24 @@ def test_join_puts_loop_ranges_run_apart_into_one_experiment(tmp_path: Path) -> 
     assert bench.main(["--join", a, a, str(again)]) == 1 and not again.exists()
     other = _raw(tmp_path / "c.json", [5], {**settings, "neutral": 0.02})
     assert bench.main(["--join", a, other, str(again)]) == 1 and not again.exists()
+
+
+def test_merge_keeps_every_commit_of_a_joined_part(tmp_path: Path) -> None:
+    """A part joined from runs at two commits names both in the summary record (the merge used
+    to keep the first 7 characters of the part's commit text, so one of them was lost); a full
+    hash is shortened as before."""
+    bench = _bench()
+    settings = {"envs": ["Acrobot-v1"], "neutral": 0.01}
+    a = _raw(tmp_path / "a.json", [0, 1], settings, commit="3b04a59" + "0" * 33)
+    b = _raw(tmp_path / "b.json", [2, 3], settings, commit="39f6510" + "1" * 33)
+    joined = tmp_path / "joined.json"
+    assert bench.main(["--join", a, b, str(joined)]) == 0
+    single = json.loads(Path(b).read_text())  # a raw output as the script writes it
+    single["domains"][0]["summary"] = bench.summarize(single["domains"][0]["loops"])
+    (tmp_path / "single.json").write_text(json.dumps(single))
+    out = tmp_path / "real_loop.json"
+    assert bench.main(["--merge", str(joined), str(tmp_path / "single.json"), str(out)]) == 0
+    assert json.loads(out.read_text())["commit"] == "39f6510 / 3b04a59 / 39f6510"
 
 
 def test_greedy_at_equal_runs_spends_exactly_evotrees_runs() -> None:
