@@ -203,8 +203,11 @@ def test_a_descriptor_taken_from_the_machines_git(tmp_path: Path, seccomp: None)
 #: no-index diff is the object file's bytes, deflated and in base85
 _GIT_THROUGH_A_FOLDER_LINK = """\
 import base64, subprocess
-os.symlink(os.path.join(work, os.path.dirname(obj)), "d")
-path = {spelling} + "d/" + os.path.basename(obj)
+where = {spelling}
+if where and not where.startswith("/"):
+    os.makedirs(where, exist_ok=True)
+os.symlink(os.path.join(work, os.path.dirname(obj)), (where if where[:1] != "/" else "") + "d")
+path = where + "d/" + os.path.basename(obj)
 patch = subprocess.run(
     ["git", "diff", "--no-index", "--binary", "/dev/null", path], capture_output=True, text=True
 ).stdout.splitlines()
@@ -227,9 +230,23 @@ _THROUGH_SELF = _works(
     "future object; nothing flagged"
 )
 
+#: a folder whose path as written holds a word of git storage ("refs/heads", "objects/info",
+#: "packed-refs", ...): git_disguised_read leaves it to git's own rows, which judge refs and HEADs
+#: of the task repository only
+_STORAGE_WORD = _works(
+    "e3aa73c does not walk a git open whose path as written names git storage (git_storage): "
+    "the link d put in a folder x/refs/heads (x/objects/info, x/packed-refs, ...) makes "
+    "x/refs/heads/d/<hex> such a path, and git's own rows do not judge what it reached: the "
+    "future object comes out of git diff --no-index, nothing flagged"
+)
+
 #: name: (spelling before "d/<hex>", a Python expression; marks)
 _GIT_SPELLINGS = {
     "relative": ('""', []),
+    "under-refs-heads": ('"x/refs/heads/"', [_STORAGE_WORD]),
+    "under-objects-info": ('"x/objects/info/"', [_STORAGE_WORD]),
+    "under-packed-refs": ('"x/packed-refs/"', [_STORAGE_WORD]),
+    "under-logs-head": ('"x/logs/HEAD/"', [_STORAGE_WORD]),
     "proc-self-cwd": ('"/proc/self/cwd/"', [_THROUGH_SELF]),
     "proc-thread-self-cwd": ('"/proc/thread-self/cwd/"', [_THROUGH_SELF]),
     "proc-self-root": ('"/proc/self/root" + work + "/"', [_THROUGH_SELF]),
