@@ -1899,14 +1899,25 @@ static void git_disguised_read(const struct notif *n, const char *path, struct b
     }
     if (git_storage(full)) return;  /* named as what it is: judged by git's own rows */
     int fd = resolve_at(n->pid, full);
-    if (fd < 0) return;
-    char self[64];
-    snprintf(self, sizeof self, "/proc/self/fd/%d", fd);
-    ssize_t m = readlink(self, resolved, sizeof resolved - 1);
-    close(fd);
-    if (m <= 0) return;
-    resolved[m] = 0;
-    if (!git_storage(resolved) || ++open_rows > OPEN_ROWS_LIMIT) return;
+    ssize_t m = 0;
+    int magic = 0;
+    if (fd >= 0) {
+        char self[64];
+        snprintf(self, sizeof self, "/proc/self/fd/%d", fd);
+        m = readlink(self, resolved, sizeof resolved - 1);
+        close(fd);
+        if (m <= 0) return;
+        resolved[m] = 0;
+    } else {  /* through a link into /proc or /dev (the caller's own cwd or root, a descriptor):
+               * walked as a program's open is; one that cannot be followed is a finding too */
+        struct walk w = {.fd = -1};
+        m = (ssize_t)resolve(n->pid, full, resolved, sizeof resolved, &magic, &w);
+        if (w.fd >= 0) close(w.fd);
+        if (!m && !magic) return;
+        if (!m) snprintf(resolved, sizeof resolved, "(not followed)");
+        m = (ssize_t)strlen(resolved);
+    }
+    if ((!magic && !git_storage(resolved)) || ++open_rows > OPEN_ROWS_LIMIT) return;
     char head[96];
     snprintf(head, sizeof head, "{\"kind\": \"open\", \"pid\": %u, \"path\": ", n->pid);
     puts_(row, head);
