@@ -68,6 +68,11 @@ extended history, evotree rollouts), written by ``build.py`` beside each set:
   four task repositories whose fix also lies in a file a tool left: an strace log, a joblib
   cache, an asciinema recording, a Subversion working copy), written blind and scored once at
   ``8d7eaa7``; a development set since (``heldout12`` and ``heldout12_repo``).
+* ``tests/data/audit/trajectories/heldout13`` — the thirteenth held-out set (60 files, 30 leaks,
+  four task repositories whose fix also lies in a file a tool left: a setuptools build folder,
+  a GIO atomic-save temporary, a saved pull-request page, pre-commit's stash of unstaged
+  changes), written blind and scored once at ``e3aa73c``; a development set since
+  (``heldout13`` and ``heldout13_repo``).
 
 Run:
 
@@ -338,6 +343,8 @@ def main() -> None:
             "heldout11_repo": trajectory_set(TRAJECTORIES / "heldout11", with_repo=True),
             "heldout12": trajectory_set(TRAJECTORIES / "heldout12"),
             "heldout12_repo": trajectory_set(TRAJECTORIES / "heldout12", with_repo=True),
+            "heldout13": trajectory_set(TRAJECTORIES / "heldout13"),
+            "heldout13_repo": trajectory_set(TRAJECTORIES / "heldout13", with_repo=True),
         },
     }
     print(json.dumps(result, indent=2))
