@@ -606,9 +606,9 @@ for name, path, extra in (
         """\
 os.symlink("/proc/self", "sl")
 for path in ("/proc/self/", "/proc/self/.", "/proc/net/", "/proc/thread-self/", "sl/"):
-    attempt(path + " nofollow", path, os.O_RDONLY | os.O_NOFOLLOW)
-    attempt(path + " nofollow-dir", path, os.O_RDONLY | os.O_NOFOLLOW | os.O_DIRECTORY)
-attempt("mounts-slash nofollow", "/proc/mounts/", os.O_RDONLY | os.O_NOFOLLOW)
+    attempt(path + "-nofollow", path, os.O_RDONLY | os.O_NOFOLLOW)
+    attempt(path + "-nofollow-dir", path, os.O_RDONLY | os.O_NOFOLLOW | os.O_DIRECTORY)
+attempt("mounts-slash-nofollow", "/proc/mounts/", os.O_RDONLY | os.O_NOFOLLOW)
 """,
         "a trailing slash (or '/.') after /proc/self, /proc/net, /proc/thread-self or a link to "
         "them makes the link no last name: the kernel follows it even with O_NOFOLLOW (the "
