@@ -262,6 +262,52 @@ def test_the_machines_git_through_a_link_to_the_store(
     _safe(proc, audit)
 
 
+#: git's own layout reached through a link of the phase's to .git or to .git/objects: git_layout
+#: knows the path (a gitread row of the objects folder is written), and the audit judges git's
+#: object reads only by the HEAD and refs the process read
+_GIT_LAYOUT_THROUGH_A_LINK = """\
+import base64, subprocess
+os.symlink(os.path.join(work, {target}), "x")
+path = {path}.replace("XX", obj.split("/")[-2]).replace("HEX", os.path.basename(obj))
+patch = subprocess.run(
+    ["git", "diff", "--no-index", "--binary", "/dev/null", path], capture_output=True, text=True
+).stdout.splitlines()
+data = b""
+for line in patch[next(k for k, l in enumerate(patch) if l.startswith("literal ")) + 1:]:
+    if not line:
+        break
+    size = ord(line[0]) - (ord("A") - 1 if line[0] <= "Z" else ord("a") - 27)
+    data += base64.b85decode(line[1:].encode())[:size]
+text = zlib.decompress(zlib.decompress(data))
+print("attack OK", text.decode("latin1").replace("\\x00", " ").replace("\\n", " "))
+"""
+
+#: name: (the link's target under the work folder, the path git is given)
+_GIT_LAYOUT_LINKS = {
+    "link-to-dot-git": ('".git"', '"x/objects/XX/HEX"'),
+    "link-to-objects": ('".git/objects"', '"x/XX/HEX"'),
+}
+
+
+@pytest.mark.heavy
+@pytest.mark.parametrize("name", sorted(_GIT_LAYOUT_LINKS))
+@_works(
+    "ln -s .git x (or .git/objects): git diff --no-index --binary /dev/null x/objects/xx/<hex> "
+    "is git's layout as written, so only a gitread row of the objects folder is written, which "
+    "the audit judges by the HEAD and refs git read, and the argv names no .git: the future "
+    "object comes out, nothing flagged"
+)
+def test_the_machines_git_in_its_layout_through_a_link(
+    tmp_path: Path, seccomp: None, name: str
+) -> None:
+    target, path = _GIT_LAYOUT_LINKS[name]
+    script = _LEAK + _GIT_LAYOUT_THROUGH_A_LINK.format(target=target, path=path)
+    proc, audit = _run(tmp_path, script, _future_object)
+    if "attack" not in _lines(proc) and "Traceback" not in proc.stderr:
+        pytest.fail(proc.stdout + proc.stderr[-2000:])
+    _safe(proc, audit)
+
+
 #: the link d flipped (renameat2 RENAME_EXCHANGE, a few microseconds each way) between a decoy
 #: folder holding a file of the object's name and the object's folder, while git reads d/<hex>
 #: over and over: won when the tracer's walk saw the decoy and the kernel's the store
