@@ -25,6 +25,7 @@ __all__ = [
     "located_hits",
     "next_cwd",
     "root_search_files",
+    "root_search_folders",
     "printed_hidden_lines",
     "unseen_search",
 ]
@@ -168,7 +169,9 @@ def _reads_folder_holding(
         pos = [a for a in argv[1:] if not a.startswith("-")]
         has_e = any(a in ("-e", "-f") or a.startswith(("--regexp", "--file")) for a in argv[1:])
         roots = pos if has_e else pos[1:]
-        root_files = root_search_files(argv, rules.hidden_paths)
+        root_files = root_search_files(argv, rules.hidden_paths) or root_search_folders(
+            argv, rules.hidden_paths
+        )
         if root_files:
             return ".", root_files[0], None
     elif name in ("rg", "ag", "ack"):
@@ -228,22 +231,9 @@ def root_search_files(argv: Sequence[str], hidden_paths: Sequence[str]) -> list[
     """The hidden *files* a ``grep -r`` from the checkout's root (``.``, or no folder: GNU
     grep searches ``.``) reads: grep knows no ignore file, so an ignored ``tags`` or
     workspace is searched like the code. None are when the search starts elsewhere, for a
-    hidden folder (the grader's, added after the run), or when every ``--include`` glob or an
-    ``--exclude`` leaves the file out."""
-    if (
-        not argv
-        or _basename(argv[0]) not in ("grep", "egrep", "fgrep")
-        or not any(
-            a in ("--recursive", "--dereference-recursive")
-            or re.fullmatch(r"-[A-Za-z]*[rR][A-Za-z]*", a)
-            for a in argv[1:]
-        )
-    ):
-        return []
-    pos = [a for a in argv[1:] if not a.startswith("-")]
-    has_e = any(a in ("-e", "-f") or a.startswith(("--regexp", "--file")) for a in argv[1:])
-    roots = (pos if has_e else pos[1:]) or ["."]
-    if not any(r.strip().rstrip("/") in (".", "") for r in roots):
+    hidden folder (:func:`root_search_folders`), or when every ``--include`` glob, an
+    ``--exclude`` or an ``--exclude-dir`` of a folder on its path leaves the file out."""
+    if not _root_grep(argv):
         return []
     skip = [argv[k] for k in _excluded(tuple(argv)) if k < len(argv)]
     includes = [
@@ -257,12 +247,50 @@ def root_search_files(argv: Sequence[str], hidden_paths: Sequence[str]) -> list[
         if not hidden or hidden.endswith("/") or hidden.startswith(("/", "~", "..")):
             continue
         name = hidden.rsplit("/", 1)[-1]
-        if _glob_leaves_out(skip, hidden) or (
-            includes and not any(fnmatch.fnmatch(name, g) for g in includes)
+        if (
+            _glob_leaves_out(skip, hidden)
+            or _dirs_left_out(argv, hidden)
+            or (includes and not any(fnmatch.fnmatch(name, g) for g in includes))
         ):
             continue
         found.append(hidden)
     return found
+
+
+def root_search_folders(argv: Sequence[str], hidden_paths: Sequence[str]) -> list[str]:
+    """The hidden *folders* a ``grep -r`` from the checkout's root reaches (an ``--exclude-dir``
+    of the folder or of a folder above it leaves one out). Whether it read them depends on
+    the checkout holding them (a grader's folder is added after the run): only a trusted
+    task repository can say, so the rule is a warn until the search is re-run there."""
+    if not _root_grep(argv):
+        return []
+    found = []
+    for path in hidden_paths:
+        folder = path.strip().removeprefix("./").rstrip("/")
+        if not path.strip().endswith("/") or not folder or folder.startswith(("/", "~", "..")):
+            continue
+        if _dirs_left_out(argv, folder + "/x"):
+            continue
+        found.append(folder)
+    return found
+
+
+def _root_grep(argv: Sequence[str]) -> bool:
+    """Is this a ``grep -r`` from the checkout's root (``.``, or no folder given)?"""
+    if (
+        not argv
+        or _basename(argv[0]) not in ("grep", "egrep", "fgrep")
+        or not any(
+            a in ("--recursive", "--dereference-recursive")
+            or re.fullmatch(r"-[A-Za-z]*[rR][A-Za-z]*", a)
+            for a in argv[1:]
+        )
+    ):
+        return False
+    pos = [a for a in argv[1:] if not a.startswith("-")]
+    has_e = any(a in ("-e", "-f") or a.startswith(("--regexp", "--file")) for a in argv[1:])
+    roots = (pos if has_e else pos[1:]) or ["."]
+    return any(r.strip().rstrip("/") in (".", "") for r in roots)
 
 
 #: the most files of a hidden folder a search is re-run on (a larger folder: judged a read)
@@ -289,8 +317,10 @@ def folder_search_files(argv: Sequence[str], hidden: str, workdir: str) -> list[
         if not path.is_file() or path.is_symlink():
             continue
         rel = path.relative_to(root).as_posix()
-        if _glob_leaves_out(skip, rel) or (
-            includes and not any(fnmatch.fnmatch(path.name, g) for g in includes)
+        if (
+            _glob_leaves_out(skip, rel)
+            or _dirs_left_out(argv, rel)
+            or (includes and not any(fnmatch.fnmatch(path.name, g) for g in includes))
         ):
             continue
         files.append(rel)
@@ -346,6 +376,22 @@ def _find_matches_hidden_file(
     return None
 
 
+def _dirs_left_out(argv: Sequence[str], rel: str) -> bool:
+    """Does a grep ``--exclude-dir=GLOB`` (or ``--exclude-dir GLOB``) skip a folder on the way
+    to ``rel``? A recursive grep skips every subfolder whose own name matches the glob, so the
+    file is not searched when any folder part of its path does (``.cache`` for
+    ``.cache/pre-commit/patch``)."""
+    globs = []
+    for k, word in enumerate(argv):
+        name, eq, value = word.partition("=")
+        if name == "--exclude-dir":
+            globs.append(value if eq else argv[k + 1] if k + 1 < len(argv) else "")
+    folders = [p for p in rel.strip().removeprefix("./").split("/")[:-1] if p not in ("", ".")]
+    return any(
+        fnmatch.fnmatchcase(part, g.strip().rstrip("/")) for g in globs if g for part in folders
+    )
+
+
 def _glob_leaves_out(skip: Sequence[str], hidden: str) -> bool:
     """Does an excluded glob (``--exclude=*,cover``, ``-g '!*.ipynb'``) match the hidden file's
     name or its path? (Folders are left out by ``--exclude-dir``, named: judged before.)"""
@@ -380,12 +426,33 @@ def _path_test_reaches_folder(
     return False
 
 
-def _imports_from_hidden(cmd: SimpleCommand, rules: RuleSet) -> str | None:
+def _runs_from_cwd(cmd: SimpleCommand) -> bool:
+    """Does this Python run put the folder it runs in first on its path? ``-c``, ``-m``, ``-``
+    and code from stdin or a here-document do; a script puts its own folder there; ``-I``,
+    ``-P`` and ``PYTHONSAFEPATH`` leave the folder off."""
+    argv = cmd.argv
+    if any(n == "PYTHONSAFEPATH" for n, _ in cmd.assigns):
+        return False
+    for word in argv[1:]:
+        if word in ("-c", "-m", "-"):
+            return True
+        if not word.startswith("-"):
+            return False  # a script: its own folder is first
+        if not word.startswith("--") and re.search(r"[IP]", word[1:]):
+            return False
+    return True  # code from stdin, a here-document or a prompt
+
+
+def _imports_from_hidden(cmd: SimpleCommand, rules: RuleSet, cwd: str | None = None) -> str | None:
     """Why a Python run imports a hidden package: ``PYTHONPATH=DIR`` puts a folder first whose
     entry ``NAME`` (``NAME/`` or ``NAME.py``) is a hidden path, and the code (``-c``, a
     here-document) imports ``NAME`` or ``-m NAME`` runs it: the hidden code runs, its source
-    or its answers printed."""
-    dirs = [d for n, v in cmd.assigns if n == "PYTHONPATH" for d in v.split(":") if d]
+    or its answers printed. ``cwd``: the folder a ``cd`` moved the run to, which Python puts
+    first on its path for ``-c``, ``-m`` and code read from stdin (not with ``-I``/``-P``)."""
+    if cwd is not None:
+        dirs = [cwd] if _runs_from_cwd(cmd) else []
+    else:
+        dirs = [d for n, v in cmd.assigns if n == "PYTHONPATH" for d in v.split(":") if d]
     if not dirs or not cmd.argv or not re.match(r"^python[\d.]*$", _basename(cmd.argv[0])):
         return None
     code = _interpreter_code(cmd) or ""
@@ -402,7 +469,8 @@ def _imports_from_hidden(cmd: SimpleCommand, rules: RuleSet) -> str | None:
             name = hidden[len(clean) + 1 :].split("/", 1)[0].removesuffix(".py")
             pattern = rf"\b(?:import|from)\s+{re.escape(name)}\b"
             if re.search(pattern, code) or run.split(".", 1)[0] == name:
-                return f"imports {name} from the hidden {hidden} (PYTHONPATH={d[:60]})"
+                where = f"PYTHONPATH={d[:60]}" if cwd is None else f"run in {d[:60]}"
+                return f"imports {name} from the hidden {hidden} ({where})"
     return None
 
 
@@ -880,6 +948,10 @@ def located_hits(cmd: SimpleCommand, cwd: str | None, rules: RuleSet, hits: list
         return hits
     if any(h.code == "audit.hidden_data_read" for h in hits):
         return hits
+    imported = _imports_from_hidden(cmd, rules, cwd)
+    if imported:
+        joined = " ".join(cmd.argv)[:200]
+        return hits + [Hit("audit.hidden_data_read", "high", imported, joined)]
     moved = _located(cmd, cwd)
     if moved == cmd:
         return hits

@@ -62,6 +62,7 @@ from evotree.harness.audit.hidden_rules import (
     folder_search_files,
     printed_hidden_lines,
     root_search_files,
+    root_search_folders,
     unseen_search,
 )
 from evotree.harness.audit.history_rules import BUNDLE_READ, INDEX_READ
@@ -308,6 +309,17 @@ def _what(hit: Hit) -> str:
     return "tag object" if any(r.startswith("*tagmsg") for r in hit.refs) else "commit"
 
 
+def _naming(rule: str, hidden: str) -> str:
+    """A root search's rule naming the hidden file it was re-run on, in place of the first
+    hidden path the spelling reached (which the checkout may not hold)."""
+    return re.sub(
+        r" and the hidden .+? with it",
+        lambda _m: f" and the hidden {hidden} with it",
+        rule,
+        count=1,
+    )
+
+
 class _HitJudge:
     """Judges each step's hits by what the trajectory did around them and, with a task
     repository, by ancestry; a hit cleared is recorded on the verdict with why."""
@@ -389,11 +401,11 @@ class _HitJudge:
         return self._by_provenance(hit, k)
 
     def _root_search(self, hit: Hit, k: int) -> Hit:
-        """A ``grep -r`` from the checkout's root that reaches hidden files: a warn when its
-        output is recorded (the lines it printed are judged) or when no trusted repository
-        says the checkout holds one; else the search is re-run on each hidden file the
-        checkout holds, and high when what it prints holds a line of the provenance index
-        (or it cannot be re-run)."""
+        """A ``grep -r`` from the checkout's root that reaches hidden files or folders: a warn
+        when its output is recorded (the lines it printed are judged) or when no trusted
+        repository says the checkout holds one; else the search is re-run on each hidden file
+        the checkout holds and each file of each hidden folder it holds, and high when what it
+        prints holds a line of the provenance index (or it cannot be re-run)."""
         ancestry = self.ancestry
         workdir = ancestry.repo.workdir if ancestry is not None and ancestry.trusted else None
         if self.traj.steps[k].output is not None or ancestry is None or not workdir:
@@ -408,11 +420,25 @@ class _HitJudge:
                 printed = search_prints(cmd.argv, workdir, hidden)
                 if printed is None:
                     why = f": not re-run on {hidden}, a read"
-                    return replace(hit, severity="high", rule=hit.rule + why)
+                    return replace(hit, severity="high", rule=_naming(hit.rule, hidden) + why)
                 lines = [re.sub(r"^\d+[:-]", "", ln) for ln in printed.splitlines()]
                 if holds_index_line(lines, ancestry.index().lines, inside=True):
                     why = f": re-run on {hidden}, prints what only the hidden file holds"
-                    return replace(hit, severity="high", rule=hit.rule + why)
+                    return replace(hit, severity="high", rule=_naming(hit.rule, hidden) + why)
+            for folder in root_search_folders(cmd.argv, ancestry.hidden_paths):
+                files = folder_search_files(cmd.argv, folder, workdir)  # [] if not checked out
+                if files is None:
+                    why = f": {folder} too large to re-run the search on, a read"
+                    return replace(hit, severity="high", rule=_naming(hit.rule, folder) + why)
+                for rel in files:
+                    printed = search_prints(cmd.argv, workdir, rel)
+                    if printed is None:
+                        why = f": not re-run on {rel}, a read"
+                        return replace(hit, severity="high", rule=_naming(hit.rule, rel) + why)
+                    lines = [re.sub(r"^\d+[:-]", "", ln) for ln in printed.splitlines()]
+                    if holds_index_line(lines, ancestry.index().lines, inside=True):
+                        why = f": re-run on {rel}, prints what only the hidden folder holds"
+                        return replace(hit, severity="high", rule=_naming(hit.rule, rel) + why)
         return hit
 
     def _folder_search(self, hit: Hit, k: int) -> Hit:
