@@ -3,7 +3,8 @@
 The hidden-path rule (``audit.hidden_data_read``) judges what a command does with the hidden
 file it names. Listing it (``ls``, ``tree``, ``find`` without a reader, ``unzip -l``,
 ``tar -t``, ``python -m zipfile -l``), asking git about it (``git check-ignore``,
-``git status``, ``git ls-files``), measuring it (``du``, ``stat``, ``file``), hashing it
+``git status``, ``git ls-files``; ``git apply --stat`` of a patch: names and counts, not
+applied), measuring it (``du``, ``stat``, ``file``), hashing it
 (``sha256sum``), testing it (``test -f``) or deleting it (``rm``, ``find -delete``) shows its
 name, size or digest, never its content. So does counting it or checking it: ``wc -l`` (a
 count option only), ``grep -c`` (a count of matching lines), ``gzip -t``/``-l`` (an integrity
@@ -200,6 +201,34 @@ def _git_subcommand(argv: Sequence[str]) -> str:
     return argv[k] if k < len(argv) else ""
 
 
+#: ``git apply`` options that turn applying off and print names, counts or a check
+_APPLY_REPORTS = frozenset({"--stat", "--numstat", "--summary", "--check"})
+#: ``git apply`` options that change which lines of the patch are taken or how they are matched,
+#: none of which prints a line or applies (``-v``, ``--whitespace``, ``--apply`` are left out)
+_APPLY_QUIET = re.compile(
+    r"^(?:-z|-R|--reverse|--recount|--allow-empty|--unidiff-zero|--inaccurate-eof"
+    r"|--ignore-space-change|--ignore-whitespace|--no-add|--cached|--index|-q|--quiet"
+    r"|-p\d+|-C\d+|--directory=.+|--include=.+|--exclude=.+)$"
+)
+
+
+def _apply_reports_only(argv: Sequence[str]) -> bool:
+    """``git apply --stat|--numstat|--summary|--check PATCH`` reads the patch without applying
+    it and prints file names, counts and (``--check``) where it fails, never a line of it.
+    git prints a line the patch adds when it checks whitespace (``--whitespace=warn``, or
+    ``-c apply.whitespace=...``) and hunks with ``-v``; ``--apply`` applies as well: each of
+    those, git's own ``-c``/``--config-env``, or any option not known here is a read."""
+    k = 1
+    while k < len(argv) and argv[k].startswith("-"):
+        if argv[k] in ("-c", "--config-env") or argv[k].startswith("--config-env="):
+            return False
+        k += 2 if argv[k] in ("-C", "--git-dir", "--work-tree") else 1
+    opts = [a for a in argv[k + 1 :] if a.startswith("-") and a != "-"]
+    return bool(set(opts) & _APPLY_REPORTS) and all(
+        o in _APPLY_REPORTS or _APPLY_QUIET.match(o) for o in opts
+    )
+
+
 def _unzip_names_only(argv: Sequence[str]) -> bool:
     """``unzip -l/-v/-t/-Z`` lists or tests; ``unzip -p/-c ARCHIVE MEMBER...`` prints only the
     members named, so it is no read of code when every member named is metadata."""
@@ -246,7 +275,8 @@ def names_only(cmd: SimpleCommand) -> bool:
             a in ("-fls", "-fprint", "-fprintf") for a in argv
         )
     if name == "git":
-        return _git_subcommand(argv) in _GIT_NAMERS
+        sub = _git_subcommand(argv)
+        return sub in _GIT_NAMERS or (sub == "apply" and _apply_reports_only(argv))
     if name == "unzip":
         return _unzip_names_only(argv)
     if name in ("tar", "bsdtar"):
