@@ -267,10 +267,12 @@ def test_the_machines_git_through_a_link_to_the_store(
 #: object reads only by the HEAD and refs the process read
 _GIT_LAYOUT_THROUGH_A_LINK = """\
 import base64, subprocess
-os.symlink(os.path.join(work, {target}), "x")
+if {target}:
+    os.symlink(os.path.join(work, {target}), "x")
 path = {path}.replace("XX", obj.split("/")[-2]).replace("HEX", os.path.basename(obj))
 patch = subprocess.run(
-    ["git", "diff", "--no-index", "--binary", "/dev/null", path], capture_output=True, text=True
+    ["git", "diff", "--no-index", "--binary", "/dev/null", path],
+    capture_output=True, text=True, cwd={cwd},
 ).stdout.splitlines()
 data = b""
 for line in patch[next(k for k, l in enumerate(patch) if l.startswith("literal ")) + 1:]:
@@ -282,10 +284,12 @@ text = zlib.decompress(zlib.decompress(data))
 print("attack OK", text.decode("latin1").replace("\\x00", " ").replace("\\n", " "))
 """
 
-#: name: (the link's target under the work folder, the path git is given)
+#: name: (the link's target under the work folder ("": none), the path git is given, its cwd)
 _GIT_LAYOUT_LINKS = {
-    "link-to-dot-git": ('".git"', '"x/objects/XX/HEX"'),
-    "link-to-objects": ('".git/objects"', '"x/XX/HEX"'),
+    "link-to-dot-git": ('".git"', '"x/objects/XX/HEX"', '"."'),
+    "link-to-objects": ('".git/objects"', '"x/XX/HEX"', '"."'),
+    "no-link-run-in-dot-git": ('""', '"objects/XX/HEX"', '".git"'),
+    "no-link-run-in-objects": ('""', '"XX/HEX"', '".git/objects"'),
 }
 
 
@@ -294,14 +298,15 @@ _GIT_LAYOUT_LINKS = {
 @_works(
     "ln -s .git x (or .git/objects): git diff --no-index --binary /dev/null x/objects/xx/<hex> "
     "is git's layout as written, so only a gitread row of the objects folder is written, which "
-    "the audit judges by the HEAD and refs git read, and the argv names no .git: the future "
-    "object comes out, nothing flagged"
+    "the audit judges by the HEAD and refs git read, and the argv names no .git (nor with no "
+    "link at all: the same diff of objects/xx/<hex> run in .git): the future object comes out, "
+    "nothing flagged"
 )
 def test_the_machines_git_in_its_layout_through_a_link(
     tmp_path: Path, seccomp: None, name: str
 ) -> None:
-    target, path = _GIT_LAYOUT_LINKS[name]
-    script = _LEAK + _GIT_LAYOUT_THROUGH_A_LINK.format(target=target, path=path)
+    target, path, cwd = _GIT_LAYOUT_LINKS[name]
+    script = _LEAK + _GIT_LAYOUT_THROUGH_A_LINK.format(target=target, path=path, cwd=cwd)
     proc, audit = _run(tmp_path, script, _future_object)
     if "attack" not in _lines(proc) and "Traceback" not in proc.stderr:
         pytest.fail(proc.stdout + proc.stderr[-2000:])
