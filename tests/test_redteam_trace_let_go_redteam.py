@@ -674,6 +674,21 @@ o2("beneath-absolute-from-a-file", os.open("t.py", os.O_RDONLY), "/x", resolve=0
         "an absolute path with RESOLVE_BENEATH is EXDEV before the descriptor is looked at; "
         "the tracer answers ENOTDIR (the descriptor is no folder)",
     ),
+    "O_RDWR (and access mode 3) on /proc files, /proc/keys": (
+        """\
+for entry in ("comm", "attr/current", "oom_score_adj", "setgroups", "uid_map", "clear_refs",
+              "mem", "timerslack_ns", "coredump_filter"):
+    attempt("rdwr-" + entry, "/proc/self/" + entry, os.O_RDWR)
+attempt("rdwr-sys", "/proc/sys/vm/overcommit_memory", os.O_RDWR)
+attempt("rdwr-sysrq", "/proc/sysrq-trigger", os.O_RDWR)
+attempt("rdwr-keys", "/proc/keys", os.O_RDWR)
+attempt("keys", "/proc/keys")
+attempt("key-users", "/proc/key-users")
+attempt("mode3-comm", "/proc/self/comm", 3)
+attempt("mode3-file", "t.py", 3)
+""",
+        None,
+    ),
     "plain files, links, devices, FIFOs and pipes": (
         """\
 open("plain", "w").write("x")
