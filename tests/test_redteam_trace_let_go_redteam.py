@@ -23,7 +23,14 @@ RESOLVE_NO_XDEV from the cwd, scoped openat2 through /proc's self, RESOLVE_NO_MA
 /dev/stdin, a descriptor that is no folder). e3aa73c stopped four more (the machine's git
 reading the store through a link to its folder, openat2's argument checks, openat2 O_PATH failing
 EBADF, O_CREAT|O_DIRECTORY); its walk of git's opens, passed through the caller's /proc/self
-links, was mended by 7d65faa; a storage word in the path as written still skips it.
+links, was mended by 7d65faa.
+
+Still working at 7d65faa (strict xfails): the machine's git reading a loose object as a file
+(git diff --no-index --binary) with a storage word in the path as written, in its own layout
+through a link to .git or .git/objects, or run in .git with no link at all; a pty's slave opened
+by a session leader (no controlling terminal made); a FIFO with no writer reopened through
+/proc/self/fd (no wait); O_NOFOLLOW with a trailing slash after /proc/self; RESOLVE_BENEATH of
+an absolute path from a file's descriptor.
 """
 
 from __future__ import annotations
