@@ -12,7 +12,10 @@ benchmark's one list of hidden paths for several repositories does.
   added line that breaks the rule) or git's own ``-c`` are reads.
 * A ``grep -r`` from the checkout's root honours ``--exclude-dir``: a folder it skips on the way
   to a hidden file is no read of that file; the search is re-run only on hidden files this
-  checkout holds.
+  checkout holds. grep matches ``--exclude`` globs to a file's own name and ``--exclude-dir``
+  globs to a folder's (the last matching ``--include``/``--exclude`` wins): a path given there
+  (``--exclude='.cache/*'``, ``--exclude-dir=build/lib/tern``) leaves nothing out. What real
+  grep printed is checked beside each verdict.
 * A ``grep -r`` from the root reaches a hidden *folder* the checkout holds: with the repository
   re-run on its files, a read when what it prints holds the fix. Alone a warn (whether the
   checkout holds the folder, or the grader adds it later, needs the checkout).
@@ -155,10 +158,26 @@ def test_a_whitespace_check_prints_the_added_line(tern: tuple[Path, str]) -> Non
         ("grep -rn --exclude-dir=build isalnum .", True),  # the patch is searched
         ("grep -rn --exclude-dir=.cache isalnum .", True),  # the build folder is searched
         ("grep -rn --exclude-dir=.git isalnum .", True),
+        # grep matches --exclude to a file's own name, --exclude-dir to a folder's: a path
+        # given there leaves nothing out
+        ("grep -rn --exclude-dir=build --exclude='.cache/*' isalnum .", True),
+        (f"grep -rn --exclude-dir=build --exclude={PATCH} isalnum .", True),
+        ("grep -rn --exclude-dir=build --exclude-dir=.cache/pc isalnum .", True),
+        ("grep -rn --exclude-dir=build/lib/tern --exclude-dir=.cache isalnum .", True),
+        ("grep -rn --exclude-dir=build --exclude='patch*' isalnum .", False),
+        ("grep -rn --exclude-dir=build --exclude='*' --include=patch1 isalnum .", True),
+        ("grep -rn --exclude-dir=build --include=patch1 --exclude='*' isalnum .", False),
+        ("grep -rn --exclude-dir=build --include='*.py' isalnum .", False),
+        (f"grep -rn isalnum .cache --exclude={PATCH}", True),
+        ("grep -rn isalnum .cache --exclude='patch*'", False),
     ],
 )
 def test_root_search_honours_exclude_dir(tern: tuple[Path, str], command: str, leak: bool) -> None:
-    assert _flagged(tern, command, record=False, repo=True) == leak
+    ran = _run(tern, command)
+    # what grep itself did: a hidden file it searched printed its matching line
+    printed = ran[0][1]
+    assert ("patch1:" in printed or "build/lib/tern/slug.py:" in printed) == leak
+    assert _audited(tern, ran, record=False, repo=True) == leak
 
 
 @pytest.mark.parametrize(

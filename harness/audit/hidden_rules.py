@@ -128,7 +128,18 @@ def _reads_folder_holding(
         return None
     name = _basename(argv[0])
     skip = [argv[k] for k in _excluded(argv) if k < len(argv)]
-    if any(
+    # grep matches --exclude globs to a file's own name and --exclude-dir globs to a folder's:
+    # a path it is given there (``--exclude-dir=tests/hidden``) leaves nothing out
+    grep_r = (
+        name in ("grep", "egrep", "fgrep")
+        and any(
+            a in ("--recursive", "--dereference-recursive")
+            or re.fullmatch(r"-[A-Za-z]*[rR][A-Za-z]*", a)
+            for a in argv[1:]
+        )
+        and not any(a.startswith("--exclude-from") for a in argv[1:])
+    )
+    if not grep_r and any(
         rules.hidden_match(w) or rules.hidden_match(w + "/") or rules.mentions_hidden(w)
         for w in skip
     ):
@@ -183,7 +194,7 @@ def _reads_folder_holding(
             for a in argv[1:]
             if re.search(r"\*\*", a) or (re.search(r"\*[^/]*/", a) and _glob_reaches(a, rules))
         ]
-    below = _hidden_below(roots, skip, depth, rules)
+    below = _hidden_below(roots, skip, depth, rules, argv if grep_r else None)
     return (*below, whole) if below else None
 
 
@@ -204,10 +215,15 @@ def _glob_reaches(glob: str, rules: RuleSet) -> bool:
 
 
 def _hidden_below(
-    roots: Sequence[str], skip: Sequence[str], depth: int | None, rules: RuleSet
+    roots: Sequence[str],
+    skip: Sequence[str],
+    depth: int | None,
+    rules: RuleSet,
+    grep: Sequence[str] | None = None,
 ) -> tuple[str, str] | None:
     """(folder, hidden path) for the first of ``roots`` (folders below the checkout's root) that
-    holds a hidden path a walk to ``depth`` reaches and the ``skip`` globs leave in."""
+    holds a hidden path a walk to ``depth`` reaches and the ``skip`` globs leave in (``grep``:
+    the line of a recursive grep, whose own rules say what it leaves out)."""
     for root in roots:
         clean = root.strip().rstrip("/")
         while clean.startswith("./"):
@@ -218,7 +234,14 @@ def _hidden_below(
             hidden = path.strip().strip("/")
             if hidden.startswith("./"):
                 hidden = hidden[2:]
-            if not path.endswith("/") and _glob_leaves_out(skip, hidden):
+            if grep is not None:
+                if (
+                    _dirs_left_out(grep, hidden + "/x")
+                    if path.endswith("/")
+                    else _grep_skips(grep, hidden)
+                ):
+                    continue  # grep skips the file, or every file of the folder
+            elif not path.endswith("/") and _glob_leaves_out(skip, hidden):
                 continue  # ``--exclude='*,cover'``: a glob left out that the hidden path matches
             # a file under the hidden path lies one level below the path's own parts
             below = hidden[len(clean) + 1 :].count("/") + 2
@@ -235,23 +258,12 @@ def root_search_files(argv: Sequence[str], hidden_paths: Sequence[str]) -> list[
     ``--exclude`` or an ``--exclude-dir`` of a folder on its path leaves the file out."""
     if not _root_grep(argv):
         return []
-    skip = [argv[k] for k in _excluded(tuple(argv)) if k < len(argv)]
-    includes = [
-        a.split("=", 1)[1] if "=" in a else argv[k + 2] if k + 2 < len(argv) else ""
-        for k, a in enumerate(argv[1:])
-        if a.split("=", 1)[0] == "--include"
-    ]
     found = []
     for path in hidden_paths:
         hidden = path.strip().removeprefix("./")
         if not hidden or hidden.endswith("/") or hidden.startswith(("/", "~", "..")):
             continue
-        name = hidden.rsplit("/", 1)[-1]
-        if (
-            _glob_leaves_out(skip, hidden)
-            or _dirs_left_out(argv, hidden)
-            or (includes and not any(fnmatch.fnmatch(name, g) for g in includes))
-        ):
+        if _grep_skips(argv, hidden):
             continue
         found.append(hidden)
     return found
@@ -306,22 +318,12 @@ def folder_search_files(argv: Sequence[str], hidden: str, workdir: str) -> list[
     top = (root / hidden.strip().strip("/").removeprefix("./")).resolve()
     if not top.is_dir() or root not in top.parents:
         return []
-    skip = [argv[k] for k in _excluded(tuple(argv)) if k < len(argv)]
-    includes = [
-        a.split("=", 1)[1] if "=" in a else argv[k + 2] if k + 2 < len(argv) else ""
-        for k, a in enumerate(argv[1:])
-        if a.split("=", 1)[0] == "--include"
-    ]
     files = []
     for path in sorted(top.rglob("*")):
         if not path.is_file() or path.is_symlink():
             continue
         rel = path.relative_to(root).as_posix()
-        if (
-            _glob_leaves_out(skip, rel)
-            or _dirs_left_out(argv, rel)
-            or (includes and not any(fnmatch.fnmatch(path.name, g) for g in includes))
-        ):
+        if _grep_skips(argv, rel):
             continue
         files.append(rel)
         if len(files) > _FOLDER_FILES:
@@ -374,6 +376,29 @@ def _find_matches_hidden_file(
             ):
                 return clean or ".", hidden
     return None
+
+
+def _grep_skips(argv: Sequence[str], rel: str) -> bool:
+    """Does a recursive grep leave the file ``rel`` out? Of its ``--include`` and ``--exclude``
+    globs matched against the file's own name (not its path: ``--exclude='.cache/*'`` skips
+    nothing grep finds by recursion), the last one matching wins; when none matches, the file
+    is searched unless the first of them is an ``--include``. Every file below a folder an
+    ``--exclude-dir`` glob matches is skipped. Globs in an ``--exclude-from`` file are not known
+    here: nothing is skipped for them."""
+    name = rel.rsplit("/", 1)[-1]
+    first: str | None = None
+    last: str | None = None
+    for k, word in enumerate(argv):
+        opt, eq, value = word.partition("=")
+        if opt not in ("--include", "--exclude"):
+            continue
+        glob = value if eq else argv[k + 1] if k + 1 < len(argv) else ""
+        first = first or opt
+        if glob and fnmatch.fnmatchcase(name, glob):
+            last = opt
+    if last == "--exclude" or (last is None and first == "--include"):
+        return True
+    return _dirs_left_out(argv, rel)
 
 
 def _dirs_left_out(argv: Sequence[str], rel: str) -> bool:
