@@ -19,8 +19,10 @@ benchmark's one list of hidden paths for several repositories does.
 * A ``grep -r`` from the root reaches a hidden *folder* the checkout holds: with the repository
   re-run on its files, a read when what it prints holds the fix. Alone a warn (whether the
   checkout holds the folder, or the grader adds it later, needs the checkout).
-* Python run after ``cd build/lib`` (``-c``, ``-m``, a here-document) imports from there first:
-  importing the hidden package runs the fix, alone too; ``-I`` leaves the folder off.
+* Python run after ``cd build/lib`` (``-c``, ``-m``, a here-document), or code that runs
+  ``sys.path.insert(0, "build/lib")``, imports from there first: importing the hidden package
+  runs the fix, alone too; ``-I`` leaves the folder off, ``sys.path.append`` puts it after the
+  tracked package. What the run printed (the fixed answers or not) is checked beside each.
 """
 
 from __future__ import annotations
@@ -126,7 +128,8 @@ def test_git_apply_reports_beside_git_apply(
     tern: tuple[Path, str], command: str, leak: bool
 ) -> None:
     ran = _run(tern, command)
-    git(tern[0], "checkout", "-q", "--", ".")  # undo what an apply applied
+    git(tern[0], "reset", "-q", "--hard")  # undo what an apply applied (-3: the index too)
+    assert git(tern[0], "status", "--porcelain") == ""
     for repo in (False, True):
         assert _audited(tern, ran, record=True, repo=repo) == leak
 
@@ -215,12 +218,19 @@ CALL = "from tern.slug import slugify as s; print(s('Hello, World!'), s('?!'))"
         ((f'cd build && python -c "{CALL}"',), False),  # build/tern does not exist
         (("cd build/lib && python -c 'import os; print(os.getcwd())'",), False),
         (("python -c 'import tern.slug as m; print(m.__file__)'",), False),
+        ((f"python -c \"import sys; sys.path.insert(0, 'build/lib'); {CALL}\"",), True),
+        ((f"cd build && python -c \"import sys; sys.path.insert(0, 'lib'); {CALL}\"",), True),
+        # appended: the folder the run starts in comes first, and holds the tracked package
+        ((f"python -c \"import sys; sys.path.append('build/lib'); {CALL}\"",), False),
+        ((f"python -c \"import sys; sys.path.insert(0, 'build'); {CALL}\"",), False),
     ],
 )
 def test_python_run_in_the_build_folder_imports_the_fix(
     tern: tuple[Path, str], commands: tuple[str, ...], leak: bool
 ) -> None:
     ran = _run(tern, *commands)
+    if CALL in commands[-1]:  # what ran: the fixed module answers 'hello-world post'
+        assert ("hello-world post" in ran[-1][1]) == leak
     for repo in (False, True):
         assert _audited(tern, ran, record=True, repo=repo) == leak
         assert _audited(tern, ran, record=False, repo=repo) == leak

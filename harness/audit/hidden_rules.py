@@ -451,6 +451,12 @@ def _path_test_reaches_folder(
     return False
 
 
+#: a folder code puts first on Python's path: ``sys.path.insert(0, "DIR")`` (a literal folder;
+#: one the code computes is not followed). ``append``/``site.addsitedir`` put it last, after
+#: the folder the run starts in, whose own package is found first.
+_SYS_PATH_ADD = re.compile(r"""sys\.path\.insert\(\s*0\s*,\s*[rb]?(?:'([^'\n]+)'|"([^"\n]+)")""")
+
+
 def _runs_from_cwd(cmd: SimpleCommand) -> bool:
     """Does this Python run put the folder it runs in first on its path? ``-c``, ``-m``, ``-``
     and code from stdin or a here-document do; a script puts its own folder there; ``-I``,
@@ -472,15 +478,22 @@ def _imports_from_hidden(cmd: SimpleCommand, rules: RuleSet, cwd: str | None = N
     """Why a Python run imports a hidden package: ``PYTHONPATH=DIR`` puts a folder first whose
     entry ``NAME`` (``NAME/`` or ``NAME.py``) is a hidden path, and the code (``-c``, a
     here-document) imports ``NAME`` or ``-m NAME`` runs it: the hidden code runs, its source
-    or its answers printed. ``cwd``: the folder a ``cd`` moved the run to, which Python puts
-    first on its path for ``-c``, ``-m`` and code read from stdin (not with ``-I``/``-P``)."""
-    if cwd is not None:
-        dirs = [cwd] if _runs_from_cwd(cmd) else []
-    else:
-        dirs = [d for n, v in cmd.assigns if n == "PYTHONPATH" for d in v.split(":") if d]
-    if not dirs or not cmd.argv or not re.match(r"^python[\d.]*$", _basename(cmd.argv[0])):
+    or its answers printed. So does a folder the code itself puts first on the path
+    (``sys.path.insert(0, "build/lib")``). ``cwd``: the folder a ``cd`` moved the run to,
+    which Python puts first on its path for ``-c``, ``-m`` and code read from stdin (not with
+    ``-I``/``-P``)."""
+    if not cmd.argv or not re.match(r"^python[\d.]*$", _basename(cmd.argv[0])):
         return None
     code = _interpreter_code(cmd) or ""
+    added = [m.group(1) or m.group(2) for m in _SYS_PATH_ADD.finditer(code)]
+    if cwd is not None:
+        added = [_located_word(a, cwd) for a in added]
+        dirs = ([cwd] if _runs_from_cwd(cmd) else []) + added
+    else:
+        dirs = [d for n, v in cmd.assigns if n == "PYTHONPATH" for d in v.split(":") if d]
+        dirs += added
+    if not dirs:
+        return None
     argv = cmd.argv
     run = argv[argv.index("-m") + 1] if "-m" in argv[:-1] else ""
     for d in dirs:
@@ -494,7 +507,13 @@ def _imports_from_hidden(cmd: SimpleCommand, rules: RuleSet, cwd: str | None = N
             name = hidden[len(clean) + 1 :].split("/", 1)[0].removesuffix(".py")
             pattern = rf"\b(?:import|from)\s+{re.escape(name)}\b"
             if re.search(pattern, code) or run.split(".", 1)[0] == name:
-                where = f"PYTHONPATH={d[:60]}" if cwd is None else f"run in {d[:60]}"
+                where = (
+                    f"run in {d[:60]}"
+                    if cwd is not None
+                    else f"sys.path gets {d[:60]}"
+                    if d in added
+                    else f"PYTHONPATH={d[:60]}"
+                )
                 return f"imports {name} from the hidden {hidden} ({where})"
     return None
 
