@@ -234,3 +234,22 @@ def test_python_run_in_the_build_folder_imports_the_fix(
     for repo in (False, True):
         assert _audited(tern, ran, record=True, repo=repo) == leak
         assert _audited(tern, ran, record=False, repo=repo) == leak
+
+
+@pytest.mark.parametrize(
+    ("commands", "leak"),
+    [
+        (("cd build && grep -rn isalnum .",), True),
+        (("cd build", "grep -rn isalnum ."), True),
+        (("cd .cache && grep -rn isalnum .",), True),
+        (("cd tern && grep -rn isalnum .",), False),  # the tracked package: no hidden file
+        (("cd tern", "grep -rn isalnum ."), False),
+    ],
+)
+def test_a_search_of_dot_after_cd_searches_that_folder(
+    tern: tuple[Path, str], commands: tuple[str, ...], leak: bool
+) -> None:
+    ran = _run(tern, *commands)
+    printed = ran[-1][1]
+    assert ("patch1:" in printed or "lib/tern/slug.py:" in printed) == leak
+    assert _audited(tern, ran, record=False, repo=True) == leak

@@ -273,7 +273,7 @@ def root_search_folders(argv: Sequence[str], hidden_paths: Sequence[str]) -> lis
     """The hidden *folders* a ``grep -r`` from the checkout's root reaches (an ``--exclude-dir``
     of the folder or of a folder above it leaves one out). Whether it read them depends on
     the checkout holding them (a grader's folder is added after the run): only a trusted
-    task repository can say, so the rule is a warn until the search is re-run there."""
+    task repository can say, so the rule is info until the search is re-run there."""
     if not _root_grep(argv):
         return []
     found = []
@@ -859,10 +859,14 @@ def hidden_hits(cmd: SimpleCommand, rules: RuleSet, joined: str, found: bool) ->
             tag = ROOT_SEARCH_TAG
         else:
             tag = "" if whole else _FILE_SEARCH_TAG if hidden in files else SEARCH_TAG
+        # a root search reaching only hidden folders: every session's ``grep -rn P .`` does
+        # when a grader's folder is declared, so it is info until a checkout holding the
+        # folder says what it printed there
+        severity = "high" if whole else "info" if whole is None and hidden not in files else "warn"
         hits.append(
             Hit(
                 "audit.hidden_data_read",
-                "high" if whole else "warn",
+                severity,
                 f"reads {folder} recursively, and the hidden {hidden} with it{tag}",
                 joined,
             )
@@ -990,6 +994,9 @@ def located_hits(cmd: SimpleCommand, cwd: str | None, rules: RuleSet, hits: list
     Added to ``hits`` only when the paths as typed had no hidden-data hit of their own."""
     if not cwd or not rules.hidden_paths or not cmd.argv:
         return hits
+    if not cwd.startswith(("/", "~", "$")) and cwd.strip("./"):
+        # ``cd build && grep -r P .`` searches build, not the checkout's root: judged below
+        hits = [h for h in hits if not h.rule.endswith(ROOT_SEARCH_TAG)]
     if any(h.code == "audit.hidden_data_read" for h in hits):
         return hits
     imported = _imports_from_hidden(cmd, rules, cwd)
