@@ -1880,13 +1880,34 @@ static int resolve_at(uint32_t pid, const char *full) {
     return fd;
 }
 
-/* The machine's git reading git storage through a path that does not name it: a folder or file
- * of a store reached through a link of the phase's (git diff --no-index --binary /dev/null
- * d/<hex>, where d is a link to .git/objects/xx: the object's bytes printed as a patch; git
- * merge-file -p or grep --no-index of a linked file). Each open of git whose path git_layout
- * does not know, and which does not name git storage as written, is walked in its root; one that
- * reaches git storage is an open row (a finding). */
-static void git_disguised_read(const struct notif *n, const char *path, struct buf *row) {
+/* Whether resolved path P is an object file of a git store: a loose object (.../xx/<38+ hex>),
+ * a pack and its companions, a commit graph or multi-pack index. */
+static int object_file(const char *p) {
+    size_t n = strlen(p);
+    static const char *ends[] = {".pack", ".idx", ".rev", ".bitmap", ".mtimes", "/commit-graph", "/multi-pack-index"};
+    for (size_t k = 0; k < sizeof ends / sizeof *ends; k++) {
+        size_t e = strlen(ends[k]);
+        if (n > e && !strcmp(p + n - e, ends[k])) return 1;
+    }
+    const char *base = strrchr(p, '/');
+    if (!base || base - p < 3 || base[-3] != '/') return 0;
+    size_t hex = strspn(base + 1, "0123456789abcdef");
+    return hex >= 38 && !base[1 + hex] && strspn(base - 2, "0123456789abcdef") >= 2;
+}
+
+/* The machine's git reading git storage as a plain file, or through a path that does not name
+ * it: git opens its object database's files (loose objects, packs, their indexes, the commit
+ * graph) O_CLOEXEC (git_open); a file it reads as a file -- diff --no-index (also implied
+ * outside a repository or for a path outside it), grep --no-index, merge-file, blame --contents,
+ * apply, config --file -- it opens without. So an open without O_CLOEXEC that reaches an object
+ * file is an open row (a finding: its bytes, printed as a binary patch, are the object), however
+ * its path is spelled ("objects/da/<hex>" from inside .git, a link to .git). And an open whose
+ * path git_layout does not know, and which does not name git storage as written, that reaches
+ * git storage through a link of the phase's (d -> .git/objects/xx) is one too. Each such open
+ * is walked in git's root (a walk that cannot follow a link: a finding). */
+static void git_disguised_read(const struct notif *n, const char *path, int layout, uint64_t flags) {
+    int plain = !(flags & (O_CLOEXEC | O_DIRECTORY)) || n->nr == NR_OPENAT2;
+    if (layout && !plain) return;  /* the object database's own opens: git's rows judge them */
     char full[8300], base[4096], proc[64], resolved[4096];
     int dirfd = n->nr == NR_OPEN ? -100 : (int)n->args[0];
     if (path[0] == '/') snprintf(full, sizeof full, "%s", path);
@@ -1897,7 +1918,7 @@ static void git_disguised_read(const struct notif *n, const char *path, struct b
         base[b < 0 ? 0 : b] = 0;
         snprintf(full, sizeof full, "%s/%s", base, path);
     }
-    if (git_storage(full)) return;  /* named as what it is: judged by git's own rows */
+    if (!plain && git_storage(full)) return;  /* named as what it is: judged by git's own rows */
     int fd = resolve_at(n->pid, full);
     ssize_t m = 0;
     int magic = 0;
@@ -1917,20 +1938,27 @@ static void git_disguised_read(const struct notif *n, const char *path, struct b
         if (!m) snprintf(resolved, sizeof resolved, "(not followed)");
         m = (ssize_t)strlen(resolved);
     }
-    if ((!magic && !git_storage(resolved)) || ++open_rows > OPEN_ROWS_LIMIT) return;
+    int reached = plain ? object_file(resolved) || (!layout && git_storage(resolved)) : git_storage(resolved);
+    if ((!magic && !reached) || ++open_rows > OPEN_ROWS_LIMIT) return;
+    struct buf own = {0}, *row = &own;  /* a row of its own (one row a buffer: emit) */
+    put(row, "", 0);
     char head[96];
     snprintf(head, sizeof head, "{\"kind\": \"open\", \"pid\": %u, \"path\": ", n->pid);
     puts_(row, head);
     put_json_string(row, full, strlen(full));
     puts_(row, ", \"resolved\": ");
     put_json_string(row, resolved, (size_t)m);
-    puts_(row, ", \"unpinned\": \"the machine's git read git storage through a path that does not name it\"");
+    puts_(row, plain && object_file(resolved)
+                   ? ", \"unpinned\": \"the machine's git read an object file as a plain file (not from its object database)\""
+                   : ", \"unpinned\": \"the machine's git read git storage through a path that does not name it\"");
     snprintf(proc, sizeof proc, "/proc/%u/exe", n->pid);
     char exe[4096];
     ssize_t e = readlink(proc, exe, sizeof exe - 1);
     puts_(row, ", \"exe\": ");
     if (e >= 0) put_json_string(row, exe, (size_t)e); else puts_(row, "null");
     puts_(row, "}\n");
+    emit(row);
+    free(own.data);
 }
 
 static void gitread_row(const struct notif *n, struct buf *row, uint32_t tgid) {
@@ -1941,7 +1969,7 @@ static void gitread_row(const struct notif *n, struct buf *row, uint32_t tgid) {
     size_t dir_len = 0;
     int what = len ? git_layout(path, len, &dir_len) : 0;
     uint64_t open_flags = n->nr == NR_OPEN ? n->args[1] : n->nr == NR_OPENAT ? n->args[2] : 0;
-    if (!what && len && !(open_flags & O_DIRECTORY)) git_disguised_read(n, path, row);
+    if (len && !(open_flags & O_DIRECTORY)) git_disguised_read(n, path, what != 0, open_flags);
     if (!what) return;
     /* a folder of references is listed, not read (what its files name is read by their opens;
      * openat2's flags are behind a pointer: its opens are all taken) */
