@@ -224,3 +224,21 @@ def test_a_base_the_candidate_recorded_finds_leaks_but_clears_nothing(tmp_path: 
     assert untrusted.flagged and not untrusted.cleared
     honest = audit_trajectory(peek, ancestry=Ancestry(repo, base, trusted=False))
     assert honest.flagged  # with the true base the hash is in the future anyway
+
+
+def test_rollout_outputs_from_a_chat_transcript() -> None:
+    """A rollout's ``text`` as a chat transcript: each ``<bash>`` call's output is the
+    ``<|tool|>`` turn after it (up to the next turn); a call with no tool turn keeps none, and a
+    command the text does not hold leaves every output unknown."""
+    from evotree.harness.audit.transcripts import rollout_trajectory
+
+    text = (
+        "<|user|>\nfix it\n<|assistant|>\nlook\n<bash>\ngit log -1\n</bash>\n"
+        "<|tool|>\n[exit 0]\ncommit abc\n\n<|assistant|>\nagain\n<bash>\ncat f.py\n</bash>\n"
+        "<|assistant|>\nno answer came\n<bash>\nls\n</bash>\n<|tool|>\n[exit 0]\nf.py\n"
+    )
+    row = {"run_id": "r", "phase": "train", "commands": ["git log -1", "cat f.py", "ls"]}
+    steps = rollout_trajectory({**row, "text": text}).steps
+    assert [s.output for s in steps] == ["[exit 0]\ncommit abc", None, "[exit 0]\nf.py"]
+    other = rollout_trajectory({**row, "commands": ["git log -1", "rm x"], "text": text}).steps
+    assert [s.output for s in other] == [None, None]

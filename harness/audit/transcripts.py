@@ -112,19 +112,52 @@ def _rollout(obj: Mapping[str, Any], source: str | None, nbytes: int = 0) -> Tra
 
 def _outputs_from_text(steps: list[Step], text: str) -> None:
     """Give each step its output when the rollout's ``text`` is the transcript the docs ask for
-    (``"$ {command}\\n{output}"`` per step, in order); otherwise leave outputs unknown."""
+    (``"$ {command}\\n{output}"`` per step, in order) or a chat transcript whose tool calls are
+    ``<bash>\\n{command}\\n</bash>`` each followed by a ``<|tool|>`` turn (the output, up to the
+    next ``<|...|>`` turn); otherwise leave outputs unknown."""
+    if not _outputs_from_shell_transcript(steps, text):
+        _outputs_from_chat_transcript(steps, text)
+
+
+def _outputs_from_chat_transcript(steps: list[Step], text: str) -> None:
+    """Outputs from ``<bash>`` calls and ``<|tool|>`` turns, every step found in order."""
+    found = []
+    pos = 0
+    for step in steps:
+        call = f"<bash>\n{step.command}\n</bash>\n"
+        at = text.find(call, pos)
+        if at < 0:
+            return
+        pos = at + len(call)
+        while pos < len(text) and text[pos] in " \n":
+            pos += 1
+        if not text.startswith("<|tool|>\n", pos):  # a call answered by no tool turn
+            found.append(None)
+            continue
+        body = pos + len("<|tool|>\n")
+        end = text.find("\n<|", body)
+        found.append(text[body : end if end >= 0 else len(text)].strip("\n"))
+        pos = body
+    for step, output in zip(steps, found, strict=True):
+        if output is not None:
+            step.output = output
+
+
+def _outputs_from_shell_transcript(steps: list[Step], text: str) -> bool:
+    """Outputs from a ``"$ {command}"`` transcript; False when it is not one."""
     starts = []
     pos = 0
     for step in steps:
         marker = "$ " + step.command
         at = text.find(marker, pos)
         if at < 0 or (at > 0 and text[at - 1] != "\n"):
-            return
+            return False
         starts.append((at, at + len(marker)))
         pos = at + len(marker)
     for k, step in enumerate(steps):
         end = starts[k + 1][0] if k + 1 < len(starts) else len(text)
         step.output = text[starts[k][1] : end].strip("\n")
+    return True
 
 
 def rollout_trajectory(row: Mapping[str, Any], source: str | None = None) -> Trajectory:
