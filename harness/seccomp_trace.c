@@ -1377,7 +1377,8 @@ static size_t resolve_in(uint32_t pid, const char *full, char *into, size_t cap,
     if (self) {
         /* "self" is a link (RESOLVE_NO_SYMLINKS, or O_NOFOLLOW on it as the last name: ELOOP), and
          * /proc a mount of its own (RESOLVE_NO_XDEV: EXDEV), as the kernel answers */
-        int link_last = (!*self_rest || self_rest == spare) && !strchr(norm + 6, '/');
+        /* the link is the last name unless a trailing "/" (or "/.") follows it: then it is followed */
+        int link_last = (!*self_rest || self_rest == spare) && !strchr(norm + 6, '/') && !(w && w->must_dir);
         if (w && ((w->resolve_flags & 0x04) || (w->nofollow && link_last))) {
             w->error = w->nofollow && link_last && w->directory && !(w->resolve_flags & 0x04) ? ENOTDIR : ELOOP;
             return 0;
@@ -2139,7 +2140,7 @@ static void open_row(const struct notif *n, struct buf *row, struct reply *rep) 
         /* a descriptor that is no folder (a pipe, a socket, a file): the kernel's ENOTDIR */
         struct stat at_st;
         int at_known = b > 0 && stat(proc, &at_st) == 0;
-        if (at_known && !S_ISDIR(at_st.st_mode) && dirfd != -100 && must_answer) {
+        if (at_known && !S_ISDIR(at_st.st_mode) && dirfd != -100 && path[0] != '/' && must_answer) {
             rep->error = ENOTDIR;
             return;
         }
