@@ -683,7 +683,10 @@ def join(paths: list[str], out: str) -> int:
             "script": "bench/bench_real_loop.py",
             "command": " && ".join(part["command"] for part in parts),
             "date": " / ".join(part["date"] for part in parts),
-            "commit": " / ".join(sorted({part["commit"][:7] for part in parts})),
+            # each commit of each part (a part joined before names several), shortened
+            "commit": " / ".join(
+                sorted({c.strip()[:7] for part in parts for c in part["commit"].split(" / ")})
+            ),
             "parts": list(paths),
             "domains": list(joined.values()),
             "environment": parts[0].get("environment"),

@@ -202,6 +202,11 @@ def test_merge_keeps_every_commit_of_a_joined_part(tmp_path: Path) -> None:
     out = tmp_path / "real_loop.json"
     assert bench.main(["--merge", str(joined), str(tmp_path / "single.json"), str(out)]) == 0
     assert json.loads(out.read_text())["commit"] == "39f6510 / 3b04a59 / 39f6510"
+    # a joined part joined again keeps every commit it names (it kept only the first)
+    c = _raw(tmp_path / "c.json", [4], settings, commit="3c7e499" + "2" * 33)
+    again = tmp_path / "again.json"
+    assert bench.main(["--join", str(joined), c, str(again)]) == 0
+    assert json.loads(again.read_text())["commit"] == "39f6510 / 3b04a59 / 3c7e499"
 
 
 def test_greedy_at_equal_runs_spends_exactly_evotrees_runs() -> None:
