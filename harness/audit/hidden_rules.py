@@ -5,13 +5,18 @@ path (exclusions are no read), and recursive reads (``grep -r``, ``find -exec ca
 from __future__ import annotations
 
 import fnmatch
-import posixpath
 import re
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
 from evotree.harness.audit.bytecode_rules import CACHE_TAG, is_cache_path, lists_only
+from evotree.harness.audit.hidden_code import (
+    code_reads_hidden,
+    imports_from_hidden,
+    interpreter_code,
+    located_word,
+)
 from evotree.harness.audit.hits import Hit, RuleSet
 from evotree.harness.audit.lexer import SimpleCommand, _basename
 from evotree.harness.audit.name_only import names_only
@@ -451,73 +456,6 @@ def _path_test_reaches_folder(
     return False
 
 
-#: a folder code puts first on Python's path: ``sys.path.insert(0, "DIR")`` (a literal folder;
-#: one the code computes is not followed). ``append``/``site.addsitedir`` put it last, after
-#: the folder the run starts in, whose own package is found first.
-_SYS_PATH_ADD = re.compile(r"""sys\.path\.insert\(\s*0\s*,\s*[rb]?(?:'([^'\n]+)'|"([^"\n]+)")""")
-
-
-def _runs_from_cwd(cmd: SimpleCommand) -> bool:
-    """Does this Python run put the folder it runs in first on its path? ``-c``, ``-m``, ``-``
-    and code from stdin or a here-document do; a script puts its own folder there; ``-I``,
-    ``-P`` and ``PYTHONSAFEPATH`` leave the folder off."""
-    argv = cmd.argv
-    if any(n == "PYTHONSAFEPATH" for n, _ in cmd.assigns):
-        return False
-    for word in argv[1:]:
-        if word in ("-c", "-m", "-"):
-            return True
-        if not word.startswith("-"):
-            return False  # a script: its own folder is first
-        if not word.startswith("--") and re.search(r"[IP]", word[1:]):
-            return False
-    return True  # code from stdin, a here-document or a prompt
-
-
-def _imports_from_hidden(cmd: SimpleCommand, rules: RuleSet, cwd: str | None = None) -> str | None:
-    """Why a Python run imports a hidden package: ``PYTHONPATH=DIR`` puts a folder first whose
-    entry ``NAME`` (``NAME/`` or ``NAME.py``) is a hidden path, and the code (``-c``, a
-    here-document) imports ``NAME`` or ``-m NAME`` runs it: the hidden code runs, its source
-    or its answers printed. So does a folder the code itself puts first on the path
-    (``sys.path.insert(0, "build/lib")``). ``cwd``: the folder a ``cd`` moved the run to,
-    which Python puts first on its path for ``-c``, ``-m`` and code read from stdin (not with
-    ``-I``/``-P``)."""
-    if not cmd.argv or not re.match(r"^python[\d.]*$", _basename(cmd.argv[0])):
-        return None
-    code = _interpreter_code(cmd) or ""
-    added = [m.group(1) or m.group(2) for m in _SYS_PATH_ADD.finditer(code)]
-    if cwd is not None:
-        added = [_located_word(a, cwd) for a in added]
-        dirs = ([cwd] if _runs_from_cwd(cmd) else []) + added
-    else:
-        dirs = [d for n, v in cmd.assigns if n == "PYTHONPATH" for d in v.split(":") if d]
-        dirs += added
-    if not dirs:
-        return None
-    argv = cmd.argv
-    run = argv[argv.index("-m") + 1] if "-m" in argv[:-1] else ""
-    for d in dirs:
-        clean = d.strip().rstrip("/")
-        while clean.startswith("./"):
-            clean = clean[2:]
-        for path in rules.hidden_paths:
-            hidden = path.strip().strip("/")
-            if not clean or not hidden.startswith(clean + "/"):
-                continue
-            name = hidden[len(clean) + 1 :].split("/", 1)[0].removesuffix(".py")
-            pattern = rf"\b(?:import|from)\s+{re.escape(name)}\b"
-            if re.search(pattern, code) or run.split(".", 1)[0] == name:
-                where = (
-                    f"run in {d[:60]}"
-                    if cwd is not None
-                    else f"sys.path gets {d[:60]}"
-                    if d in added
-                    else f"PYTHONPATH={d[:60]}"
-                )
-                return f"imports {name} from the hidden {hidden} ({where})"
-    return None
-
-
 def _edits_in_place(argv: Sequence[str]) -> bool:
     """``sed -i ...``: an edit (judged as a write), not a read of what it is given."""
     return (
@@ -635,114 +573,6 @@ def _only_caches(word: str, rules: RuleSet) -> bool:
     return bool(matched) and all(is_cache_path(p) for p in matched)
 
 
-_INTERPRETERS = re.compile(r"^(?:python(?:\d+(?:\.\d+)?)?|node|nodejs|deno|bun|perl|ruby|php)$")
-#: calls in code that read a file's bytes (or an archive member's)
-_CODE_READS = re.compile(
-    r"\bopen\s*\(|read_text|read_bytes|\.read\s*\(|readFileSync|readFile\b|createReadStream|"
-    r"ZipFile|tarfile|shutil\.copy|copyfile|\bslurp|File\.read|file_get_contents|<\$?\w*>|"
-    # a database opened by its file: its rows are the file's content
-    r"sqlite3\.connect\s*\(|\bshelve\.open\s*\(|\bdbm(?:\.\w+)?\.open\s*\(|"
-    r"\bnew\s+(?:sqlite3\.)?Database\s*\("
-)
-#: calls in code that list a folder, with the folder as a string literal (and a glob after it)
-_CODE_LISTS = re.compile(
-    r"(?:Path|listdir|readdirSync|readdir|scandir|walk|iterdir|opendir|glob\.glob|glob\.iglob|"
-    r"Dir\.glob|Dir\.entries|globSync)\s*\(\s*[rbf]?['\"]([^'\"]*)['\"]\s*\)?"
-    r"(?:\.r?glob\(\s*['\"]([^'\"]*)['\"])?"
-)
-
-
-def _interpreter_code(cmd: SimpleCommand) -> str | None:
-    """The code an interpreter runs from its command line (``-c``/``-e``) or a here-document."""
-    argv = cmd.argv
-    if not argv or not _INTERPRETERS.match(_basename(argv[0])):
-        return None
-    for flag in ("-c", "-e", "--eval", "-p", "--print", "-E", "-r"):
-        if flag in argv[1:]:
-            k = argv.index(flag, 1)
-            return argv[k + 1] if k + 1 < len(argv) else None
-    return cmd.heredoc
-
-
-def _code_reads_hidden(code: str, rules: RuleSet) -> str | None:
-    """Why code that reads files reads a hidden one: it names the hidden path, or it lists a
-    folder holding one (``Path('.idea').rglob('*.patch')``, ``readdirSync('pkg')``) with no
-    glob, or a glob the hidden path matches. None when it reads no file, or none hidden."""
-    if not _CODE_READS.search(code):
-        return None
-    if rules.hidden_match(code):
-        hidden = next((w for w in re.split(r"['\"\s(),]", code) if rules.hidden_match(w)), "")
-        return f"touches hidden data: code that reads files names {hidden[:80]}"
-    for m in _CODE_LISTS.finditer(code):
-        folder, pattern = m.group(1).strip(), m.group(2)
-        if not pattern and "*" in folder:  # glob.glob('wheelhouse/*.whl')
-            folder, pattern = folder.rsplit("/", 1) if "/" in folder else (".", folder)
-        clean = folder.rstrip("/")
-        while clean.startswith("./"):
-            clean = clean[2:]
-        for path in rules.hidden_paths:
-            hidden = path.strip().strip("/")
-            inside = clean in ("", ".") or hidden.startswith(clean + "/") or hidden == clean
-            if not inside:
-                continue
-            rest = hidden[len(clean) + 1 :] if clean not in ("", ".") else hidden
-            if pattern and not path.endswith("/"):
-                if not fnmatch.fnmatchcase(rest.rsplit("/", 1)[-1], pattern.rsplit("/", 1)[-1]):
-                    continue
-            elif clean in ("", ".") and not pattern:
-                continue  # the whole checkout listed: judged when the hidden path is named
-            return f"reads files it lists in {folder or '.'}, and the hidden {hidden} with them"
-    return _lists_named_folder(code, rules)
-
-
-#: a call that lists a folder, whatever it is given (a name bound earlier, a joined path)
-_LISTS_ANY = re.compile(
-    r"\b(?:listdir|readdirSync|readdir|scandir|walk|iterdir|opendir|rglob|glob|globSync|"
-    r"Dir\.entries|Dir\.children)\s*\("
-)
-#: a glob pattern code gives a listing (``h.glob('*/entries.json')``, ``glob.glob('x/*.py')``)
-_CODE_GLOB = re.compile(r"\b(?:r?glob|iglob|globSync)\s*\(\s*[rbf]?['\"]([^'\"]*)['\"]")
-#: code that starts from the user's home folder (``~`` of a hidden path)
-_HOME_REF = re.compile(r"homedir\s*\(|Path\.home\s*\(|expanduser|\bHOME\b|getenv\(\s*['\"]HOME")
-_LITERAL = re.compile(r"['\"]([^'\"\s]+)['\"]")
-
-
-def _lists_named_folder(code: str, rules: RuleSet) -> str | None:
-    """Why code reads a hidden file through a folder named apart from the call that lists it:
-    a string names a folder holding the hidden file (from the home folder when the code starts
-    there: ``path.join(os.homedir(), '.vscode-server/data/User/History')``), the code lists
-    folders and reads files, and no glob it lists with leaves the file out
-    (``h.glob('*/entries.json')`` reads only the index)."""
-    if not _LISTS_ANY.search(code):
-        return None
-    home = bool(_HOME_REF.search(code))
-    globs = _CODE_GLOB.findall(code)
-    for literal in _LITERAL.findall(code):
-        clean = literal.rstrip("/")
-        while clean.startswith("./"):
-            clean = clean[2:]
-        if not clean or clean in (".", "..", "~") or re.search(r"[*?\[{}$]", clean):
-            continue
-        for path in rules.hidden_paths:
-            hidden = path.strip().strip("/")
-            spelled = [hidden] + ([hidden[2:]] if home and hidden.startswith("~/") else [])
-            for h in spelled:
-                if not h.startswith(clean + "/"):
-                    continue
-                rest = h[len(clean) + 1 :]
-                if globs and not path.endswith("/"):
-                    name = rest.rsplit("/", 1)[-1]
-                    if not any(
-                        fnmatch.fnmatchcase(rest, g) or fnmatch.fnmatchcase(name, g.rsplit("/")[-1])
-                        for g in globs
-                    ):
-                        continue
-                return (
-                    f"reads files it lists in {clean[:60]}, and the hidden {hidden[:80]} with them"
-                )
-    return None
-
-
 #: programs that print, compare or copy the files they are given
 _FILE_READERS = _CONTENT_READERS | {"diff", "cmp", "cp", "jq", "view", "vim", "vi", "nano"}
 #: where a word's last part is computed when the command runs: ``$(...)``, backquotes, ``$VAR``
@@ -836,12 +666,12 @@ def hidden_hits(cmd: SimpleCommand, rules: RuleSet, joined: str, found: bool) ->
             return named or []
     if found:
         return []
-    imported = _imports_from_hidden(cmd, rules)
+    imported = imports_from_hidden(cmd, rules)
     if imported:
         return [Hit("audit.hidden_data_read", "high", imported, joined)]
-    code = _interpreter_code(cmd)
+    code = interpreter_code(cmd)
     if code is not None:
-        read = _code_reads_hidden(code, rules)
+        read = code_reads_hidden(code, rules)
         if read:
             return [Hit("audit.hidden_data_read", "high", read, joined)]
     computed = _computed_name_beside(cmd, rules)
@@ -932,7 +762,7 @@ def next_cwd(cmd: SimpleCommand, cwd: str | None) -> str | None:
         return None
     if not words:
         return "~"
-    return _located_word(words[0], cwd) if cwd else words[0]
+    return located_word(words[0], cwd) if cwd else words[0]
 
 
 def cwd_near_hidden(cwd: str, rules: RuleSet) -> bool:
@@ -957,28 +787,12 @@ def cwd_near_hidden(cwd: str, rules: RuleSet) -> bool:
     return False
 
 
-def _located_word(word: str, cwd: str) -> str:
-    """``word`` read from the folder ``cwd``: a relative path joined to it (``..`` resolved);
-    options, absolute paths, ``~`` and variables as typed (a name a substitution computes,
-    ``$(ls | grep X)``, is taken as relative)."""
-    if not word or cwd in ("", "."):
-        return word
-    if word.startswith(("-", "/", "~", "$")) and not word.startswith("$("):
-        return word
-    if word in (".", "./"):
-        return cwd
-    joined = posixpath.normpath(f"{cwd.rstrip('/')}/{word}")
-    if joined.startswith(".."):
-        return word
-    return joined + ("/" if word.endswith("/") else "")
-
-
 def _located(cmd: SimpleCommand, cwd: str) -> SimpleCommand:
     """``cmd`` with every relative path word (and redirection, and the commands a pipe feeds
     it from) read from ``cwd``."""
     return SimpleCommand(
-        (cmd.argv[0], *(_located_word(w, cwd) for w in cmd.argv[1:])) if cmd.argv else (),
-        tuple((op, _located_word(t, cwd)) for op, t in cmd.redirects),
+        (cmd.argv[0], *(located_word(w, cwd) for w in cmd.argv[1:])) if cmd.argv else (),
+        tuple((op, located_word(t, cwd)) for op, t in cmd.redirects),
         cmd.heredoc,
         cmd.assigns,
         stdin=_located(cmd.stdin, cwd) if cmd.stdin is not None else None,
@@ -999,7 +813,7 @@ def located_hits(cmd: SimpleCommand, cwd: str | None, rules: RuleSet, hits: list
         hits = [h for h in hits if not h.rule.endswith(ROOT_SEARCH_TAG)]
     if any(h.code == "audit.hidden_data_read" for h in hits):
         return hits
-    imported = _imports_from_hidden(cmd, rules, cwd)
+    imported = imports_from_hidden(cmd, rules, cwd)
     if imported:
         joined = " ".join(cmd.argv)[:200]
         return hits + [Hit("audit.hidden_data_read", "high", imported, joined)]
