@@ -1881,6 +1881,25 @@ static int resolve_at(uint32_t pid, const char *full) {
     return fd;
 }
 
+/* The folder a relative PATH of call N starts from -- its cwd, or its directory descriptor's
+ * folder -- in BASE ("" for an absolute path, or when it cannot be read). */
+static void open_base(const struct notif *n, const char *path, char *base, size_t cap) {
+    base[0] = 0;
+    if (path[0] == '/') return;
+    char proc[64];
+    int dirfd = n->nr == NR_OPEN ? -100 : (int)n->args[0];
+    if (dirfd == -100) snprintf(proc, sizeof proc, "/proc/%u/cwd", n->pid);
+    else snprintf(proc, sizeof proc, "/proc/%u/fd/%d", n->pid, dirfd);
+    ssize_t b = readlink(proc, base, cap - 1);
+    base[b < 0 ? 0 : b] = 0;
+}
+
+/* PATH as a path from the root: itself when absolute, else joined to BASE (open_base). */
+static void open_full(const char *path, const char *base, char *full, size_t cap) {
+    if (path[0] == '/') snprintf(full, cap, "%s", path);
+    else snprintf(full, cap, "%s/%s", base, path);
+}
+
 /* Whether resolved path P is an object file of a git store: a loose object (.../xx/<38+ hex>),
  * a pack and its companions, a commit graph or multi-pack index. */
 static int object_file(const char *p) {
@@ -1906,19 +1925,12 @@ static int object_file(const char *p) {
  * path git_layout does not know, and which does not name git storage as written, that reaches
  * git storage through a link of the phase's (d -> .git/objects/xx) is one too. Each such open
  * is walked in git's root (a walk that cannot follow a link: a finding). */
-static void git_disguised_read(const struct notif *n, const char *path, int layout, uint64_t flags) {
+static void git_disguised_read(const struct notif *n, const char *path, const char *base, int layout,
+                               uint64_t flags) {
     int plain = !(flags & (O_CLOEXEC | O_DIRECTORY)) || n->nr == NR_OPENAT2;
     if (layout && !plain) return;  /* the object database's own opens: git's rows judge them */
-    char full[8300], base[4096], proc[64], resolved[4096];
-    int dirfd = n->nr == NR_OPEN ? -100 : (int)n->args[0];
-    if (path[0] == '/') snprintf(full, sizeof full, "%s", path);
-    else {
-        if (dirfd == -100) snprintf(proc, sizeof proc, "/proc/%u/cwd", n->pid);
-        else snprintf(proc, sizeof proc, "/proc/%u/fd/%d", n->pid, dirfd);
-        ssize_t b = readlink(proc, base, sizeof base - 1);
-        base[b < 0 ? 0 : b] = 0;
-        snprintf(full, sizeof full, "%s/%s", base, path);
-    }
+    char full[8300], proc[64], resolved[4096];
+    open_full(path, base, full, sizeof full);
     if (!plain && git_storage(full)) return;  /* named as what it is: judged by git's own rows */
     int fd = resolve_at(n->pid, full);
     ssize_t m = 0;
@@ -1970,7 +1982,9 @@ static void gitread_row(const struct notif *n, struct buf *row, uint32_t tgid) {
     size_t dir_len = 0;
     int what = len ? git_layout(path, len, &dir_len) : 0;
     uint64_t open_flags = n->nr == NR_OPEN ? n->args[1] : n->nr == NR_OPENAT ? n->args[2] : 0;
-    if (len && !(open_flags & O_DIRECTORY)) git_disguised_read(n, path, what != 0, open_flags);
+    char base[4096] = "";
+    if (len && (what || !(open_flags & O_DIRECTORY))) open_base(n, path, base, sizeof base);  /* once, for both */
+    if (len && !(open_flags & O_DIRECTORY)) git_disguised_read(n, path, base, what != 0, open_flags);
     if (!what) return;
     /* a folder of references is listed, not read (what its files name is read by their opens;
      * openat2's flags are behind a pointer: its opens are all taken) */
@@ -1984,16 +1998,8 @@ static void gitread_row(const struct notif *n, struct buf *row, uint32_t tgid) {
         else if (slash) *slash = 0;
         else snprintf(path, sizeof path, ".");
     }
-    char full[8300], base[4096], proc[64];
-    int dirfd = n->nr == NR_OPEN ? -100 : (int)n->args[0];
-    if (path[0] == '/') snprintf(full, sizeof full, "%s", path);
-    else {
-        if (dirfd == -100) snprintf(proc, sizeof proc, "/proc/%u/cwd", n->pid);
-        else snprintf(proc, sizeof proc, "/proc/%u/fd/%d", n->pid, dirfd);
-        ssize_t b = readlink(proc, base, sizeof base - 1);
-        base[b < 0 ? 0 : b] = 0;
-        snprintf(full, sizeof full, "%s/%s", base, path);
-    }
+    char full[8300];
+    open_full(path, base, full, sizeof full);
     /* every open is walked (a link swapped between two opens of one path is seen); a row is
      * written once per process for each file or folder reached (and each text of a HEAD) */
     int fd = resolve_at(n->pid, full);
