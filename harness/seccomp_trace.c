@@ -2384,6 +2384,9 @@ int main(int argc, char **argv) {
     const char *pinning = getenv("EVOTREE_TRACE_PIN");
     pin_some = pinning && !strcmp(pinning, "uncertain");
     pin_off = pinning && !strcmp(pinning, "off");
+    /* the tracer's own setting is not the sandbox's: no process in the box sees it (a control run
+     * with pinning off would otherwise show the box an environment the pinned run does not) */
+    unsetenv("EVOTREE_TRACE_PIN");
     /* fully buffered: a write per 1 MiB, not per row. A tracer killed before its end row loses
      * the rows still buffered -- and the trace without its end row fails the audit closed anyway */
     setvbuf(out, NULL, _IOFBF, 1 << 20);

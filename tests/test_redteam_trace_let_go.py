@@ -216,6 +216,20 @@ def test_honest_opens_are_told_what_the_kernel_tells_them(honest: tuple) -> None
 
 
 @pytest.mark.heavy
+@pytest.mark.parametrize("pin", ["", "off", "uncertain"])
+def test_the_box_never_sees_the_tracers_own_setting(
+    tmp_path: Path, seccomp: None, pin: str
+) -> None:
+    """EVOTREE_TRACE_PIN is the tracer's, not the phase's: the tracer drops it before it starts
+    the box. (Before: a control run with pinning off showed the box an environment the pinned run
+    did not -- and on a machine whose PATH is long enough, the honest-opens comparison of
+    /proc/self/environ failed on that one variable; CI, stop 41.)"""
+    script = 'import os\nprint("seen", repr(os.environ.get("EVOTREE_TRACE_PIN")))\n'
+    proc, _ = _run(tmp_path, script, pin=pin)
+    assert "seen None" in proc.stdout, proc.stdout + proc.stderr[-2000:]
+
+
+@pytest.mark.heavy
 def test_honest_opens_are_no_finding(honest: tuple) -> None:
     """None of the honest opens above is let go on (no open row at all)."""
     _, _, rows = honest
