@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -187,13 +188,15 @@ def _new_version(
         _check_worktree_location(ws, Path(worktree).resolve())
         _check_free_path(Path(worktree).resolve())
 
-    version_id = _reserve_branch(ws, commit, explicit)
-    if worktree is not None:
-        path = Path(worktree).resolve()
-    elif worktree_parent is not None:
-        path = Path(worktree_parent).resolve() / version_id
-    else:
-        path = ws.worktree_path(version_id)
+    def default_path(version: str) -> Path:
+        if worktree_parent is not None:
+            return Path(worktree_parent).resolve() / version
+        return ws.worktree_path(version)
+
+    version_id = _reserve_branch(
+        ws, commit, explicit, taken=None if worktree is not None else default_path
+    )
+    path = Path(worktree).resolve() if worktree is not None else default_path(version_id)
     created_worktree = False
     try:
         _check_free_path(path)
@@ -243,12 +246,21 @@ def _new_version(
     return record
 
 
-def _reserve_branch(ws: Workspace, commit: pygit2.Oid, explicit: VersionId | None) -> str:
+def _reserve_branch(
+    ws: Workspace,
+    commit: pygit2.Oid,
+    explicit: VersionId | None,
+    *,
+    taken: Callable[[str], Path] | None = None,
+) -> str:
     """Create ``refs/heads/evotree/<id>`` atomically; the ref is the id's reservation.
 
     Automatic ids start after the ledger's highest number and skip refs that exist (another
     process reserved it a moment ago, or a branch was left behind), so concurrent
-    ``evotree branch`` calls always get distinct ids.
+    ``evotree branch`` calls always get distinct ids. With ``taken`` (an id's default worktree
+    path), they also skip ids whose folder is there and not empty: a process that died between
+    its checkout and its ledger entry leaves one, and it would otherwise fail every later
+    ``evotree branch`` on the same id.
     """
     git = ws.git
     if explicit is not None:
@@ -262,6 +274,9 @@ def _reserve_branch(ws: Workspace, commit: pygit2.Oid, explicit: VersionId | Non
     number = int(ws.ledger.meta().get("last_number", 0)) + 1
     for _ in range(_MAX_AUTO_ID_TRIES):
         candidate = f"v{number}"
+        if taken is not None and _path_in_use(taken(candidate)):
+            number += 1
+            continue
         if git.create_ref(branch_ref(candidate), commit, f"evotree branch {candidate}"):
             return candidate
         number += 1
@@ -284,6 +299,16 @@ def _check_worktree_location(ws: Workspace, path: Path) -> None:
             fix="pass a new folder, or omit --worktree",
             path=str(path),
         )
+
+
+def _path_in_use(path: Path) -> bool:
+    """Whether ``path`` holds something: a link, a file, a folder with contents."""
+    if path.is_symlink() or path.is_file():
+        return True
+    try:
+        return path.is_dir() and any(path.iterdir())
+    except OSError:
+        return True
 
 
 def _check_free_path(path: Path) -> None:
