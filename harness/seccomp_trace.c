@@ -1869,14 +1869,28 @@ static int git_layout(const char *p, size_t n, size_t *dir_len) {
 }
 
 /* The file or folder FULL names for PID, walked as the kernel walks it in PID's root (openat2
- * RESOLVE_IN_ROOT, O_PATH: nothing opened for reading); -1 when it cannot be walked. */
-static int resolve_at(uint32_t pid, const char *full) {
+ * RESOLVE_IN_ROOT, O_PATH: nothing opened for reading); -1 when it cannot be walked. Then
+ * *MISSING (when not NULL) says whether FULL is a missing name reached through no link at all:
+ * a second walk that follows none (RESOLVE_NO_SYMLINKS: a link on the way, magic or not, is
+ * ELOOP) ends at a name that is not there. The kernel's own walk for PID goes through the same
+ * folders and finds it missing too, so the slower walk through links (resolve) has nothing to
+ * find. The common case of the machine's git -- it probes many names that do not exist: loose
+ * references, alternates, a loose object before its pack -- costs one more openat2, not that
+ * walk. */
+static int resolve_at(uint32_t pid, const char *full, int *missing) {
     char link[64];
+    if (missing) *missing = 0;
     snprintf(link, sizeof link, "/proc/%u/root", pid);
     int root = open(link, O_PATH | O_DIRECTORY | O_CLOEXEC);
     if (root < 0) return -1;
     struct { uint64_t flags, mode, resolve; } how = {O_PATH | O_CLOEXEC, 0, 0x10 /* RESOLVE_IN_ROOT */};
     int fd = (int)syscall(437 /* openat2 */, root, full, &how, sizeof how);
+    if (fd < 0 && errno == ENOENT && missing) {
+        how.resolve |= 0x04; /* RESOLVE_NO_SYMLINKS */
+        int again = (int)syscall(437 /* openat2 */, root, full, &how, sizeof how);
+        *missing = again < 0 && errno == ENOENT;
+        if (again >= 0) close(again);
+    }
     close(root);
     return fd;
 }
@@ -1932,7 +1946,8 @@ static void git_disguised_read(const struct notif *n, const char *path, const ch
     char full[8300], proc[64], resolved[4096];
     open_full(path, base, full, sizeof full);
     if (!plain && git_storage(full)) return;  /* named as what it is: judged by git's own rows */
-    int fd = resolve_at(n->pid, full);
+    int missing;
+    int fd = resolve_at(n->pid, full, &missing);
     ssize_t m = 0;
     int magic = 0;
     if (fd >= 0) {
@@ -1944,6 +1959,7 @@ static void git_disguised_read(const struct notif *n, const char *path, const ch
         resolved[m] = 0;
     } else {  /* through a link into /proc or /dev (the caller's own cwd or root, a descriptor):
                * walked as a program's open is; one that cannot be followed is a finding too */
+        if (missing) return;  /* a missing name, no link on the way: nothing reached */
         struct walk w = {.fd = -1};
         m = (ssize_t)resolve(n->pid, full, resolved, sizeof resolved, &magic, &w);
         if (w.fd >= 0) close(w.fd);
@@ -2002,8 +2018,10 @@ static void gitread_row(const struct notif *n, struct buf *row, uint32_t tgid) {
     open_full(path, base, full, sizeof full);
     /* every open is walked (a link swapped between two opens of one path is seen); a row is
      * written once per process for each file or folder reached (and each text of a HEAD) */
-    int fd = resolve_at(n->pid, full);
-    if (fd < 0) {  /* a descriptor link, or a link of the phase's own into /proc or /dev (resolve) */
+    int missing;
+    int fd = resolve_at(n->pid, full, &missing);
+    if (fd < 0 && !missing) {
+        /* a descriptor link, or a link of the phase's own into /proc or /dev (resolve) */
         struct walk w = {.fd = -1};
         int magic = 0;
         char through[4096];
