@@ -32,6 +32,9 @@ Variants, interleaved in rotated order, --repeats times each (median reported):
             descriptor or git storage (EVOTREE_TRACE_PIN=uncertain: not sound, measured only)
   seccomp-before  (--tracer-ab BINARY) the default variant with another tracer binary (one built
             from an earlier seccomp_trace.c): an A/B of the tracer binaries
+  seccomp-floor  (--floor) the tracer built with EVOTREE_TRACE_FLOOR: every open is trapped and
+            let go on at once, nothing read or written -- what the seccomp user-notification trap
+            costs by itself, under any work the tracer does (not a tracer: measured only)
 
 Reported: wall time, and CPU time (user + system of the launcher, bubblewrap, the phase's
 processes and strace: ``RUSAGE_CHILDREN``). The phase runs its commands one after another and a
@@ -41,7 +44,7 @@ the CPU overhead; on a loaded one the CPU figure is the steadier estimate.
 Each traced run is checked: every one of the 1,000 git processes is in the trace. Run:
 
     .venv/bin/python bench/bench_audit_trace.py [--mix agent light tools] [--commands 1000]
-        [--repeats 5] [--no-strace] [--pin-ab] [--tracer-ab BINARY]
+        [--repeats 5] [--no-strace] [--pin-ab] [--tracer-ab BINARY] [--floor]
         [--json bench/results/trace_overhead.json]
 """
 
@@ -105,6 +108,11 @@ def main() -> None:
     )
     parser.add_argument(
         "--tracer-ab", type=Path, default=None, help="add the default variant run by this binary"
+    )
+    parser.add_argument(
+        "--floor",
+        action="store_true",
+        help="add the trap alone: the tracer built to let every open go on unread",
     )
     parser.add_argument(
         "--history", type=int, default=300, help="commits of the --mix agent repository"
@@ -172,6 +180,31 @@ def _commit() -> str:
         return "unknown"
 
 
+def floor_binary(folder: Path, args: argparse.Namespace) -> Path | None:
+    """The tracer built with EVOTREE_TRACE_FLOOR into ``folder`` (``--floor``), else None."""
+    if not args.floor:
+        return None
+    from evotree.harness.sandbox_tracer_build import TRACER_SOURCE, find_compiler
+
+    compiler = find_compiler()
+    if compiler is None:
+        raise SystemExit("--floor needs a C compiler")
+    binary = folder / "seccomp-trace-floor"
+    subprocess.run(
+        [
+            compiler,
+            "-O2",
+            "-pthread",
+            "-DEVOTREE_TRACE_FLOOR",
+            "-o",
+            str(binary),
+            str(TRACER_SOURCE),
+        ],
+        check=True,
+    )
+    return binary
+
+
 def measure(mix_name: str, args: argparse.Namespace) -> dict[str, Any]:
     """One mix: every variant --repeats times, interleaved in rotated order; medians and ratios."""
     from evotree.harness import sandbox as sandbox_mod
@@ -236,7 +269,10 @@ def measure(mix_name: str, args: argparse.Namespace) -> dict[str, Any]:
             variants += ("seccomp-unpinned", "seccomp-pin-uncertain")
         if args.tracer_ab is not None:
             variants += ("seccomp-before",)
+        if args.floor:
+            variants += ("seccomp-floor",)
         compiled = sandbox_mod.compiled_tracer
+        binaries = {"seccomp-before": args.tracer_ab, "seccomp-floor": floor_binary(base, args)}
         times: dict[str, list[float]] = {v: [] for v in variants}
         cpu: dict[str, list[float]] = {v: [] for v in variants}
         traced_gits: dict[str, list[int]] = {v: [] for v in variants[1:]}
@@ -249,9 +285,7 @@ def measure(mix_name: str, args: argparse.Namespace) -> dict[str, Any]:
                 sandbox_mod.TRACER = "strace" if variant == "strace" else "seccomp"
                 sandbox_mod.TRACE_OPENS = variant != "seccomp-exec-only"
                 sandbox_mod.compiled_tracer = (  # type: ignore[assignment]
-                    functools.partial(Path, args.tracer_ab)
-                    if variant == "seccomp-before"
-                    else compiled
+                    functools.partial(Path, binaries[variant]) if variant in binaries else compiled
                 )
                 phase_env = sandbox_env(dict(os.environ))
                 phase_env.pop("EVOTREE_TRACE_PIN", None)
