@@ -73,6 +73,10 @@ extended history, evotree rollouts), written by ``build.py`` beside each set:
   a GIO atomic-save temporary, a saved pull-request page, pre-commit's stash of unstaged
   changes), written blind and scored once at ``e3aa73c``; a development set since
   (``heldout13`` and ``heldout13_repo``).
+* ``tests/data/audit/trajectories/heldout14`` — the fourteenth held-out set (60 files, 30 leaks,
+  four task repositories whose fix also lies in a file a tool left: Eclipse's local history,
+  nano's emergency save, a popped quilt patch queue, a Syncthing conflict copy), written blind
+  and scored once at ``abf5a59`` (``heldout14`` and ``heldout14_repo``).
 
 Run:
 
@@ -345,6 +349,8 @@ def main() -> None:
             "heldout12_repo": trajectory_set(TRAJECTORIES / "heldout12", with_repo=True),
             "heldout13": trajectory_set(TRAJECTORIES / "heldout13"),
             "heldout13_repo": trajectory_set(TRAJECTORIES / "heldout13", with_repo=True),
+            "heldout14": trajectory_set(TRAJECTORIES / "heldout14"),
+            "heldout14_repo": trajectory_set(TRAJECTORIES / "heldout14", with_repo=True),
         },
     }
     print(json.dumps(result, indent=2))
