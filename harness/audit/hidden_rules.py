@@ -20,6 +20,7 @@ from evotree.harness.audit.hidden_code import (
 from evotree.harness.audit.hits import Hit, RuleSet
 from evotree.harness.audit.lexer import SimpleCommand, _basename
 from evotree.harness.audit.name_only import names_only
+from evotree.harness.audit.patch_tools import quilt_hit
 
 __all__ = [
     "ROOT_SEARCH_TAG",
@@ -666,6 +667,9 @@ def hidden_hits(cmd: SimpleCommand, rules: RuleSet, joined: str, found: bool) ->
             return named or []
     if found:
         return []
+    queue = quilt_hit(cmd, rules, joined)
+    if queue:
+        return queue
     imported = imports_from_hidden(cmd, rules)
     if imported:
         return [Hit("audit.hidden_data_read", "high", imported, joined)]
@@ -704,8 +708,9 @@ def hidden_hits(cmd: SimpleCommand, rules: RuleSet, joined: str, found: bool) ->
     return hits
 
 
-#: programs whose output prefixes each line printed with the file it came from
-_SEARCH_WORD = re.compile(r"(?:^|[\s;|&(/])(?:grep|egrep|fgrep|zgrep|rg|ag|ack)\s")
+#: programs whose output prefixes each line printed with the file it came from, typed bare or
+#: as a shell's script (``bash -lc 'grep -rn P dir'``: how Codex runs every command)
+_SEARCH_WORD = re.compile(r"(?:^|[\s;|&(/'\"`])(?:grep|egrep|fgrep|zgrep|rg|ag|ack)\s")
 
 
 def unseen_search(hit: Hit, output: str | None) -> Hit:

@@ -4,7 +4,7 @@ The hidden-path rule (``audit.hidden_data_read``) judges what a command does wit
 file it names. Listing it (``ls``, ``tree``, ``find`` without a reader, ``unzip -l``,
 ``tar -t``, ``python -m zipfile -l``), asking git about it (``git check-ignore``,
 ``git status``, ``git ls-files``; ``git apply --stat`` of a patch: names and counts, not
-applied), measuring it (``du``, ``stat``, ``file``), hashing it
+applied; ``patch --dry-run -pN``: the files it would patch, see ``patch_tools``), measuring it (``du``, ``stat``, ``file``), hashing it
 (``sha256sum``), testing it (``test -f``) or deleting it (``rm``, ``find -delete``) shows its
 name, size or digest, never its content. So does counting it or checking it: ``wc -l`` (a
 count option only), ``grep -c`` (a count of matching lines), ``gzip -t``/``-l`` (an integrity
@@ -31,6 +31,7 @@ from collections.abc import Sequence
 
 from evotree.harness.audit.hidden_queries import SCHEMA_COMMAND, sqlite_files_and_args
 from evotree.harness.audit.lexer import SimpleCommand, _basename
+from evotree.harness.audit.patch_tools import patch_dry_run
 
 __all__ = ["HEADER_BYTES", "names_only"]
 
@@ -261,6 +262,8 @@ def names_only(cmd: SimpleCommand) -> bool:
     argv = cmd.argv
     if not argv or cmd.heredoc is not None:
         return False
+    if _basename(argv[0]) == "patch":
+        return patch_dry_run(cmd)  # fed by ``<`` as patch always is
     if any(op in ("<", "<>", "<<<") for op, _ in cmd.redirects):
         return False
     name = _basename(argv[0])

@@ -67,6 +67,7 @@ from evotree.harness.audit.hidden_rules import (
 )
 from evotree.harness.audit.history_rules import BUNDLE_READ, INDEX_READ
 from evotree.harness.audit.internals_rules import LEFT_MESSAGE
+from evotree.harness.audit.patch_tools import printed_patch_header
 from evotree.harness.audit.unwrap import parse_shell
 from evotree.harness.audit.step_outputs import (
     by_step_output,
@@ -185,7 +186,7 @@ def _step_hits(traj: Trajectory, rules: RuleSet) -> list[list[Hit]]:
     before it left, lowered by what its output showed and by the clones the trajectory made."""
     # a folder holding a hidden path, or a glob or find that may reach one without naming it
     needles = (
-        (*rules.hidden_needles, *rules.hidden_folders, "*", "?", "-exec", "xargs", "grep")
+        (*rules.hidden_needles, *rules.hidden_folders, "*", "?", "-exec", "xargs", "grep", "quilt")
         if rules.hidden_paths
         else ()
     )
@@ -203,6 +204,8 @@ def _step_hits(traj: Trajectory, rules: RuleSet) -> list[list[Hit]]:
             hits = classify_step(step.command, rules, context, step.output)
         if hits:
             hits = [unseen_search(h, step.output) for h in by_step_output(hits, step, upstream)]
+            if printed_patch_header(step.command, step.output):
+                hits = [_header_shown(h) for h in hits]
         if not any(h.code == "audit.hidden_data_read" and h.severity == "high" for h in hits):
             hits += printed_hidden_lines(step.command or "", step.output, rules)
         made: dict[str, str] = {}
@@ -225,6 +228,14 @@ def _step_hits(traj: Trajectory, rules: RuleSet) -> list[list[Hit]]:
             clones.pop(dest)  # cloned over with something else
         step_hits.append(hits)
     return step_hits
+
+
+def _header_shown(hit: Hit) -> Hit:
+    """A patch named, not read (a dry run), whose output shows patch printed the text leading
+    up to its diff (a mail header: the fix's subject): a read, high."""
+    if hit.code != "audit.hidden_data_read" or hit.severity != "info":
+        return hit
+    return replace(hit, severity="high", rule=hit.rule + " (patch printed the patch's header)")
 
 
 def _moves_or_computes(command: str, context: ShellContext, rules: RuleSet) -> bool:
