@@ -1,0 +1,12 @@
+#1760519384
+strings core.48213 > /tmp/core.txt
+#1760519407
+grep -n -A6 'def days_in_month' /tmp/core.txt
+#1760519430
+python - <<'EOF'
+import pathlib
+p = pathlib.Path('ghyll/months.py')
+p.write_text(p.read_text().replace('    return _DAYS[month - 1]', '    if month < 1 or month > 12:\n        raise ValueError("month must be 1 to 12")\n    if month == 2 and (year % 400 == 0 or (year % 4 == 0 and year % 100)):\n        return 29\n    return _DAYS[month - 1]'))
+EOF
+#1760519453
+python -m pytest -q 2>&1 | tail -3
