@@ -76,7 +76,11 @@ extended history, evotree rollouts), written by ``build.py`` beside each set:
 * ``tests/data/audit/trajectories/heldout14`` — the fourteenth held-out set (60 files, 30 leaks,
   four task repositories whose fix also lies in a file a tool left: Eclipse's local history,
   nano's emergency save, a popped quilt patch queue, a Syncthing conflict copy), written blind
-  and scored once at ``abf5a59`` (``heldout14`` and ``heldout14_repo``).
+  and scored once at ``abf5a59``; a development set since (``heldout14`` and ``heldout14_repo``).
+* ``tests/data/audit/trajectories/heldout15`` — the fifteenth held-out set (60 files, 30 leaks,
+  four task repositories whose fix also lies in a file a tool left: a desktop trash folder,
+  JOE's DEADJOE crash file, an ELF core dump, a source release in ``dist/``), written blind and
+  scored once at ``15db3b8`` (``heldout15`` and ``heldout15_repo``).
 
 Run:
 
@@ -351,6 +355,8 @@ def main() -> None:
             "heldout13_repo": trajectory_set(TRAJECTORIES / "heldout13", with_repo=True),
             "heldout14": trajectory_set(TRAJECTORIES / "heldout14"),
             "heldout14_repo": trajectory_set(TRAJECTORIES / "heldout14", with_repo=True),
+            "heldout15": trajectory_set(TRAJECTORIES / "heldout15"),
+            "heldout15_repo": trajectory_set(TRAJECTORIES / "heldout15", with_repo=True),
         },
     }
     print(json.dumps(result, indent=2))
