@@ -29,6 +29,7 @@ from evotree.harness.audit.lexer import _basename
 __all__ = [
     "SCHEMA_COMMAND",
     "holds_index_line",
+    "line_count",
     "query_values",
     "read_prints",
     "search_prints",
@@ -283,7 +284,7 @@ def query_values(
 _MAX_LINES = 1_000_000
 
 
-def _line_count(argv: Sequence[str]) -> tuple[int, bool, list[str]] | None:
+def line_count(argv: Sequence[str]) -> tuple[int, bool, list[str]] | None:
     """(count, from the line's start (``tail -n +K``), operands) of ``head``/``tail`` with
     line options only (``-n K``, ``-nK``, ``-K``, ``--lines=K``, ``-q``, ``-v``, combined as
     ``-qn1``); None for anything else (``-c``, ``-f``, ``-z``, an unknown option)."""
@@ -333,7 +334,7 @@ def read_prints(
     root = Path(workdir).resolve()
     hidden = [p.strip().strip("/").removeprefix("./") for p in hidden_paths if p.strip("/ ")]
     if name in ("head", "tail"):
-        parsed = _line_count(argv)
+        parsed = line_count(argv)
         if parsed is None:
             return None
         count, plus, words = parsed

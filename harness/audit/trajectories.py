@@ -55,6 +55,7 @@ from evotree.harness.audit.hidden_queries import (
     read_prints,
     search_prints,
 )
+from evotree.harness.audit.hidden_parts import part_prints
 from evotree.harness.audit.hidden_rules import (
     ROOT_SEARCH_TAG,
     SEARCH_TAG,
@@ -248,6 +249,11 @@ def _moves_or_computes(command: str, context: ShellContext, rules: RuleSet) -> b
         isinstance(cwd, str) and ("$" in command or "`" in command or cwd_near_hidden(cwd, rules))
     )
 
+
+#: hidden-data reads judged by what they print of the checkout's file, with the task repository
+_EVALUATED = re.compile(
+    r"(?:\S*/)?(?:sqlite3|jq|head|tail|e?grep|fgrep|strings|tar|g?zcat|bzcat|xzcat|gunzip|gzip)\s"
+)
 
 #: git commands that leave a merge message (.git/MERGE_MSG, SQUASH_MSG) of the trajectory's own
 _MERGES = re.compile(r"\bgit\b.*\b(?:merge|cherry-pick|revert|pull|rebase|am|stash)\b")
@@ -494,14 +500,18 @@ class _HitJudge:
             or hit.severity != "high"
             or not ancestry.hidden_paths
             or not ancestry.repo.workdir
-            or not re.match(r"(?:\S*/)?(?:sqlite3|jq|head|tail|e?grep|fgrep)\s", hit.command)
+            or not re.match(_EVALUATED, hit.command)
         ):
             return False
-        for cmd in parse_shell(self.traj.steps[k].command or ""):
+        cmds = parse_shell(self.traj.steps[k].command or "")
+        for cmd in cmds:
             joined = " ".join(cmd.argv) + "".join(f" {op}{t}" for op, t in cmd.redirects)
             if joined != hit.command or cmd.redirects or cmd.heredoc is not None:
                 continue
             workdir, hidden = ancestry.repo.workdir, ancestry.hidden_paths
+            part = part_prints(cmds, cmd, workdir, hidden)  # strings | head, tar -xO MEMBER
+            if part is not None:
+                return not holds_index_line([part], ancestry.index().lines, inside=True)
             values = query_values(cmd.argv, workdir, hidden)
             if values is not None:
                 return not holds_index_line(values, ancestry.index().lines)
