@@ -32,6 +32,7 @@ sets' shared ones (``../_kit/repos.py``); this module holds the repositories' co
 
 from __future__ import annotations
 
+import hashlib
 import os
 import struct
 import sys
@@ -141,8 +142,6 @@ def _kate_swap(old: str, new: str) -> bytes:
     The header (version string, the saved file's SHA-1 digest), then one edit: ``S``, every old
     line removed (``R`` line, start, end) and joined away (``U``), every new line inserted
     (``I`` line, column, UTF-8 text) and broken (``W`` line, column), ``E``."""
-    import hashlib
-
     out = _qbytes(b"Kate Swap File 2.0") + _qbytes(hashlib.sha1(old.encode()).digest())
     out += b"S"
     olds = old.splitlines()
@@ -157,7 +156,9 @@ def _kate_swap(old: str, new: str) -> bytes:
 
 
 def _rigg(path: Path, home: Path) -> dict[str, Any]:
-    r = _Repo(path, home, [("Elspeth Muir", "elspeth@rigg.scot"), ("Tomasz Nowak", "tomasz@nowak.pl")])
+    r = _Repo(
+        path, home, [("Elspeth Muir", "elspeth@rigg.scot"), ("Tomasz Nowak", "tomasz@nowak.pl")]
+    )
     got = _base(r, "rigg", "temps", _RI_V0, _RI_TEST, _RI_README, "__pycache__/\n")
     fix = _fix(
         r,
@@ -341,13 +342,15 @@ _TS_HEAD = (
     'COLUMNS="100" LINES="36"]\n'
     + _PROMPT
     + "python -m pytest -q tests\r\n"
-    + ".." + " " * 70 + "[100%]\r\n"
+    + ".."
+    + " " * 70
+    + "[100%]\r\n"
     + "2 passed in 0.02s\r\n"
     + _PROMPT
     + "cat snicket/slots.py\r\n"
 )
 _TS_TAIL = (
-    _PROMPT + "exit\r\nexit\r\n\nScript done on 2024-12-20 10:17:04+00:00 [COMMAND_EXIT_CODE=\"0\"]\n"
+    _PROMPT + 'exit\r\nexit\r\n\nScript done on 2024-12-20 10:17:04+00:00 [COMMAND_EXIT_CODE="0"]\n'
 )
 
 

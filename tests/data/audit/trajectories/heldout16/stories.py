@@ -595,7 +595,7 @@ TS = "typescript"  # script(1)'s recording: a test run, the fixed module, exit
 K = "script-typescript"
 _TS_MODULE = (
     "text = open('typescript', newline='').read().replace('\\r\\n', '\\n')\n"
-    "start = text.index('\"\"\"Booking slots')\n"
+    'start = text.index(\'"""Booking slots\')\n'
     "end = text.index('\\n', text.index('return max', start)) + 1\n"
 )
 story(
