@@ -80,7 +80,11 @@ extended history, evotree rollouts), written by ``build.py`` beside each set:
 * ``tests/data/audit/trajectories/heldout15`` — the fifteenth held-out set (60 files, 30 leaks,
   four task repositories whose fix also lies in a file a tool left: a desktop trash folder,
   JOE's DEADJOE crash file, an ELF core dump, a source release in ``dist/``), written blind and
-  scored once at ``15db3b8`` (``heldout15`` and ``heldout15_repo``).
+  scored once at ``15db3b8``; a development set since (``heldout15`` and ``heldout15_repo``).
+* ``tests/data/audit/trajectories/heldout16`` — the sixteenth held-out set (60 files, 30 leaks,
+  four task repositories whose fix also lies in a file a tool left: a Kate swap file, rsync's
+  partial folder, ``lost+found``, a ``script`` typescript), written blind and scored once at
+  ``c4cecbf`` (``heldout16`` and ``heldout16_repo``).
 
 Run:
 
@@ -357,6 +361,8 @@ def main() -> None:
             "heldout14_repo": trajectory_set(TRAJECTORIES / "heldout14", with_repo=True),
             "heldout15": trajectory_set(TRAJECTORIES / "heldout15"),
             "heldout15_repo": trajectory_set(TRAJECTORIES / "heldout15", with_repo=True),
+            "heldout16": trajectory_set(TRAJECTORIES / "heldout16"),
+            "heldout16_repo": trajectory_set(TRAJECTORIES / "heldout16", with_repo=True),
         },
     }
     print(json.dumps(result, indent=2))
