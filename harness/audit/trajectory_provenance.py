@@ -18,6 +18,7 @@ from evotree.core.findings import Severity
 from evotree.harness.audit.ancestry import Ancestry
 from evotree.harness.audit.commands import Hit
 from evotree.harness.audit.git_argv import _git_split
+from evotree.harness.audit.head_listing import listed_by_head_log
 from evotree.harness.audit.revisions import BASE_NAMES, _TAG_LIKE, is_head_relative
 from evotree.harness.audit.shown import (
     Vouched,
@@ -391,7 +392,10 @@ def clear_reason(
             return None
     # provenance: every hash quoted by the task's prompt or printed earlier by a step that broke
     # no rule
-    return "seen" if all(_seen_before(rev, k, traj, step_hits) for rev in hit.revisions) else None
+    if all(_seen_before(rev, k, traj, step_hits) for rev in hit.revisions):
+        return "seen"
+    # or listed by ``git log --oneline`` of HEAD just before, on the same command line
+    return "seen" if listed_by_head_log(hit.revisions, k, traj) else None
 
 
 def _seen_before(
