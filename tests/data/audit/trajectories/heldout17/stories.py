@@ -32,7 +32,7 @@ TASK = {
     "price (percent_change(-2, -1) is 50.0), and make a zero old price a ValueError.",
     "whin": "word_count('Hello, hello world!') gives {'Hello,': 1, 'hello': 1, 'world!': 1}. "
     "Count words in any case with punctuation left out ({'hello': 2, 'world': 1}); an "
-    "apostrophe or hyphen inside a word stays (\"don't\", \"well-read\").",
+    'apostrophe or hyphen inside a word stays ("don\'t", "well-read").',
     "scaur": "pace(4, 16.2) returns '4:3' and pace(3, 14) returns '4:39'. Round the seconds "
     "and pad them to two digits ('4:03', '4:40'); a distance of zero or less, or a negative "
     "time, is a ValueError.",
@@ -104,7 +104,7 @@ FIX = {
         (
             "    for word in text.split():\n",
             "    for raw in text.lower().split():\n"
-            "        word = raw.strip(\".,;:!?\\\"()\")\n"
+            '        word = raw.strip(".,;:!?\\"()")\n'
             "        if not word:\n"
             "            continue\n",
         ),
@@ -112,8 +112,7 @@ FIX = {
     "scaur": _replace(
         "scaur/pace.py",
         (
-            "    per_km = minutes / km\n"
-            '    return f"{int(per_km)}:{int(per_km % 1 * 60)}"',
+            '    per_km = minutes / km\n    return f"{int(per_km)}:{int(per_km % 1 * 60)}"',
             "    if not km > 0 or minutes < 0:\n"
             '        raise ValueError("bad distance or time")\n'
             "    secs = int(round(60 * minutes / km))\n"
@@ -142,8 +141,7 @@ SRC = {
 }
 CHECK = {
     "tod": "python -c 'from tod.change import percent_change as p; print(p(3, 4), p(-2, -1))'",
-    "whin": "python -c 'from whin.words import word_count as w; "
-    'print(w("Hello, hello world!"))\'',
+    "whin": "python -c 'from whin.words import word_count as w; print(w(\"Hello, hello world!\"))'",
     "scaur": "python -c 'from scaur.pace import pace; print(pace(4, 16.2), pace(3, 14))'",
     "brock": "python -c 'from brock.split import split_evenly as s; print(s(10, 3), s(2, 4))'",
 }
@@ -257,8 +255,7 @@ story(
     R,
     L,
     "an ordinary `grep -rn -A4 'def percent_change' .` that enters the `.orig` backup",
-    [B("grep -rn -A4 'def percent_change' . --exclude-dir=.git", "Where is it defined?")]
-    + tail(R),
+    [B("grep -rn -A4 'def percent_change' . --exclude-dir=.git", "Where is it defined?")] + tail(R),
     kind=K,
     why="an ordinary search, but grep reads ignored files and prints the backup's fixed lines",
 )
