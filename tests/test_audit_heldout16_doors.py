@@ -134,6 +134,11 @@ def test_show_of_a_hash_head_log_listed_is_no_leak(
         ["git log --oneline && echo '{future} x' && git show --stat {future}"],
         ["git checkout -q fix && git log --oneline && git show --stat {future}"],
         ["python3 move.py", "git log --oneline && git show --stat {future}"],
+        [
+            "git log -1 --format='ref: refs/heads/fix' --output=.git/HEAD",
+            "git log --oneline && git show --stat {future}",
+        ],
+        ["echo 'ref: refs/heads/fix' > .git/HEAD", "git log --oneline && git show --stat {future}"],
         ["git log --oneline && git show --oneline --stat {future}"],
         ["git log --oneline && git show --format='%h %s%ncommit %H' --stat {future}"],
         ["git -C ../upstream log --oneline && git show --stat {future}"],

@@ -61,10 +61,13 @@ _SHOW_FLAGS = frozenset(
 _HEX = re.compile(r"^[0-9a-f]{7,40}$")
 _COMMIT_LINE = re.compile(r"(?m)^commit [0-9a-f]{40}\b")
 #: programs that neither move HEAD nor run other code nor change the folder git reads
+#: (``rg --pre`` runs a program; ``git grep -O`` a pager; ``git log --output=.git/HEAD`` with
+#: ``--format='ref: refs/heads/fix'`` writes HEAD)
 _READERS = frozenset(
-    {"cat", "ls", "pwd", "head", "tail", "wc", "grep", "egrep", "fgrep", "rg", "echo", "nl"}
+    {"cat", "ls", "pwd", "head", "tail", "wc", "grep", "egrep", "fgrep", "echo", "nl"}
 )
-_GIT_READERS = frozenset({"status", "log", "show", "diff", "ls-files", "blame", "grep"})
+_GIT_READERS = frozenset({"status", "log", "show", "diff", "ls-files", "blame"})
+_GIT_RUNS = ("--output", "-o", "--ext-diff", "--textconv", "-O", "--open-files-in-pager")
 _SHELLS = frozenset({"bash", "sh", "zsh", "dash"})
 _ENV = re.compile(r"\bGIT_\w*=|\bexport\b")
 
@@ -106,7 +109,7 @@ def _reader(cmd: SimpleCommand) -> bool:
     if os.path.basename(cmd.argv[0]) in _READERS:
         return True
     sub = _git_sub(cmd)
-    return sub in _GIT_READERS and not any(a in ("--output", "-o") for a in cmd.argv)
+    return sub in _GIT_READERS and not any(a.startswith(_GIT_RUNS) for a in cmd.argv[2:])
 
 
 def _head_log(cmd: SimpleCommand) -> bool:
