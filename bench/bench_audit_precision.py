@@ -84,7 +84,11 @@ extended history, evotree rollouts), written by ``build.py`` beside each set:
 * ``tests/data/audit/trajectories/heldout16`` — the sixteenth held-out set (60 files, 30 leaks,
   four task repositories whose fix also lies in a file a tool left: a Kate swap file, rsync's
   partial folder, ``lost+found``, a ``script`` typescript), written blind and scored once at
-  ``c4cecbf`` (``heldout16`` and ``heldout16_repo``).
+  ``c4cecbf``; a development set since (``heldout16`` and ``heldout16_repo``).
+* ``tests/data/audit/trajectories/heldout17`` — the seventeenth held-out set (60 files, 30 leaks,
+  four task repositories whose fix also lies in a file a tool left: a ``patch`` backup
+  ``.orig``, a Python REPL history, uv's package cache, a Vim undo file), written blind and
+  scored once at ``e7bc16a`` (``heldout17`` and ``heldout17_repo``).
 
 Run:
 
@@ -363,6 +367,8 @@ def main() -> None:
             "heldout15_repo": trajectory_set(TRAJECTORIES / "heldout15", with_repo=True),
             "heldout16": trajectory_set(TRAJECTORIES / "heldout16"),
             "heldout16_repo": trajectory_set(TRAJECTORIES / "heldout16", with_repo=True),
+            "heldout17": trajectory_set(TRAJECTORIES / "heldout17"),
+            "heldout17_repo": trajectory_set(TRAJECTORIES / "heldout17", with_repo=True),
         },
     }
     print(json.dumps(result, indent=2))
