@@ -1063,6 +1063,31 @@ static void squeeze(const char *path, char *into, size_t cap) {
     into[o] = 0;
 }
 
+/* A squeezed PATH with its ".." folded by name (at "/", ".." stays "/"). Where a walk following
+ * no link reached a missing name, every folder before it was a folder, not a link, so this is
+ * where that walk went: "/work/../proc/PID/fd/N/x" went into /proc, which a check of the path
+ * as written ("/work/...") does not see. */
+static void fold_dots(const char *path, char *into, size_t cap) {
+    size_t o = 0;
+    const char *p = path;
+    while (*p) {
+        while (*p == '/') p++;
+        size_t len = strcspn(p, "/");
+        if (!len) break;
+        if (len == 2 && p[0] == '.' && p[1] == '.') {
+            while (o && into[o - 1] != '/') o--;
+            if (o) o--;
+        } else if (!(len == 1 && p[0] == '.') && o + 1 + len < cap) {
+            into[o++] = '/';
+            memcpy(into + o, p, len);
+            o += len;
+        }
+        p += len;
+    }
+    if (!o) into[o++] = '/';
+    into[o] = 0;
+}
+
 /* Whether a squeezed path goes through a /proc link the tracer cannot follow for the caller:
  * an entry of /proc/X/fd or /proc/X/task/Y/fd, their cwd, root and an entry of map_files (X:
  * self, thread-self or a pid; not exe, a program, which many programs open as /proc/self/exe;
@@ -1436,6 +1461,22 @@ static size_t resolve_in(uint32_t pid, const char *full, char *into, size_t cap,
         0x10 /* RESOLVE_IN_ROOT */ | (w ? w->resolve_flags : 0)};
     int fd = (int)syscall(437 /* openat2 */, root, full, &how, sizeof how);
     int walk_errno = errno;
+    /* what is judged as a /proc path: the path as written, or where its ".." lead by name (a walk
+     * that found a name missing went through folders only, so there by name is where it went):
+     * "/work/../proc/PID/fd/N/d/x" missing is not "no file" -- a descriptor N the phase opens
+     * after the tracer's walk makes the kernel's own walk reach one (a finding, as for the path
+     * spelled "/proc/PID/fd/N/d/x") */
+    if (fd < 0 && walk_errno == ENOENT && strncmp(norm, "/proc/", 6)) {
+        char lex[8300];
+        fold_dots(norm, lex, sizeof lex);
+        if (strcmp(lex, norm) && (!strncmp(lex, "/proc/", 6) || !strncmp(lex, "/dev/", 5))) {
+            struct { uint64_t flags, mode, resolve; } bare = {O_PATH | O_CLOEXEC, 0, 0x10 | 0x04 /* IN_ROOT, NO_SYMLINKS */};
+            int probe = (int)syscall(437 /* openat2 */, root, full, &bare, sizeof bare);
+            if (probe >= 0) close(probe);
+            else if (errno == ENOENT) snprintf(norm, sizeof norm, "%s", lex);
+            errno = walk_errno;
+        }
+    }
     if (fd < 0 && (walk_errno == ENOENT || walk_errno == ELOOP || walk_errno == EXDEV) && strncmp(norm, "/proc/", 6) &&
         depth < 2) {
         /* a name missing, or a link the walk could not follow (into /proc, where "self" names no
@@ -1869,28 +1910,14 @@ static int git_layout(const char *p, size_t n, size_t *dir_len) {
 }
 
 /* The file or folder FULL names for PID, walked as the kernel walks it in PID's root (openat2
- * RESOLVE_IN_ROOT, O_PATH: nothing opened for reading); -1 when it cannot be walked. Then
- * *MISSING (when not NULL) says whether FULL is a missing name reached through no link at all:
- * a second walk that follows none (RESOLVE_NO_SYMLINKS: a link on the way, magic or not, is
- * ELOOP) ends at a name that is not there. The kernel's own walk for PID goes through the same
- * folders and finds it missing too, so the slower walk through links (resolve) has nothing to
- * find. The common case of the machine's git -- it probes many names that do not exist: loose
- * references, alternates, a loose object before its pack -- costs one more openat2, not that
- * walk. */
-static int resolve_at(uint32_t pid, const char *full, int *missing) {
+ * RESOLVE_IN_ROOT, O_PATH: nothing opened for reading); -1 when it cannot be walked. */
+static int resolve_at(uint32_t pid, const char *full) {
     char link[64];
-    if (missing) *missing = 0;
     snprintf(link, sizeof link, "/proc/%u/root", pid);
     int root = open(link, O_PATH | O_DIRECTORY | O_CLOEXEC);
     if (root < 0) return -1;
     struct { uint64_t flags, mode, resolve; } how = {O_PATH | O_CLOEXEC, 0, 0x10 /* RESOLVE_IN_ROOT */};
     int fd = (int)syscall(437 /* openat2 */, root, full, &how, sizeof how);
-    if (fd < 0 && errno == ENOENT && missing) {
-        how.resolve |= 0x04; /* RESOLVE_NO_SYMLINKS */
-        int again = (int)syscall(437 /* openat2 */, root, full, &how, sizeof how);
-        *missing = again < 0 && errno == ENOENT;
-        if (again >= 0) close(again);
-    }
     close(root);
     return fd;
 }
@@ -1942,15 +1969,22 @@ static int object_file(const char *p) {
 static void git_disguised_read(const struct notif *n, const char *path, const char *base, int layout,
                                uint64_t flags) {
     int plain = !(flags & (O_CLOEXEC | O_DIRECTORY)) || n->nr == NR_OPENAT2;
-    if (layout && !plain) return;  /* the object database's own opens: git's rows judge them */
     char full[8300], proc[64], resolved[4096];
     open_full(path, base, full, sizeof full);
-    if (!plain && git_storage(full)) return;  /* named as what it is: judged by git's own rows */
-    int missing;
-    int fd = resolve_at(n->pid, full, &missing);
+    /* a path relative to a removed folder (its cwd, or a descriptor's, read as "... (deleted)"):
+     * the tracer's walk from "/" finds nothing there, while the kernel's goes up from the removed
+     * folder ("../d/<hex>"). git cannot start in a removed folder; one removed under it while it
+     * runs is the phase's doing: a finding, never a missing name */
+    size_t bl = strlen(base);
+    int removed = bl > 10 && !strcmp(base + bl - 10, " (deleted)");
+    if (!removed && layout && !plain) return;  /* the object database's own opens: git's rows judge them */
+    if (!removed && !plain && git_storage(full)) return;  /* named as what it is: judged by git's own rows */
+    int fd = removed ? -1 : resolve_at(n->pid, full);
     ssize_t m = 0;
-    int magic = 0;
-    if (fd >= 0) {
+    int magic = removed;
+    if (removed) {
+        m = snprintf(resolved, sizeof resolved, "(relative to a removed folder)");
+    } else if (fd >= 0) {
         char self[64];
         snprintf(self, sizeof self, "/proc/self/fd/%d", fd);
         m = readlink(self, resolved, sizeof resolved - 1);
@@ -1959,7 +1993,6 @@ static void git_disguised_read(const struct notif *n, const char *path, const ch
         resolved[m] = 0;
     } else {  /* through a link into /proc or /dev (the caller's own cwd or root, a descriptor):
                * walked as a program's open is; one that cannot be followed is a finding too */
-        if (missing) return;  /* a missing name, no link on the way: nothing reached */
         struct walk w = {.fd = -1};
         m = (ssize_t)resolve(n->pid, full, resolved, sizeof resolved, &magic, &w);
         if (w.fd >= 0) close(w.fd);
@@ -1977,7 +2010,8 @@ static void git_disguised_read(const struct notif *n, const char *path, const ch
     put_json_string(row, full, strlen(full));
     puts_(row, ", \"resolved\": ");
     put_json_string(row, resolved, (size_t)m);
-    puts_(row, plain && object_file(resolved)
+    puts_(row, removed ? ", \"unpinned\": \"the machine's git opened a path relative to a removed folder (its walk cannot be followed)\""
+               : plain && object_file(resolved)
                    ? ", \"unpinned\": \"the machine's git read an object file as a plain file (not from its object database)\""
                    : ", \"unpinned\": \"the machine's git read git storage through a path that does not name it\"");
     snprintf(proc, sizeof proc, "/proc/%u/exe", n->pid);
@@ -2018,10 +2052,8 @@ static void gitread_row(const struct notif *n, struct buf *row, uint32_t tgid) {
     open_full(path, base, full, sizeof full);
     /* every open is walked (a link swapped between two opens of one path is seen); a row is
      * written once per process for each file or folder reached (and each text of a HEAD) */
-    int missing;
-    int fd = resolve_at(n->pid, full, &missing);
-    if (fd < 0 && !missing) {
-        /* a descriptor link, or a link of the phase's own into /proc or /dev (resolve) */
+    int fd = resolve_at(n->pid, full);
+    if (fd < 0) {  /* a descriptor link, or a link of the phase's own into /proc or /dev (resolve) */
         struct walk w = {.fd = -1};
         int magic = 0;
         char through[4096];

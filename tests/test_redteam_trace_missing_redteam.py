@@ -26,11 +26,13 @@ works); one that is stopped is a passing test. Every one first asserts that it r
 ``EVOTREE_REDTEAM_TRACER=<binary>`` runs them under another build of the tracer (the comparison
 with the one before fab55f6: ``git show fab55f6~1:harness/seccomp_trace.c``, compiled).
 
-Found (all strict xfails; docs/threat-model.md, "The machine's git's opens are walked once"):
-fab55f6's own -- a descriptor (two spellings) or a process that appears after the walks under a
-/proc link: silent and won now, a finding before (each run flagged under the previous tracer).
-Older, won before fab55f6 and after: a plain name that appears after the walks (git's opens go
-on, CONTINUE), and git's working folder removed, then ``..`` (no race).
+Found (docs/threat-model.md, "The machine's git's opens are walked once"): fab55f6's own -- a
+descriptor (two spellings) or a process that appears after the walks under a /proc link, won
+unflagged with it, a finding before: fab55f6 reverted, passing tests now. Older, won before
+fab55f6 too: the same /proc paths reached by ".." (added by the lead; closed by the fold of
+resolve_in) and git's working folder removed, then ``..`` (closed: a finding in
+git_disguised_read) -- passing tests now; a plain name that appears after the walks (git's opens
+go on, CONTINUE): a strict xfail, open.
 """
 
 from __future__ import annotations
@@ -223,6 +225,10 @@ if slow:
 _SPELLINGS = {
     "proc-pid-fd": '"/proc/{pid}/fd/{n}/d/{hex}"',
     "proc-pid-task-fd": '"/proc/{pid}/task/{pid}/fd/{n}/d/{hex}"',
+    # the lead's, after the report: the same /proc path reached by ".." (a check of the path as
+    # written does not see /proc in it; the tracer before fab55f6 did not either)
+    "proc-pid-fd-by-dotdot": '"/usr/../proc/{pid}/fd/{n}/d/{hex}"',
+    "proc-pid-fd-relative-dotdot": '"../../../../../../../../../../proc/{pid}/fd/{n}/d/{hex}"',
 }
 
 #: (control) the descriptor there all along: the same exfiltration, the open a finding
@@ -245,17 +251,14 @@ def _ran(proc: subprocess.CompletedProcess) -> None:
 
 @pytest.mark.heavy
 @pytest.mark.parametrize("spelling", sorted(_SPELLINGS))
-@_works(
-    "fab55f6: git's open of /proc/<phase>/fd/N/d/<hex> with N closed is missing for both of the "
-    "tracer's walks (no link before fd/N), so no row; the phase dup2s N onto a descriptor of the "
-    "work folder the moment /proc/<git>/syscall shows the openat answered, and the kernel's walk "
-    "follows it to the object (git hash-object -w --stdin-paths: no stat before the open). A try "
-    "lost is silent, so the race is retried at will: won in 1-16 tries here. Before fab55f6 "
-    "every such open was a finding (a missing name under a /proc descriptor link, resolve)"
-)
 def test_a_descriptor_that_appears_after_the_walks(
     tmp_path: Path, seccomp: None, spelling: str
 ) -> None:
+    """Stopped (fab55f6 reverted; the ".." spellings by the fold of resolve_in): git's open of
+    /proc/<phase>/fd/N/d/<hex> with N closed is a finding, a missing name under a /proc
+    descriptor link, so the phase's dup2 of N after the tracer's walks wins nothing unseen.
+    (With fab55f6: missing for both walks, no row; the race won in 1-16 tries. The ".."
+    spellings won before fab55f6 too: a check of the path as written saw no /proc in it.)"""
     script = _LEAK + _TIMED + _PROC_FD_APPEARS.format(spelling=_SPELLINGS[spelling], tries=200)
     proc, audit = _run(tmp_path, script, _future_object, timeout=300)
     _ran(proc)
@@ -263,14 +266,10 @@ def test_a_descriptor_that_appears_after_the_walks(
 
 
 @pytest.mark.heavy
-@_works(
-    "fab55f6: git's open of /proc/<P>/cwd/d/<hex>, P the box's next pid, is missing for both "
-    "walks; the phase forks (its copy's cwd the work folder) once the tracer has answered, with "
-    "git at idle priority on a CPU a spinning process holds so that it resumes late. Silent when "
-    "lost; won in 1-5 tries here. Before fab55f6: a finding (a missing name under a /proc cwd "
-    "link)"
-)
 def test_a_process_that_appears_after_the_walks(tmp_path: Path, seccomp: None) -> None:
+    """Stopped (fab55f6 reverted): git's open of /proc/<P>/cwd/d/<hex>, P the box's next pid,
+    is a finding (a missing name under a /proc cwd link), so a process forked after the
+    tracer's walks wins nothing unseen. (With fab55f6: no row, won in 1-5 tries.)"""
     script = _LEAK + _TIMED + _PROCESS_APPEARS.format(tries=200)
     proc, audit = _run(tmp_path, script, _future_object, timeout=300)
     _ran(proc)
@@ -301,13 +300,12 @@ def test_a_name_that_appears_after_the_walks(tmp_path: Path, seccomp: None) -> N
 
 
 @pytest.mark.heavy
-@_works(
-    "not fab55f6's (won before it too, no race): git's cwd removed while it waits on its stdin; "
-    "its open of ../d/<hex> goes up from the removed folder to the work folder for the kernel, "
-    "while the tracer walks '<work>/c (deleted)/../d/<hex>', a name missing with no link on the "
-    "way (resolve's own walk said the same), so no row; won at the first try"
-)
 def test_a_removed_working_folder(tmp_path: Path, seccomp: None) -> None:
+    """Stopped (the lead's fix after the report): git's cwd removed while it waits on its
+    stdin, then its open of ../d/<hex>, which the kernel walks up from the removed folder: an
+    open of the machine's git relative to a removed folder is a finding (git_disguised_read),
+    never a missing name. (Before: the tracer walked '<work>/c (deleted)/../d/<hex>', missing,
+    no row; won at the first try, before fab55f6 too.)"""
     script = _LEAK + _TIMED + _REMOVED_CWD.format(tries=20)
     proc, audit = _run(tmp_path, script, _future_object, timeout=300)
     _ran(proc)
