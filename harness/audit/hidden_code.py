@@ -106,7 +106,11 @@ _CODE_READS = re.compile(
     r"ZipFile|tarfile|shutil\.copy|copyfile|\bslurp|File\.read|file_get_contents|<\$?\w*>|"
     # a database opened by its file: its rows are the file's content
     r"sqlite3\.connect\s*\(|\bshelve\.open\s*\(|\bdbm(?:\.\w+)?\.open\s*\(|"
-    r"\bnew\s+(?:sqlite3\.)?Database\s*\("
+    r"\bnew\s+(?:sqlite3\.)?Database\s*\(|"
+    # code that runs a file by its path: running it reads it (its answers are its text's)
+    r"\brunpy\.run_(?:path|module)\s*\(|\brun_path\s*\(|spec_from_file_location\s*\(|"
+    r"SourceFileLoader\s*\(|SourcelessFileLoader\s*\(|\bload_source\s*\(|\bexecfile\s*\(|"
+    r"\bexec\s*\(|\bcompile\s*\(|\brequire(?:_relative)?\s*\(|\bload\s*\(|\bdo\s+['\"]"
 )
 #: calls in code that list a folder, with the folder as a string literal (and a glob after it)
 _CODE_LISTS = re.compile(

@@ -40,6 +40,10 @@ from typing import Any
 __all__ = ["python_calls", "UNKNOWN"]
 
 UNKNOWN = "$UNKNOWN"
+#: calls that load a Python file from the path given second
+_PATH_LOADERS = frozenset(
+    {"spec_from_file_location", "SourceFileLoader", "SourcelessFileLoader", "load_source"}
+)
 _Value = Any  # str | bytes | list | int | None (None: unknown)
 
 _SHELL_CALLS = frozenset(
@@ -747,18 +751,22 @@ class _Scanner(ast.NodeVisitor):
         loaded = self._loaded_file(fname, node)
         if loaded:
             self.found.append(("load", loaded))
+            if fname not in ("run_module", "import_module", "__import__"):
+                # a file run by its path is read, whoever wrote it: ``cat PATH`` for the rules
+                self.found.append(("argv", ["cat", loaded]))
         if self._git_library(node, func, fname, first) or self._programs(node, func, fname, first):
             return
         self._files_and_network(node, func, fname, first)
 
     def _loaded_file(self, fname: str, node: ast.Call) -> str | None:
         """The Python file a call loads and runs: ``spec_from_file_location(name, PATH)``,
-        ``SourceFileLoader(name, PATH)``, ``runpy.run_path(PATH)``, ``run_module(NAME)``,
+        ``SourceFileLoader(name, PATH)``, ``load_source(name, PATH)``, ``runpy.run_path(PATH)``,
+        ``execfile(PATH)``, ``run_module(NAME)``,
         ``import_module(NAME)``, ``__import__(NAME)``."""
         args = [_as_text(_value(a, self.env)) for a in node.args]
-        if fname in ("spec_from_file_location", "SourceFileLoader") and len(args) > 1:
+        if fname in _PATH_LOADERS and len(args) > 1:
             return args[1]
-        if fname == "run_path" and args:
+        if fname in ("run_path", "execfile") and args:
             return args[0]
         if fname in ("run_module", "import_module", "__import__") and args and args[0]:
             return args[0].replace(".", "/") + ".py"
