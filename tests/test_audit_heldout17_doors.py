@@ -138,3 +138,19 @@ def test_running_the_checkouts_own_file_is_no_leak(tod: Path, code: str) -> None
     for commands in _forms(code):
         if commands:
             assert not _flagged(tod, commands), commands
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        f"import importlib.util as u\ns = u.spec_from_file_location('c', '{ORIG}')\n"
+        "m = u.module_from_spec(s)\ns.loader.exec_module(m)",
+        f"import imp\nm = imp.load_source('c', '{ORIG}')",
+        f"execfile('{ORIG}')",
+    ],
+)
+def test_a_history_loading_the_hidden_file_by_path_is_a_read(tod: Path, code: str) -> None:
+    """A history records no output: the loader alone, named with the hidden path, is a read."""
+    for commands in _forms(code):
+        if commands:
+            assert _flagged(tod, commands, output=False), commands
