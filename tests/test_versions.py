@@ -127,21 +127,28 @@ def test_taken_name_branch_and_path_leave_nothing(ws: Any, repo: Path, tmp_path:
     assert (occupied / "file").read_text() == "mine"
 
 
-def test_an_automatic_id_skips_a_leftover_folder(ws: Any, repo: Path) -> None:
+def test_an_automatic_id_skips_a_leftover_folder(ws: Any, repo: Path, tmp_path: Path) -> None:
     """A folder left at an id's default worktree path (a process that died between its checkout
     and its ledger entry) is skipped by automatic ids, not written into and not a failure of
-    every later `evotree branch`; a link there is skipped the same way."""
+    every later `evotree branch`. A link there is not skipped: refused, and said (a planted
+    link; tests/test_agent.py has the agent's)."""
     create_version(ws, hypothesis="one")
     worktrees = repo / ".evotree" / "worktrees"
     (worktrees / "v2").mkdir(parents=True)
     (worktrees / "v2" / "junk").write_text("x")
-    (worktrees / "v3").symlink_to(repo)
-    (worktrees / "v4").mkdir()  # empty: free, used
+    (worktrees / "v3").mkdir()  # empty: free, used
     record = create_version(ws, hypothesis="two")
-    assert record.id == "v4"
+    assert record.id == "v3"
     assert (worktrees / "v2" / "junk").read_text() == "x"
-    assert (worktrees / "v3").is_symlink()
-    assert "evotree/v2" not in _branches(repo) and "evotree/v3" not in _branches(repo)
+    assert "evotree/v2" not in _branches(repo)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (worktrees / "v4").symlink_to(elsewhere)
+    before = _state(repo)
+    with pytest.raises(AlreadyExists, match="symbolic link"):
+        create_version(ws, hypothesis="three")
+    _nothing_changed(repo, before)
+    assert list(elsewhere.iterdir()) == []
 
 
 def test_bad_parent_and_hypothesis(ws: Any, repo: Path) -> None:

@@ -260,7 +260,8 @@ def _reserve_branch(
     ``evotree branch`` calls always get distinct ids. With ``taken`` (an id's default worktree
     path), they also skip ids whose folder is there and not empty: a process that died between
     its checkout and its ledger entry leaves one, and it would otherwise fail every later
-    ``evotree branch`` on the same id.
+    ``evotree branch`` on the same id. A link there is not skipped: it is refused, and said
+    (whoever can write the worktrees folder -- an agent -- planted it).
     """
     git = ws.git
     if explicit is not None:
@@ -302,8 +303,11 @@ def _check_worktree_location(ws: Workspace, path: Path) -> None:
 
 
 def _path_in_use(path: Path) -> bool:
-    """Whether ``path`` holds something: a link, a file, a folder with contents."""
-    if path.is_symlink() or path.is_file():
+    """Whether ``path`` is a leftover: a file, or a folder (not a link) with contents. A link
+    is not one: it is refused where the worktree would go (_check_free_path)."""
+    if path.is_symlink():
+        return False
+    if path.is_file():
         return True
     try:
         return path.is_dir() and any(path.iterdir())
