@@ -32,7 +32,7 @@ unflagged with it, a finding before: fab55f6 reverted, passing tests now. Older,
 fab55f6 too: the same /proc paths reached by ".." (added by the lead; closed by the fold of
 resolve_in) and git's working folder removed, then ``..`` (closed: a finding in
 git_disguised_read) -- passing tests now; a plain name that appears after the walks (git's opens
-go on, CONTINUE): a strict xfail, open.
+go on, CONTINUE): an xfail (a race: not strict), open.
 """
 
 from __future__ import annotations
@@ -286,11 +286,14 @@ def test_the_descriptor_there_all_along_is_a_finding(tmp_path: Path, seccomp: No
 
 
 @pytest.mark.heavy
-@_works(
-    "not fab55f6's (won before it too): the machine's git's opens are let go on (CONTINUE), and "
-    "a name made after the tracer's walk found it missing (a link e -> the object's folder, made "
-    "once /proc/<git>/syscall shows the openat answered) is what the kernel's walk reaches; a "
-    "try lost is silent (won in 7-29 tries here, before and after)"
+@pytest.mark.xfail(
+    strict=False,  # a race: a clean-clone CI run lost all 200 tries once (XPASS), so not strict
+    raises=AssertionError,
+    reason="not fab55f6's (won before it too): the machine's git's opens are let go on "
+    "(CONTINUE), and a name made after the tracer's walk found it missing (a link e -> the "
+    "object's folder, made once /proc/<git>/syscall shows the openat answered) is what the "
+    "kernel's walk reaches; a try lost is silent (won in 7-29 tries here, before and after; "
+    "0 of 200 in one CI run)",
 )
 def test_a_name_that_appears_after_the_walks(tmp_path: Path, seccomp: None) -> None:
     script = _LEAK + _TIMED + _NAME_APPEARS.format(tries=200)
