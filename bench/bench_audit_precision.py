@@ -88,7 +88,11 @@ extended history, evotree rollouts), written by ``build.py`` beside each set:
 * ``tests/data/audit/trajectories/heldout17`` — the seventeenth held-out set (60 files, 30 leaks,
   four task repositories whose fix also lies in a file a tool left: a ``patch`` backup
   ``.orig``, a Python REPL history, uv's package cache, a Vim undo file), written blind and
-  scored once at ``e7bc16a`` (``heldout17`` and ``heldout17_repo``).
+  scored once at ``e7bc16a``; a development set since (``heldout17`` and ``heldout17_repo``).
+* ``tests/data/audit/trajectories/heldout18`` — the eighteenth held-out set (60 files, 30 leaks,
+  four task repositories whose fix also lies in a file a tool left: wget's numbered copy, a
+  project-local viminfo, an RCS archive, a Debian package's staging tree), written blind and
+  scored once at ``3614673`` (``heldout18`` and ``heldout18_repo``).
 
 Run:
 
@@ -369,6 +373,8 @@ def main() -> None:
             "heldout16_repo": trajectory_set(TRAJECTORIES / "heldout16", with_repo=True),
             "heldout17": trajectory_set(TRAJECTORIES / "heldout17"),
             "heldout17_repo": trajectory_set(TRAJECTORIES / "heldout17", with_repo=True),
+            "heldout18": trajectory_set(TRAJECTORIES / "heldout18"),
+            "heldout18_repo": trajectory_set(TRAJECTORIES / "heldout18", with_repo=True),
         },
     }
     print(json.dumps(result, indent=2))
