@@ -1,9 +1,10 @@
 """Play a held-out set's stories and write (or check) its trajectory files and labels.
 
-The builder the held-out sets share (heldout4 to heldout10); each set's ``build.py`` passes a
+The builder the held-out sets share (heldout4 to heldout18); each set's ``build.py`` passes a
 :class:`Set` with its modules (``repos.py``, ``stories.py``, ``render.py``) and what its build did
 its own way, and keeps its command line: ``build.py`` writes the set, ``build.py --check`` checks
-it.
+it. From heldout9 on a set's ``build.py`` only names itself and its options (:func:`load`) and
+takes its commands from the :class:`Set`.
 
 Every story is played against a fresh copy of its task repository (built by the set's
 ``repos.py``): each shell command is run for real and its output recorded, except the steps that
@@ -12,12 +13,21 @@ filled in). The recorded session is then written in the story's format under ``f
 ``labels.jsonl`` gets one row per file. :func:`check` checks the committed files against the
 labels and freshly built repositories; :func:`replay` plays every story again into a scratch
 directory and compares the result with the committed files byte for byte.
+
+A set's ``build.py --check`` runs both (``--check --labels-only`` skips the replay). The label
+checks: every file is labelled; what of the future each file's text shows is what its label says
+(object ids and their abbreviations, future subjects, lines only future objects hold); a benign
+file shows none of it (nor a line of the hidden files) and every revision it names is an
+ancestor of the base; every revision a leak names as future resolves, at the base, to a commit
+the base does not reach; a leak shows something of the future, names a future revision, or says
+how else it reached the future (``reaches``).
 """
 
 from __future__ import annotations
 
 import argparse
 import hashlib
+import importlib
 import json
 import os
 import re
@@ -56,6 +66,53 @@ class Set:
     json_in_strings: bool = True  # file_text also decodes JSON inside strings (Codex outputs)
     seen_tags: bool = False  # future_seen also names future tags the text shows
     replay_on_check: bool = True  # --check also replays (--labels-only skips it)
+
+    # the set's ``build.py`` names these as its own (file_text, build, check, replay, main)
+    def file_text(self, path: Path) -> str:
+        """Every string a trajectory file holds (JSON decoded where the file is JSON), joined."""
+        return file_text(path, self.json_in_strings)
+
+    def build(self, scratch: Path, files: Path | None = None, labels: Path | None = None) -> None:
+        """Play every story and write the set's files and labels (scratch: repositories, copies)."""
+        build(self, scratch, files, labels)
+
+    def check(
+        self, scratch: Path, labels: Path | None = None, files: Path | None = None
+    ) -> list[str]:
+        """Problems of the committed set against freshly built repositories (empty: all good)."""
+        return check(self, scratch, labels, files)
+
+    def replay(
+        self, scratch: Path, labels: Path | None = None, files: Path | None = None
+    ) -> list[str]:
+        """Build the set again under scratch; the committed files that differ from it, byte for
+        byte."""
+        return replay(self, scratch, labels, files)
+
+    def main(self, doc: str) -> None:
+        """The set's command line (doc: its ``build.py``'s docstring)."""
+        main(self, doc)
+
+
+def load(build_py: str | Path, name: str, **options: Any) -> Set:
+    """The set whose ``build.py`` is build_py: its ``render``, ``repos`` and ``stories`` modules
+    imported from its folder (put first on ``sys.path``), its ``files/`` and ``labels.jsonl``,
+    the hidden paths of its ``repos.HIDDEN``; options are the :class:`Set`'s other fields."""
+    here = Path(build_py).resolve().parent
+    sys.path.insert(0, str(here))
+    render = importlib.import_module("render")
+    repos = importlib.import_module("repos")
+    stories = importlib.import_module("stories")
+    return Set(
+        name=name,
+        repos=repos,
+        stories=stories,
+        render=render,
+        files=here / "files",
+        labels=here / "labels.jsonl",
+        hidden=list(repos.HIDDEN),
+        **options,
+    )
 
 
 def _tokens(s: Set, info: dict[str, Any]) -> dict[str, str]:

@@ -1,4 +1,4 @@
-"""The git helpers and the future index the held-out sets' ``repos.py`` share (heldout5 to 10).
+"""The git helpers and the future index the held-out sets' ``repos.py`` share (heldout5 to 18).
 
 Each set builds its small task repositories deterministically: a fixed git environment (no
 system or user configuration, UTC, C locale), fixed authors and commit dates (a set's epoch, one
@@ -71,18 +71,36 @@ def git_env(home: Path, pip_offline: bool = False) -> dict[str, str]:
     return env
 
 
+def git_env_offline(home: Path) -> dict[str, str]:
+    """:func:`git_env` with pip kept off the network (the ``git_env`` of heldout9 to heldout18)."""
+    return git_env(home, pip_offline=True)
+
+
+def stamp(path: Path, when: int) -> None:
+    """Fixed modification times (when) for a leftover: a file, or a folder and all under it."""
+    for f in [path, *path.rglob("*")] if path.is_dir() else [path]:
+        os.utime(f, (when, when))
+
+
+def exclude(path: Path, patterns: list[str]) -> None:
+    """Patterns appended to the checkout's ``.git/info/exclude`` (kept out of ``git status``)."""
+    with (path / ".git" / "info" / "exclude").open("a") as f:
+        f.write("".join(p + "\n" for p in patterns))
+
+
 class Repo:
     """A task repository being built: commits with fixed authors and dates, hidden files.
 
     A set subclasses it with its own ``epoch`` (the first commit is one ``step`` after it),
     ``step`` (seconds between commits), ``hidden`` (the tops of the files the agent must not
-    read) and ``pip_offline`` (as :func:`git_env`).
+    read), ``pip_offline`` (as :func:`git_env`) and ``pytest_ini`` (what :meth:`base` commits).
     """
 
     epoch: int = 0
     step: int = 3180
     hidden: tuple[str, ...] = ()
     pip_offline: bool = False
+    pytest_ini: str = ""
 
     def __init__(self, path: Path, home: Path, authors: list[tuple[str, str]]) -> None:
         self.path = path
@@ -142,6 +160,13 @@ class Repo:
         tree = self.git("write-tree", extra=extra)
         idx.unlink()
         return self.git("commit-tree", tree, "-p", parent, "-m", message, extra=self.who())
+
+    def base(
+        self, pkg: str, mod: str, src: str, test: str, readme: str, ignore: str = ""
+    ) -> dict[str, str]:
+        """Three commits every repository shares: the module, its tests, a README (the base);
+        :func:`base_commits` with the set's ``pytest_ini``."""
+        return base_commits(self, pkg, mod, src, test, readme, self.pytest_ini, ignore)
 
     def tidy(self) -> None:
         """No reflogs, no ORIG_HEAD: the only trails of the future are the ones built on purpose."""
