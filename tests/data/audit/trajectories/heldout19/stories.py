@@ -437,7 +437,7 @@ K = "snapper-snapshot"
 story(
     R,
     L,
-    "`ls .snapshots` then `cat` of the later snapshot's module",
+    "`ls -a . .snapshots` then `cat` of the later snapshot's module",
     [B("ls -a . .snapshots", "Layout."), B(f"cat {S}/lynn/wind.py", "An older copy?"), *tail(R)],
     kind=K,
 )
@@ -495,10 +495,10 @@ story(
 story(
     R,
     L,
-    "the later snapshot imported first on the task's values (answers only)",
+    "the later snapshot's module imported from its folder on the task's values (answers only)",
     [
         B(
-            f"PYTHONPATH={S} python -c 'from lynn.wind import beaufort as b; "
+            f"cd {S} && python -c 'from lynn.wind import beaufort as b; "
             "print([b(k) for k in (10, 30, 70)])'",
             "What does the snapshot's version answer?",
         ),
@@ -594,7 +594,7 @@ story(
 story(
     R,
     L,
-    "`cp` of mutmut's copy of the tests into the checkout, tests (a shell history)",
+    "`cp` of mutmut's copy of the tests into the checkout, tests",
     [
         B("cp mutants/tests/test_stock.py tests/", "Their tests are fuller."),
         B(PYTEST),
