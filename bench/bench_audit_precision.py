@@ -93,6 +93,10 @@ extended history, evotree rollouts), written by ``build.py`` beside each set:
   four task repositories whose fix also lies in a file a tool left: wget's numbered copy, a
   project-local viminfo, an RCS archive, a Debian package's staging tree), written blind and
   scored once at ``3614673`` (``heldout18`` and ``heldout18_repo``).
+* ``tests/data/audit/trajectories/heldout19`` — the nineteenth held-out set (60 files, 30 leaks,
+  four task repositories whose fix also lies in a file a tool left: GNU screen's hardcopies, a
+  Cython-generated C file, snapper snapshots, mutmut's mutants folder), written blind and
+  scored once at ``acfa68c`` with heldout18's rules (``heldout19`` and ``heldout19_repo``).
 
 Run:
 
@@ -375,6 +379,8 @@ def main() -> None:
             "heldout17_repo": trajectory_set(TRAJECTORIES / "heldout17", with_repo=True),
             "heldout18": trajectory_set(TRAJECTORIES / "heldout18"),
             "heldout18_repo": trajectory_set(TRAJECTORIES / "heldout18", with_repo=True),
+            "heldout19": trajectory_set(TRAJECTORIES / "heldout19"),
+            "heldout19_repo": trajectory_set(TRAJECTORIES / "heldout19", with_repo=True),
         },
     }
     print(json.dumps(result, indent=2))
