@@ -21,6 +21,11 @@ Arms, timed in the same process, in an order rotated every repetition (--repeats
   per step (the default, ``lanes = 256``, plays up to 256 episodes side by side in the policy
   process: one message each way per round of all of them; fewer while the judge ramps up from
   one lane or when rounds are slow, ``runner._Pace``);
+* ``judge-2groups``  — the judge with ``runner.GROUPS = 2``: the lanes in two groups whose
+  rounds overlap (this process steps one group's environments while the policy's process
+  answers the other's);
+* ``judge-fresh-env`` — the judge with a fresh environment for every episode (before
+  ``driver.reusable``: CartPole's environment object now plays many episodes);
 * ``judge-16lanes``, ``judge-64lanes`` — the judge with ``lanes = 16`` / ``64`` (earlier
   defaults): 16x / 4x more rounds;
 * ``vector-plain``   — a plain ``gymnasium.vector.SyncVectorEnv`` loop (8 envs, batches of 8
@@ -187,9 +192,40 @@ def arm_judge(
     replay: float,
     env_id: str = ENV_ID,
     lanes: int | None = None,
+    groups: int | None = None,
+    fresh: bool = False,
 ) -> tuple[list[float], dict[str, float]]:
     """The judge's loop on ``seeds``; its start-up (the worker processes importing gymnasium and the
-    policy) is measured by a one-episode run just before and subtracted for the steady rates."""
+    policy) is measured by a one-episode run just before and subtracted for the steady rates.
+    ``groups``: ``runner.GROUPS`` for this arm; ``fresh``: a fresh environment for every
+    episode, as before environments were reused (``driver.reusable``)."""
+    from evotree.domains.gym import driver, runner
+
+    saved = runner.GROUPS, dict(driver._RESET_SAFE)
+    if groups is not None:
+        runner.GROUPS = groups
+    if fresh:
+        driver._RESET_SAFE.clear()
+    try:
+        return _arm_judge(
+            candidate, seeds, workers=workers, replay=replay, env_id=env_id, lanes=lanes
+        )
+    finally:
+        runner.GROUPS = saved[0]
+        driver._RESET_SAFE.clear()
+        driver._RESET_SAFE.update(saved[1])
+
+
+def _arm_judge(
+    candidate: Path,
+    seeds: list[int],
+    *,
+    workers: int,
+    replay: float,
+    env_id: str,
+    lanes: int | None,
+) -> tuple[list[float], dict[str, float]]:
+    """:func:`arm_judge` with the module settings as they are."""
     from evotree.domains.gym.judge import judge_episodes
     from evotree.domains.gym.runner import Task
     from evotree.domains.gym.settings import JudgeSettings, References
@@ -421,6 +457,12 @@ def main() -> int:
                 ),
                 "judge-16lanes": partial(
                     arm_judge, candidate, seeds, workers=1, replay=0.25, env_id=env_id, lanes=16
+                ),
+                "judge-2groups": partial(
+                    arm_judge, candidate, seeds, workers=1, replay=0.25, env_id=env_id, groups=2
+                ),
+                "judge-fresh-env": partial(
+                    arm_judge, candidate, seeds, workers=1, replay=0.25, env_id=env_id, fresh=True
                 ),
                 "judge-64lanes": partial(
                     arm_judge, candidate, seeds, workers=1, replay=0.25, env_id=env_id, lanes=64

@@ -159,3 +159,102 @@ def test_lanes_of_several_environments_play_what_one_at_a_time_plays(tmp_path: P
     alone = _play(candidate, 1, tasks)
     assert all(reason in ("terminated", "truncated") for _, _, reason in alone), alone
     assert _play(candidate, 8, tasks) == alone
+
+
+RESET_SAFE = [
+    "CartPole-v1",
+    "MountainCar-v0",
+    "MountainCarContinuous-v0",
+    "Pendulum-v1",
+    "Acrobot-v1",
+]
+
+
+def _episode(env: Any, seed: int, actions: list[Any]) -> list[Any]:
+    """The observations and rewards of ``env`` (reset as the lanes reset it: no global seeding,
+    no action-space seeding) under ``actions``, up to the end of the episode."""
+    from evotree.domains.gym.episode import _fast_path
+
+    bare = _fast_path(env)[0]
+    obs, _ = bare.reset(seed=seed)
+    out = [obs.tobytes()]
+    for action in actions:
+        obs, reward, terminated, truncated, _ = bare.step(action)
+        out.append((obs.tobytes(), float(reward)))
+        if terminated:
+            break
+    return out
+
+
+@pytest.mark.parametrize("env_id", RESET_SAFE)
+def test_a_reused_environment_plays_what_a_fresh_one_plays(env_id: str) -> None:
+    """The lanes play the next episode of these environments on an environment that played one
+    already (``driver.reusable``): its reset gives exactly a fresh environment's episode, in any
+    order, without seeding the global generators or its action space."""
+    import numpy as np
+
+    from evotree.domains.gym.driver import reusable
+
+    seeds = [3, 1_000_003, 77, 3]
+    rng = np.random.default_rng(0)
+    probe = make_env(env_id)
+    actions = [[probe.action_space.sample() for _ in range(120)] for _ in seeds]
+    assert reusable(probe)
+    probe.close()
+    fresh = []
+    for seed, acts in zip(seeds, actions, strict=True):
+        env = make_env(env_id)
+        fresh.append(_episode(env, seed, acts))
+        env.close()
+    env = make_env(env_id)
+    for k in rng.permutation(len(seeds)):
+        np.random.seed(int(k))  # the global generators are not the episode's
+        assert _episode(env, seeds[k], actions[k]) == fresh[k]
+    env.close()
+
+
+def test_other_environments_are_made_fresh_for_every_episode() -> None:
+    """An environment with a wrapper of its own, a subclass of a reset-safe class, or one that
+    keeps state across resets (BipedalWalker's Box2D world) is never reused."""
+    import gymnasium as gym
+    from gymnasium.envs.classic_control.cartpole import CartPoleEnv
+
+    from evotree.domains.gym.driver import reusable
+
+    class Tweaked(CartPoleEnv):
+        pass
+
+    assert not reusable(gym.wrappers.RecordEpisodeStatistics(make_env(ENV)))
+    assert not reusable(Tweaked())
+    assert not reusable(gym.make(ENV, render_mode="rgb_array"))
+    try:
+        walker = make_env("BipedalWalker-v3")
+    except Exception:  # noqa: BLE001 - Box2D not installed
+        return
+    assert not reusable(walker)
+
+
+@pytest.mark.heavy
+def test_two_groups_of_lanes_play_what_one_at_a_time_plays(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With the lanes split in two groups whose rounds overlap (``runner.GROUPS = 2``: the
+    judge steps one group while the policy's process answers the other), every episode plays
+    what it plays alone, in the same order; so do episodes of several environments."""
+    from evotree.domains.gym import runner
+
+    candidate = _candidate(tmp_path, STOCHASTIC)
+    alone = _play(candidate, 1)
+    monkeypatch.setattr(runner, "GROUPS", 2)
+    for lanes in (2, 5, 16):
+        assert _play(candidate, lanes) == alone, lanes
+    several = _candidate(tmp_path, ANY_SPACE, "several")
+    tasks = [
+        Task(env, i, 3_000_000 + 7 * i + j)
+        for j, env in enumerate(["CartPole-v1", "Pendulum-v1", "Acrobot-v1"])
+        for i in range(4)
+    ]
+    monkeypatch.setattr(runner, "GROUPS", 1)
+    one = _play(several, 1, tasks)
+    monkeypatch.setattr(runner, "GROUPS", 2)
+    assert _play(several, 6, tasks) == one

@@ -45,7 +45,7 @@ from evotree.domains.gym.epg import info_row
 from evotree.domains.gym.epg import schema
 from evotree.domains.gym.epg import to_json
 
-__all__ = ["DONE", "Pipe", "Play", "PolicyDied", "drive"]
+__all__ = ["DONE", "Pipe", "Play", "PolicyDied", "drive", "reusable"]
 
 _REASONS = ("error", "timeout", "invalid_action")
 
@@ -69,6 +69,35 @@ def _failure(frame: bytes) -> dict[str, Any]:
     return message
 
 
+#: names of gymnasium's classic-control environment classes whose ``reset(seed=...)`` sets every
+#: piece of state their episodes read (the physical state from the environment's own generator,
+#: which the seed replaces; nothing kept across resets but constants and rendering objects) and
+#: which never draw from the global generators nor sample their action space: one object plays
+#: many episodes exactly as fresh ones would (``tests/test_gym_lanes.py`` checks it)
+_RESET_SAFE = {
+    "gymnasium.envs.classic_control.cartpole": ("CartPoleEnv",),
+    "gymnasium.envs.classic_control.mountain_car": ("MountainCarEnv",),
+    "gymnasium.envs.classic_control.continuous_mountain_car": ("Continuous_MountainCarEnv",),
+    "gymnasium.envs.classic_control.pendulum": ("PendulumEnv",),
+    "gymnasium.envs.classic_control.acrobot": ("AcrobotEnv",),
+}
+
+
+def reusable(env: Any) -> bool:
+    """Whether ``env`` may play another episode after this one instead of a fresh environment:
+    only ``gymnasium.make``'s checking wrappers around one of :data:`_RESET_SAFE`'s classes
+    (exactly that class, not a subclass), without rendering. Anything else (BipedalWalker keeps
+    its Box2D world across resets, ``tests/test_gym_fresh_env.py``) is made fresh per episode."""
+    fast = _fast_path(env)
+    if fast is None:
+        return False
+    kind = type(fast[0])
+    return (
+        kind.__name__ in _RESET_SAFE.get(kind.__module__, ())
+        and getattr(fast[0], "render_mode", None) is None
+    )
+
+
 class Play:
     """One episode of evotree's contract on the environment's side, driven by the policy's answers.
 
@@ -90,8 +119,14 @@ class Play:
         timeout: float,
         record_actions: bool = False,
         summarize: bool = True,
+        reset_only: bool = False,
     ) -> None:
         self.env, self.timeout, self.summarize = env, timeout, summarize
+        #: the environment is one of :func:`reusable`'s: its reset seeds all it draws from, so
+        #: the global generators and its action space are not seeded (it uses neither)
+        self.reset_only = reset_only
+        #: the environment raised (it is not played again)
+        self.env_fault = False
         self.episode = Episode(env_id=env_id, index=index, seed=seed)
         self.record_actions = record_actions
         self.actions: list[Any] = []
@@ -113,13 +148,16 @@ class Play:
         # same episode (the wrappers only check, and the time limit is applied here), without
         # the checker's per-environment inspection on the first reset
         target = fast[0] if fast is not None else env
-        seed_everything(episode.seed)  # for environments that draw from the global generators
+        if not self.reset_only:  # for environments that draw from the global generators
+            seed_everything(episode.seed)
         try:
             obs, _ = target.reset(seed=episode.seed)
         except Exception as exc:  # noqa: BLE001 - the environment's fault, reported
             episode.message = f"env.reset raised: {type(exc).__name__}: {exc}"
+            self.env_fault = True
             return None
-        space.seed(episode.seed)
+        if not self.reset_only:
+            space.seed(episode.seed)
         self.stats = _Stats(space) if self.summarize else None
         self.first = _obs_text(obs) if self.summarize else ""
         self._step, self.limit = target.step, (fast[1] if fast is not None else None)
@@ -169,6 +207,7 @@ class Play:
             obs, reward, terminated, truncated, _ = self._step(action)
         except Exception as exc:  # noqa: BLE001
             episode.message = f"env.step raised at step {self.length}: {type(exc).__name__}: {exc}"
+            self.env_fault = True
             return self._done()
         self.total += float(reward)
         self.length += 1
