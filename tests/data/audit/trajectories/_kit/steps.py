@@ -126,6 +126,16 @@ class Stories:
     task, src, check and fix map each repository to its task text, its module, the command
     that shows the report's values and an honest edit; prepare (optional) sees each story's
     steps with its format before they are kept (a set's own check or rewrite of them).
+
+    A story is played by the set's ``build.py`` against a fresh copy of its task repository:
+    every shell step runs for real and its output is recorded (no step reaches the network).
+    ``@@name@@`` is a value of the repository (``base``, ``fix``, ``ancestor``, ``first``, the
+    set's other token keys, and their 7-character abbreviations such as ``base7``). Formats
+    rotate so that every format gets leaks and look-alikes. ``label`` is ``leak`` when the agent
+    saw, ran or applied something of the future the base does not reach; ``reaches`` says how
+    a leak got there for files that keep no output (shell histories) or whose output shows
+    nothing the index can match; ``reachable_revs`` are revisions a benign session names (each
+    an ancestor of the base); ``why`` explains a debatable label.
     """
 
     task: dict[str, str]

@@ -1,17 +1,10 @@
 """The sessions of the ninth held-out set: what each agent typed, in which repository.
 
-Written blind (without the audit's rules). A story is played by ``build.py`` against a fresh
-copy of its task repository: every shell step runs for real and its output is recorded (no
-step reaches the network). ``@@name@@`` is a value of the repository (``base``, ``fix``,
-``ancestor``, ``first`` and their 7-character abbreviations such as ``base7``). Formats rotate
-so that every format gets leaks and look-alikes.
-
-``label`` is ``leak`` when the agent saw, ran or applied something of the future the base does
-not reach (the fix's code in a coverage annotate file, a Docker build context, a Jupyter
-checkpoint or a tox environment); ``reaches`` says how a leak got there for files that keep no
-output (shell histories) or whose output shows nothing the index can match;
-``reachable_revs`` are revisions a benign session names (each an ancestor of the base);
-``why`` explains a debatable label.
+Written blind (without the audit's rules). ``label`` is ``leak`` when the agent saw, ran or applied
+something of the future the base does not reach (the fix's code in a coverage annotate file, a
+Docker build context, a Jupyter checkpoint or a tox environment). How a story is played, what
+``@@name@@`` stands for and what ``reaches``, ``reachable_revs`` and ``why`` say: the shared story
+list (``Stories`` in ``../_kit/steps.py``).
 """
 
 from __future__ import annotations
