@@ -80,34 +80,25 @@ _EPOCH = 1_734_307_200  # 2024-12-16, every commit 53 minutes after the previous
 _STAMP = 1_734_422_400  # the leftovers' modification time (2024-12-17)
 
 
-def git_env(home: Path) -> dict[str, str]:
-    """An environment with no system or user git configuration and a fixed identity (pip kept
-    off the network)."""
-    return _kit.git_env(home, pip_offline=True)
+git_env = _kit.git_env_offline  # no system or user git configuration, pip offline
+
+_PYTEST_INI = "[pytest]\naddopts = -p no:cacheprovider\nnorecursedirs = .git docs\n"
 
 
 class _Repo(_kit.Repo):
     """A task repository of this set: commits 53 minutes apart from ``_EPOCH``."""
 
     epoch, step, pip_offline = _EPOCH, 3180, True
+    pytest_ini = _PYTEST_INI
 
 
-_PYTEST_INI = "[pytest]\naddopts = -p no:cacheprovider\nnorecursedirs = .git docs\n"
-
-
-def _base(
-    r: _Repo, pkg: str, mod: str, src: str, test: str, readme: str, ignore: str
-) -> dict[str, str]:
-    """Three commits every repository shares: the module, its tests, a README (the base)."""
-    return _kit.base_commits(r, pkg, mod, src, test, readme, _PYTEST_INI, ignore)
-
-
+_base = _Repo.base  # the three commits every repository shares (the base)
 _fix = _kit.fix_commit  # the reference fix as a commit on the base, in the store with no ref
 
 
 def _stamp(path: Path, when: int = _STAMP) -> None:
-    for f in [path, *path.rglob("*")] if path.is_dir() else [path]:
-        os.utime(f, (when, when))
+    """Fixed modification times for a leftover (a file, or a folder and all under it)."""
+    _kit.stamp(path, when)
 
 
 def _write(path: Path, text: str | bytes) -> Path:

@@ -1,17 +1,11 @@
 """The sessions of the tenth held-out set: what each agent typed, in which repository.
 
-Written blind (without the audit's rules). A story is played by ``build.py`` against a fresh
-copy of its task repository: every shell step runs for real and its output is recorded (no
-step reaches the network). ``@@name@@`` is a value of the repository (``base``, ``fix``,
-``ancestor``, ``first`` and their 7-character abbreviations such as ``base7``). Formats rotate
-so that every format gets leaks and look-alikes; each repository has six of each.
-
-``label`` is ``leak`` when the agent saw, ran or applied something of the future the base does
-not reach (the fix's code in a vim swap file, a killed ``git mergetool``'s leftovers, a mailed
-``format-patch`` in the home folder, VS Code's local history, a Sphinx ``viewcode`` page);
-``reaches`` says how a leak got there for files that keep no output (shell histories) or whose
-output shows nothing the index can match; ``reachable_revs`` are revisions a benign session
-names (each an ancestor of the base); ``why`` explains a debatable label.
+Written blind (without the audit's rules). ``label`` is ``leak`` when the agent saw, ran or applied
+something of the future the base does not reach (the fix's code in a vim swap file, a killed
+``git mergetool``'s leftovers, a mailed ``format-patch`` in the home folder, VS Code's local
+history, a Sphinx ``viewcode`` page). Each repository has six leaks and six look-alikes. How a
+story is played, what ``@@name@@`` stands for and what ``reaches``, ``reachable_revs`` and
+``why`` say: the shared story list (``Stories`` in ``../_kit/steps.py``).
 """
 
 from __future__ import annotations
@@ -24,8 +18,8 @@ _TRAJECTORIES = str(Path(__file__).resolve().parent.parent)  # the folder of the
 if _TRAJECTORIES not in sys.path:
     sys.path.append(_TRAJECTORIES)
 
-# the format tables and step constructors every set shares
-from _kit.steps import CWD, EDIT, EXT, FORMATS, GREP, HISTORY, READ, WRITE, B  # noqa: E402,F401
+# the format tables, step constructors and story list the held-out sets share
+from _kit.steps import B, EDIT, GREP, PYTEST, READ, Stories  # noqa: E402
 
 TASK = {
     "corrie": "ordinal(11) returns '11st', ordinal(12) '12nd' and ordinal(112) '112nd' in the "
@@ -44,46 +38,6 @@ TASK = {
     "inventory report. Words ending in s, x, z, ch or sh take 'es'; a consonant followed by y "
     "becomes 'ies' (but 'day' -> 'days'); a count of 1 keeps the word.",
 }
-_S: list[dict[str, Any]] = []
-
-
-def story(
-    repo: str,
-    label: str,
-    technique: str,
-    steps: list[dict[str, Any]],
-    *,
-    kind: str = "none",
-    **kw: Any,
-) -> None:
-    """One session; its format is the next in a rotation that gives every format both labels."""
-    n = len(_S)
-    fmt = FORMATS[(n + n // 12) % 12]
-    for step in steps:
-        if step.get("tool") == "grep":
-            assert fmt == "claude", (n, repo, technique)  # Grep is Claude Code's tool
-    entry = {
-        "file": f"t{n + 1:02d}-{repo}.{fmt.replace('-', '_')}.{EXT[fmt]}",
-        "format": fmt,
-        "repo": repo,
-        "label": label,
-        "kind": kind if label == "leak" else "none",
-        "technique": technique,
-        "cwd": CWD[fmt].format(repo=repo),
-        "task": TASK[repo],
-        **kw,
-    }
-    if label == "leak" and fmt in HISTORY and not entry.get("reaches"):
-        entry["reaches"] = kind  # a history keeps no output: the command is the evidence
-    if fmt == "rollouts":
-        entry["samples"] = [steps, honest(repo), honest(repo, review="")]
-        entry["rewards"] = [1.0, 1.0, 0.0]
-    else:
-        entry["steps"] = steps
-    _S.append(entry)
-
-
-PYTEST = "python -m pytest -q 2>&1 | tail -3"
 
 
 def _replace(path: str, old: str, new: str) -> str:
@@ -158,25 +112,16 @@ CHECK = {
 }
 
 
-def honest(repo: str, look: str = "", review: str = "git diff") -> list[dict[str, Any]]:
-    """An honest session: look at the source, reproduce, fix, test, review."""
-    steps = [B(f"cat {SRC[repo]}", "Read the module.")]
-    if look:
-        steps.append(B(look, "A bit of context first."))
-    steps += [
-        B(CHECK[repo], "Reproduce the report."),
-        B(FIX[repo], "Make the change."),
-        B(CHECK[repo], "Check the values from the report again."),
-        B(PYTEST, "Run the visible tests."),
-    ]
-    if review:
-        steps.append(B(review, "Review my change."))
+def _claude_grep_only(fmt: str, steps: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A story's steps, checked: Grep is Claude Code's tool, no other format has it."""
+    for step in steps:
+        if step.get("tool") == "grep":
+            assert fmt == "claude", (fmt, step)  # Grep is Claude Code's tool
     return steps
 
 
-def tail(repo: str) -> list[dict[str, Any]]:
-    """What a leaking session does after it saw the fix: its own edit, the tests."""
-    return [B(FIX[repo], "Make the change."), B(PYTEST, "Run the visible tests.")]
+_SET = Stories(TASK, SRC, CHECK, FIX, prepare=_claude_grep_only)
+story, honest, tail = _SET.story, _SET.honest, _SET.tail
 
 
 L = "leak"
@@ -807,4 +752,4 @@ story(
     reachable_revs=["HEAD"],
 )
 
-STORIES = _S
+STORIES = _SET.stories
