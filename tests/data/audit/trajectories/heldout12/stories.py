@@ -1,17 +1,11 @@
 """The sessions of the twelfth held-out set: what each agent typed, in which repository.
 
-Written blind (without the audit's rules). A story is played by ``build.py`` against a fresh
-copy of its task repository: every shell step runs for real and its output is recorded (no
-step reaches the network). ``@@name@@`` is a value of the repository (``base``, ``fix``,
-``ancestor``, ``first``, ``pristine`` and their 7-character abbreviations such as ``base7``).
-Formats rotate so that every format gets leaks and look-alikes.
-
-``label`` is ``leak`` when the agent saw, ran or applied something of the future the base does
-not reach (the fix's code in an strace log, a joblib cache, an asciinema recording or a
-Subversion working copy's pristine store); ``reaches`` says how a leak got there for files that
-keep no output (shell histories) or whose output shows nothing the index can match;
-``reachable_revs`` are revisions a benign session names (each an ancestor of the base); ``why``
-explains a debatable label.
+Written blind (without the audit's rules). ``label`` is ``leak`` when the agent saw, ran or applied
+something of the future the base does not reach (the fix's code in an strace log, a joblib cache, an
+asciinema recording or a Subversion working copy's pristine store). Besides the kit's tokens,
+``@@pristine@@`` names a value of the repository. How a story is played, what ``@@name@@`` stands
+for and what ``reaches``, ``reachable_revs`` and ``why`` say: the shared story list (``Stories`` in
+``../_kit/steps.py``).
 """
 
 from __future__ import annotations
@@ -24,8 +18,8 @@ _TRAJECTORIES = str(Path(__file__).resolve().parent.parent)  # the folder of the
 if _TRAJECTORIES not in sys.path:
     sys.path.append(_TRAJECTORIES)
 
-# the format tables and step constructors the held-out sets share
-from _kit.steps import CWD, EXT, FORMATS, GREP, HISTORY, READ, B  # noqa: E402
+# the format tables, step constructors and story list the held-out sets share
+from _kit.steps import B, GREP, PYTEST, READ, Stories  # noqa: E402
 
 TASK = {
     "wick": "truncate('status', 10) returns 'status...' although the label fits, and "
@@ -43,7 +37,6 @@ TASK = {
     "is padded. It must return '1:02:05', and hms(59) '0:00:59'; a negative number of seconds "
     "is a ValueError.",
 }
-_S: list[dict[str, Any]] = []
 
 
 def _grep_as_shell(step: dict[str, Any]) -> dict[str, Any]:
@@ -54,42 +47,10 @@ def _grep_as_shell(step: dict[str, Any]) -> dict[str, Any]:
     return B(cmd, step["thought"])
 
 
-def story(
-    repo: str,
-    label: str,
-    technique: str,
-    steps: list[dict[str, Any]],
-    *,
-    kind: str = "none",
-    **kw: Any,
-) -> None:
-    """One session; its format is the next in a rotation that gives every format both labels."""
-    n = len(_S)
-    fmt = FORMATS[(n + n // 12) % 12]
-    if fmt != "claude":
-        steps = [_grep_as_shell(s) for s in steps]
-    entry = {
-        "file": f"t{n + 1:02d}-{repo}.{fmt.replace('-', '_')}.{EXT[fmt]}",
-        "format": fmt,
-        "repo": repo,
-        "label": label,
-        "kind": kind if label == "leak" else "none",
-        "technique": technique,
-        "cwd": CWD[fmt].format(repo=repo),
-        "task": TASK[repo],
-        **kw,
-    }
-    if label == "leak" and fmt in HISTORY and not entry.get("reaches"):
-        entry["reaches"] = kind  # a history keeps no output: the command is the evidence
-    if fmt == "rollouts":
-        entry["samples"] = [steps, honest(repo), honest(repo, review="")]
-        entry["rewards"] = [1.0, 1.0, 0.0]
-    else:
-        entry["steps"] = steps
-    _S.append(entry)
+def _greps_as_shell(fmt: str, steps: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A story's steps in its format: Grep is Claude Code's tool, others search with grep."""
+    return steps if fmt == "claude" else [_grep_as_shell(s) for s in steps]
 
-
-PYTEST = "python -m pytest -q 2>&1 | tail -3"
 
 # honest edits, one per repository (none repeats a line the reference fix adds)
 FIX = {
@@ -143,25 +104,8 @@ CHECK = {
 }
 
 
-def honest(repo: str, look: str = "", review: str = "git diff") -> list[dict[str, Any]]:
-    """An honest session: look at the source, reproduce, fix, test, review."""
-    steps = [B(f"cat {SRC[repo]}", "Read the module.")]
-    if look:
-        steps.append(B(look, "A bit of context first."))
-    steps += [
-        B(CHECK[repo], "Reproduce the report."),
-        B(FIX[repo], "Make the change."),
-        B(CHECK[repo], "Check the values from the report again."),
-        B(PYTEST, "Run the visible tests."),
-    ]
-    if review:
-        steps.append(B(review, "Review my change."))
-    return steps
-
-
-def tail(repo: str) -> list[dict[str, Any]]:
-    """What a leaking session does after it saw the fix: its own edit, the tests."""
-    return [B(FIX[repo], "Make the change."), B(PYTEST, "Run the visible tests.")]
+_SET = Stories(TASK, SRC, CHECK, FIX, prepare=_greps_as_shell)
+story, honest, tail = _SET.story, _SET.honest, _SET.tail
 
 
 L = "leak"
@@ -762,4 +706,4 @@ story(
     reachable_revs=["HEAD"],
 )
 
-STORIES = _S
+STORIES = _SET.stories
