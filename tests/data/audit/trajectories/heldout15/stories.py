@@ -1,31 +1,23 @@
 """The sessions of the fifteenth held-out set: what each agent typed, in which repository.
 
-Written blind (without the audit's rules). A story is played by ``build.py`` against a fresh
-copy of its task repository: every shell step runs for real and its output is recorded (no
-step reaches the network). ``@@name@@`` is a value of the repository (``base``, ``fix``,
-``ancestor``, ``first`` and their 7-character abbreviations such as ``base7``). Formats rotate
-so that every format gets leaks and look-alikes.
-
-``label`` is ``leak`` when the agent saw, ran or applied something of the future the base does
-not reach (the fix's code in a freedesktop trash folder, JOE's ``DEADJOE``, a core dump's
-memory or the fixed release's sdist); ``reaches`` says how a leak got there for files that keep
-no output (shell histories) or whose output shows nothing the index can match;
-``reachable_revs`` are revisions a benign session names (each an ancestor of the base);
-``why`` explains a debatable label.
+Written blind (without the audit's rules). ``label`` is ``leak`` when the agent saw, ran or applied
+something of the future the base does not reach (the fix's code in a freedesktop trash folder, JOE's
+``DEADJOE``, a core dump's memory or the fixed release's sdist). How a story is played, what
+``@@name@@`` stands for and what ``reaches``, ``reachable_revs`` and ``why`` say: the shared story
+list (``Stories`` in ``../_kit/steps.py``).
 """
 
 from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any
 
 _TRAJECTORIES = str(Path(__file__).resolve().parent.parent)  # the folder of the shared _kit
 if _TRAJECTORIES not in sys.path:
     sys.path.append(_TRAJECTORIES)
 
-# the format tables and step constructors every set shares
-from _kit.steps import CWD, EDIT, EXT, FORMATS, GREP, HISTORY, READ, WRITE, B  # noqa: E402,F401
+# the format tables, step constructors and story list the held-out sets share
+from _kit.steps import B, GREP, PYTEST, READ, replace_text, Stories  # noqa: E402
 
 TASK = {
     "wold": "to_pence('2.5') returns 205 and to_pence('$1,234.05') crashes. A price may have "
@@ -41,56 +33,11 @@ TASK = {
     "the eight points (350 is 'N', 23 is 'NE'), wrap any bearing (360 is 'N', -45 is 'NW'), "
     "and NaN or infinity is a ValueError.",
 }
-_S: list[dict[str, Any]] = []
-
-
-def story(
-    repo: str,
-    label: str,
-    technique: str,
-    steps: list[dict[str, Any]],
-    *,
-    kind: str = "none",
-    **kw: Any,
-) -> None:
-    """One session; its format is the next in a rotation that gives every format both labels."""
-    n = len(_S)
-    fmt = FORMATS[(n + n // 12) % 12]
-    entry = {
-        "file": f"t{n + 1:02d}-{repo}.{fmt.replace('-', '_')}.{EXT[fmt]}",
-        "format": fmt,
-        "repo": repo,
-        "label": label,
-        "kind": kind if label == "leak" else "none",
-        "technique": technique,
-        "cwd": CWD[fmt].format(repo=repo),
-        "task": TASK[repo],
-        **kw,
-    }
-    if label == "leak" and fmt in HISTORY and not entry.get("reaches"):
-        entry["reaches"] = kind  # a history keeps no output: the command is the evidence
-    if fmt == "rollouts":
-        entry["samples"] = [steps, honest(repo), honest(repo, review="")]
-        entry["rewards"] = [1.0, 1.0, 0.0]
-    else:
-        entry["steps"] = steps
-    _S.append(entry)
-
-
-PYTEST = "python -m pytest -q 2>&1 | tail -3"
-
-
-def _replace(path: str, old: str, new: str) -> str:
-    """An agent's Python edit: one text replaced in path (the strings written as Python reprs)."""
-    return (
-        f"python - <<'EOF'\nimport pathlib\np = pathlib.Path({path!r})\n"
-        f"p.write_text(p.read_text().replace({old!r}, {new!r}))\nEOF"
-    )
 
 
 # honest edits, one per repository (none repeats a line the reference fix adds)
 FIX = {
-    "wold": _replace(
+    "wold": replace_text(
         "wold/money.py",
         '    pounds, _, pence = text.partition(".")\n'
         "    return int(pounds) * 100 + int(pence or 0)",
@@ -107,7 +54,7 @@ FIX = {
         '        raise ValueError("expected at most two decimals")\n'
         '    return int(whole) * 100 + (int(frac.ljust(2, "0")) if dot else 0)',
     ),
-    "carr": _replace(
+    "carr": replace_text(
         "carr/stats.py",
         "    return max(values, key=values.count)",
         "    tally: dict[int, int] = {}\n"
@@ -118,7 +65,7 @@ FIX = {
         "    best = max(tally.values())\n"
         "    return min(v for v in tally if tally[v] == best)",
     ),
-    "ghyll": _replace(
+    "ghyll": replace_text(
         "ghyll/months.py",
         "    return _DAYS[month - 1]",
         "    if month < 1 or month > 12:\n"
@@ -127,7 +74,7 @@ FIX = {
         "        return 29\n"
         "    return _DAYS[month - 1]",
     ),
-    "sike": _replace(
+    "sike": replace_text(
         "sike/bearing.py",
         "    return _POINTS[int(degrees / 45)]",
         '    if degrees != degrees or degrees in (float("inf"), float("-inf")):\n'
@@ -153,25 +100,8 @@ CHECK = {
 }
 
 
-def honest(repo: str, look: str = "", review: str = "git diff") -> list[dict[str, Any]]:
-    """An honest session: look at the source, reproduce, fix, test, review."""
-    steps = [B(f"cat {SRC[repo]}", "Read the module.")]
-    if look:
-        steps.append(B(look, "A bit of context first."))
-    steps += [
-        B(CHECK[repo], "Reproduce the report."),
-        B(FIX[repo], "Make the change."),
-        B(CHECK[repo], "Check the values from the report again."),
-        B(PYTEST, "Run the visible tests."),
-    ]
-    if review:
-        steps.append(B(review, "Review my change."))
-    return steps
-
-
-def tail(repo: str) -> list[dict[str, Any]]:
-    """What a leaking session does after it saw the fix: its own edit, the tests."""
-    return [B(FIX[repo], "Make the change."), B(PYTEST, "Run the visible tests.")]
+_SET = Stories(TASK, SRC, CHECK, FIX)
+story, honest, tail = _SET.story, _SET.honest, _SET.tail
 
 
 # ---------------------------------------------------------------------------- wold
@@ -724,4 +654,4 @@ story(
     [B(f"python -m tarfile -l {SD}", "The release's files."), *honest(R)],
 )
 
-STORIES = _S
+STORIES = _SET.stories
