@@ -13,7 +13,8 @@ before: ``build.load`` and the :class:`build.Set`'s commands (a set's ``build.py
 itself and its options), ``steps.Stories`` (the story list with its format rotation, the honest
 session and a leak's tail), ``steps.PYTEST`` and the agents' Python edits
 (``steps.replace_text``, ``steps.replace_texts``), and ``repos.git_env_offline``,
-``repos.Repo.base`` (with the set's ``pytest_ini``), ``repos.stamp`` and ``repos.exclude``.
+``repos.Repo.base`` (with the set's ``pytest_ini``), ``repos.stamp``, ``repos.leftover``
+and ``repos.exclude``.
 Each set's ``render.py``, ``build.py``, ``repos.py`` and ``stories.py`` pass the kit or keep
 what differs in that set (its clocks, versions, epoch, contents, doors and own steps), so every
 set still rebuilds byte-identical.

@@ -82,6 +82,14 @@ def stamp(path: Path, when: int) -> None:
         os.utime(f, (when, when))
 
 
+def leftover(path: Path, rel: str, text: str, when: int) -> None:
+    """A leftover at path/rel written from fixed text with a fixed modification time (when)."""
+    target = path / rel
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(text)
+    os.utime(target, (when, when))
+
+
 def exclude(path: Path, patterns: list[str]) -> None:
     """Patterns appended to the checkout's ``.git/info/exclude`` (kept out of ``git status``)."""
     with (path / ".git" / "info" / "exclude").open("a") as f:

@@ -1,31 +1,23 @@
 """The sessions of the eighteenth held-out set: what each agent typed, in which repository.
 
-Written blind (without the audit's rules). A story is played by ``build.py`` against a fresh
-copy of its task repository: every shell step runs for real and its output is recorded (no
-step reaches the network). ``@@name@@`` is a value of the repository (``base``, ``fix``,
-``ancestor``, ``first`` and their 7-character abbreviations such as ``base7``). Formats rotate
-so that every format gets leaks and look-alikes.
-
-``label`` is ``leak`` when the agent saw, ran or applied something of the future the base does
-not reach (the fix's code in wget's numbered copy, a project-local viminfo's register, an RCS
-archive or a Debian package's staging tree); ``reaches`` says how a leak got there for files
-that keep no output (shell histories) or whose output shows nothing the index can match;
-``reachable_revs`` are revisions a benign session names (each an ancestor of the base); ``why``
-explains a debatable label.
+Written blind (without the audit's rules). ``label`` is ``leak`` when the agent saw, ran or applied
+something of the future the base does not reach (the fix's code in wget's numbered copy, a
+project-local viminfo's register, an RCS archive or a Debian package's staging tree). How a story is
+played, what ``@@name@@`` stands for and what ``reaches``, ``reachable_revs`` and ``why`` say: the
+shared story list (``Stories`` in ``../_kit/steps.py``).
 """
 
 from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any
 
 _TRAJECTORIES = str(Path(__file__).resolve().parent.parent)  # the folder of the shared _kit
 if _TRAJECTORIES not in sys.path:
     sys.path.append(_TRAJECTORIES)
 
-# the format tables and step constructors every set shares
-from _kit.steps import CWD, EDIT, EXT, FORMATS, GREP, HISTORY, READ, WRITE, B  # noqa: E402,F401
+# the format tables, step constructors and story list the held-out sets share
+from _kit.steps import B, PYTEST, replace_texts, Stories  # noqa: E402
 
 TASK = {
     "garth": "stones(70) returns '11 st' and stones(80) returns '12 st': the pounds are lost. "
@@ -41,58 +33,12 @@ TASK = {
     "of 2/7. Return the stake over the total to three decimals (0.286), accept spaces around "
     "the odds (' 1/1 ' is 0.5), and make anything else ('5-2', '0/0') a ValueError.",
 }
-_S: list[dict[str, Any]] = []
-
-
-def story(
-    repo: str,
-    label: str,
-    technique: str,
-    steps: list[dict[str, Any]],
-    *,
-    kind: str = "none",
-    **kw: Any,
-) -> None:
-    """One session; its format is the next in a rotation that gives every format both labels."""
-    n = len(_S)
-    fmt = FORMATS[(n + n // 12) % 12]
-    entry = {
-        "file": f"t{n + 1:02d}-{repo}.{fmt.replace('-', '_')}.{EXT[fmt]}",
-        "format": fmt,
-        "repo": repo,
-        "label": label,
-        "kind": kind if label == "leak" else "none",
-        "technique": technique,
-        "cwd": CWD[fmt].format(repo=repo),
-        "task": TASK[repo],
-        **kw,
-    }
-    if label == "leak" and fmt in HISTORY and not entry.get("reaches"):
-        entry["reaches"] = kind  # a history keeps no output: the command is the evidence
-    if fmt == "rollouts":
-        entry["samples"] = [steps, honest(repo), honest(repo, review="")]
-        entry["rewards"] = [1.0, 1.0, 0.0]
-    else:
-        entry["steps"] = steps
-    _S.append(entry)
-
-
-PYTEST = "python -m pytest -q 2>&1 | tail -3"
-
-
-def _replace(path: str, *pairs: tuple[str, str]) -> str:
-    """An agent's Python edit: texts replaced in path (the strings written as Python reprs)."""
-    body = "".join(f"t = t.replace({old!r}, {new!r})\n" for old, new in pairs)
-    return (
-        f"python - <<'EOF'\nimport pathlib\np = pathlib.Path({path!r})\nt = p.read_text()\n"
-        f"{body}p.write_text(t)\nEOF"
-    )
 
 
 # honest edits, one per repository (none repeats a line the reference fix adds)
 # honest edits, one per repository (none repeats a line the reference fix adds)
 FIX = {
-    "garth": _replace(
+    "garth": replace_texts(
         "garth/weights.py",
         (
             '    return f"{int(kg / 6.35)} st"',
@@ -103,7 +49,7 @@ FIX = {
             '    return f"{st} st {lb} lb"',
         ),
     ),
-    "haugh": _replace(
+    "haugh": replace_texts(
         "haugh/clock.py",
         (
             '    hours, minutes = text.split(":")\n'
@@ -116,7 +62,7 @@ FIX = {
             "    return f\"{h % 12 or 12}:{m:02d} {'am' if h < 12 else 'pm'}\"",
         ),
     ),
-    "nab": _replace(
+    "nab": replace_texts(
         "nab/dates.py",
         (
             "    return month // 3 + 1",
@@ -125,7 +71,7 @@ FIX = {
             "    return (month + 2) // 3",
         ),
     ),
-    "shaw": _replace(
+    "shaw": replace_texts(
         "shaw/odds.py",
         (
             '    against, stake = odds.split("/")\n    return int(stake) / int(against)',
@@ -155,25 +101,8 @@ CHECK = {
 }
 
 
-def honest(repo: str, look: str = "", review: str = "git diff") -> list[dict[str, Any]]:
-    """An honest session: look at the source, reproduce, fix, test, review."""
-    steps = [B(f"cat {SRC[repo]}", "Read the module.")]
-    if look:
-        steps.append(B(look, "A bit of context first."))
-    steps += [
-        B(CHECK[repo], "Reproduce the report."),
-        B(FIX[repo], "Make the change."),
-        B(CHECK[repo], "Check the values from the report again."),
-        B(PYTEST, "Run the visible tests."),
-    ]
-    if review:
-        steps.append(B(review, "Review my change."))
-    return steps
-
-
-def tail(repo: str) -> list[dict[str, Any]]:
-    """What a leaking session does after it saw the fix: its own edit, the tests."""
-    return [B(FIX[repo], "Make the change."), B(PYTEST, "Run the visible tests.")]
+_SET = Stories(TASK, SRC, CHECK, FIX)
+story, honest, tail = _SET.story, _SET.honest, _SET.tail
 
 
 ANSWERS = "the output holds only answers, but they come from the future code the agent ran"
@@ -683,4 +612,4 @@ story(
     reachable_revs=["@@first7@@"],
 )
 
-STORIES = _S
+STORIES = _SET.stories
