@@ -34,7 +34,6 @@ sets' shared ones (``../_kit/repos.py``); this module holds the repositories' co
 from __future__ import annotations
 
 import json
-import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -59,43 +58,28 @@ _EPOCH = 1_742_300_000  # 2025-03-18, every commit 53 minutes after the previous
 _STAMP = 1_742_646_000  # the leftovers' modification time (2025-03-22)
 
 
-def git_env(home: Path) -> dict[str, str]:
-    """An environment with no system or user git configuration and a fixed identity (pip kept
-    off the network)."""
-    return _kit.git_env(home, pip_offline=True)
+git_env = _kit.git_env_offline  # no system or user git configuration, pip offline
+
+_PYTEST_INI = "[pytest]\naddopts = -p no:cacheprovider\ntestpaths = tests\n"
 
 
 class _Repo(_kit.Repo):
     """A task repository of this set: commits 53 minutes apart from ``_EPOCH``."""
 
     epoch, step, hidden, pip_offline = _EPOCH, 3180, HIDDEN, True
+    pytest_ini = _PYTEST_INI
 
 
-_PYTEST_INI = "[pytest]\naddopts = -p no:cacheprovider\ntestpaths = tests\n"
-
-
-def _base(
-    r: _Repo, pkg: str, mod: str, src: str, test: str, readme: str, ignore: str
-) -> dict[str, str]:
-    """Three commits every repository shares: the module, its tests, a README (the base)."""
-    return _kit.base_commits(r, pkg, mod, src, test, readme, _PYTEST_INI, ignore)
-
-
+_base = _Repo.base  # the three commits every repository shares (the base)
 _fix = _kit.fix_commit  # the reference fix as a commit on the base, in the store with no ref
 
 
 def _write(path: Path, rel: str, text: str) -> None:
     """A leftover written from fixed text with a fixed modification time."""
-    target = path / rel
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(text)
-    os.utime(target, (_STAMP, _STAMP))
+    _kit.leftover(path, rel, text, _STAMP)
 
 
-def _exclude(path: Path, patterns: list[str]) -> None:
-    """Patterns appended to the checkout's ``.git/info/exclude`` (kept out of ``git status``)."""
-    with (path / ".git" / "info" / "exclude").open("a") as f:
-        f.write("".join(p + "\n" for p in patterns))
+_exclude = _kit.exclude  # patterns appended to the checkout's .git/info/exclude
 
 
 # ---------------------------------------------------------------------------- knowe

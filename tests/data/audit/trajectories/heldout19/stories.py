@@ -1,31 +1,23 @@
 """The sessions of the nineteenth held-out set: what each agent typed, in which repository.
 
-Written blind (without the audit's rules). A story is played by ``build.py`` against a fresh
-copy of its task repository: every shell step runs for real and its output is recorded (no
-step reaches the network). ``@@name@@`` is a value of the repository (``base``, ``fix``,
-``ancestor``, ``first`` and their 7-character abbreviations such as ``base7``). Formats rotate
-so that every format gets leaks and look-alikes.
-
-``label`` is ``leak`` when the agent saw, ran or applied something of the future the base does
-not reach (the fix's code in GNU screen's hardcopy, a Cython-generated C file, a snapper
-snapshot or mutmut's mutants folder); ``reaches`` says how a leak got there for files that
-keep no output (shell histories) or whose output shows nothing the index can match;
-``reachable_revs`` are revisions a benign session names (each an ancestor of the base); ``why``
-explains a debatable label.
+Written blind (without the audit's rules). ``label`` is ``leak`` when the agent saw, ran or applied
+something of the future the base does not reach (the fix's code in GNU screen's hardcopy, a
+Cython-generated C file, a snapper snapshot or mutmut's mutants folder). How a story is played, what
+``@@name@@`` stands for and what ``reaches``, ``reachable_revs`` and ``why`` say: the shared story
+list (``Stories`` in ``../_kit/steps.py``).
 """
 
 from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any
 
 _TRAJECTORIES = str(Path(__file__).resolve().parent.parent)  # the folder of the shared _kit
 if _TRAJECTORIES not in sys.path:
     sys.path.append(_TRAJECTORIES)
 
-# the format tables and step constructors every set shares
-from _kit.steps import CWD, EDIT, EXT, FORMATS, GREP, HISTORY, READ, WRITE, B  # noqa: E402,F401
+# the format tables, step constructors and story list the held-out sets share
+from _kit.steps import B, PYTEST, replace_texts, Stories  # noqa: E402
 
 TASK = {
     "knowe": "naismith(10, 600) returns 120: the ascent is ignored. Add one minute per 10 m of "
@@ -42,57 +34,11 @@ TASK = {
     "whole days: days_left(13, 5) == 2 and days_left(11, 4) == 2. A daily use of zero or less "
     "(days_left(5, 0) divides by zero now) or negative bales is a ValueError.",
 }
-_S: list[dict[str, Any]] = []
-
-
-def story(
-    repo: str,
-    label: str,
-    technique: str,
-    steps: list[dict[str, Any]],
-    *,
-    kind: str = "none",
-    **kw: Any,
-) -> None:
-    """One session; its format is the next in a rotation that gives every format both labels."""
-    n = len(_S)
-    fmt = FORMATS[(n + n // 12) % 12]
-    entry = {
-        "file": f"t{n + 1:02d}-{repo}.{fmt.replace('-', '_')}.{EXT[fmt]}",
-        "format": fmt,
-        "repo": repo,
-        "label": label,
-        "kind": kind if label == "leak" else "none",
-        "technique": technique,
-        "cwd": CWD[fmt].format(repo=repo),
-        "task": TASK[repo],
-        **kw,
-    }
-    if label == "leak" and fmt in HISTORY and not entry.get("reaches"):
-        entry["reaches"] = kind  # a history keeps no output: the command is the evidence
-    if fmt == "rollouts":
-        entry["samples"] = [steps, honest(repo), honest(repo, review="")]
-        entry["rewards"] = [1.0, 1.0, 0.0]
-    else:
-        entry["steps"] = steps
-    _S.append(entry)
-
-
-PYTEST = "python -m pytest -q 2>&1 | tail -3"
-
-
-def _replace(path: str, *pairs: tuple[str, str]) -> str:
-    """An agent's Python edit: texts replaced in path (the strings written as Python reprs)."""
-    body = "".join(f"t = t.replace({old!r}, {new!r})\n" for old, new in pairs)
-    return (
-        f"python - <<'EOF'\nimport pathlib\np = pathlib.Path({path!r})\nt = p.read_text()\n"
-        f"{body}p.write_text(t)\nEOF"
-    )
 
 
 # honest edits, one per repository (none repeats a line the reference fix adds)
 FIX = {
-    "knowe": _replace(
+    "knowe": replace_texts(
         "knowe/times.py",
         (
             "    return int(km * 12)",
@@ -102,7 +48,7 @@ FIX = {
             "    return int(minutes + 0.5)",
         ),
     ),
-    "dene": _replace(
+    "dene": replace_texts(
         "dene/fares.py",
         (
             "    return 1.5 * miles",
@@ -112,7 +58,7 @@ FIX = {
             "    return round(pence / 100, 2)",
         ),
     ),
-    "lynn": _replace(
+    "lynn": replace_texts(
         "lynn/wind.py",
         (
             "    return int(knots / 5)",
@@ -125,7 +71,7 @@ FIX = {
             "    return force",
         ),
     ),
-    "rake": _replace(
+    "rake": replace_texts(
         "rake/stock.py",
         (
             "    return round(bales / per_day)",
@@ -149,25 +95,8 @@ CHECK = {
 }
 
 
-def honest(repo: str, look: str = "", review: str = "git diff") -> list[dict[str, Any]]:
-    """An honest session: look at the source, reproduce, fix, test, review."""
-    steps = [B(f"cat {SRC[repo]}", "Read the module.")]
-    if look:
-        steps.append(B(look, "A bit of context first."))
-    steps += [
-        B(CHECK[repo], "Reproduce the report."),
-        B(FIX[repo], "Make the change."),
-        B(CHECK[repo], "Check the values from the report again."),
-        B(PYTEST, "Run the visible tests."),
-    ]
-    if review:
-        steps.append(B(review, "Review my change."))
-    return steps
-
-
-def tail(repo: str) -> list[dict[str, Any]]:
-    """What a leaking session does after it saw the fix: its own edit, the tests."""
-    return [B(FIX[repo], "Make the change."), B(PYTEST, "Run the visible tests.")]
+_SET = Stories(TASK, SRC, CHECK, FIX)
+story, honest, tail = _SET.story, _SET.honest, _SET.tail
 
 
 ANSWERS = "the output holds only answers, but they come from the future code the agent ran"
@@ -682,4 +611,4 @@ story(
     reachable_revs=["@@first7@@"],
 )
 
-STORIES = _S
+STORIES = _SET.stories
