@@ -62,6 +62,7 @@ __all__ = [
     "MIN_LINE",
     "MIN_ALNUM",
     "HIDDEN_SOURCE",
+    "indexed_hidden",
     "at_hash_place",
 ]
 
@@ -189,6 +190,27 @@ def _hidden_texts(root: Path, hidden_paths: Sequence[str]) -> Iterable[tuple[str
                 yield clean, data.decode("utf-8", "replace")
 
 
+def indexed_hidden(root: Path, hidden_paths: Sequence[str], path: Path) -> bool:
+    """Whether the index reads ``path`` (a file under a hidden path of the work tree ``root``)
+    as text: among the files it reads of its hidden folder, small enough, no NUL byte, not
+    an archive. A file it does not read may hold what the index cannot know."""
+    for hidden in hidden_paths:
+        clean = hidden.strip().strip("/")
+        top = root / clean
+        if not clean or not (path == top or top in path.parents):
+            continue
+        files = sorted(f for f in top.rglob("*") if f.is_file()) if top.is_dir() else [top]
+        if path not in files[:_HIDDEN_FILES]:
+            return False
+        try:
+            if path.stat().st_size > _HIDDEN_BYTES or zipfile.is_zipfile(path):
+                return False
+            return b"\0" not in path.read_bytes()
+        except OSError:
+            return False
+    return False
+
+
 def _hidden_lines(text: str) -> Iterable[str]:
     """The distinctive lines of a hidden file's text; of a patch (a ``.rej``, a shelf), only
     the lines it adds, without their ``+`` (its headers and removed lines are the base's)."""
@@ -224,11 +246,11 @@ def build_index(
     for oid in index.objects:
         index._prefix7.setdefault(oid[:7], []).append(oid)
     workdir = getattr(r.repo, "workdir", None)
-    hidden_files: list[list[str]] = []  # each hidden file's distinctive lines
+    hidden_files: list[tuple[str, list[str]]] = []  # (hidden path, a file's distinctive lines)
     if hidden_paths and workdir:
         for path, text in _hidden_texts(Path(workdir), hidden_paths):
-            hidden_files.append(list(_hidden_lines(text)))
-            for line in hidden_files[-1]:
+            hidden_files.append((path, list(_hidden_lines(text))))
+            for line in hidden_files[-1][1]:
                 candidates.setdefault(line, ("line", HIDDEN_SOURCE + path))
     texts = [t for t, (k, _) in candidates.items() if k != "line"]
     lines = [t for t, (k, _) in candidates.items() if k == "line"]
@@ -280,24 +302,36 @@ def _carrier(index: ProvenanceIndex) -> Any:
     return carries
 
 
-def _tool_noise(index: ProvenanceIndex, hidden_files: Sequence[Sequence[str]]) -> set[str]:
+def _tool_noise(
+    index: ProvenanceIndex, hidden_files: Sequence[tuple[str, Sequence[str]]]
+) -> set[str]:
     """The indexed lines of hidden files that carry nothing of the future: of a hidden file
     that holds a future commit's line, subject or id in some of its lines (a log of a run of
     the fix, a recording of its diff), the other lines are the tool's own (a trace's ``brk``
     and ``exit`` lines, a recording's header) and printing them shows nothing of the fix. A
     hidden file holding none of the future's commits is the future itself (an uncommitted
-    shelf, a ``.rej``): all its lines stay."""
+    shelf, a ``.rej``): all its lines stay, unless a file of the same hidden folder holds the
+    future wrapped in lines of its own: that folder is a tool's output around a copy of the
+    fix (mutmut's ``mutants/``: the trampolined module beside its ``.meta`` of exit codes), and
+    a file of it that holds none of the future is the tool's own too."""
     carries = _carrier(index)
     noise: set[str] = set()
     kept: set[str] = set()
-    for lines in hidden_files:
+    wrapped: set[str] = set()  # hidden folders where a tool wrapped the future in its own lines
+    bare: list[tuple[str, list[str]]] = []  # files holding none of the future
+    for path, lines in hidden_files:
         own = [t for t in lines if index.lines.get(t, "").startswith(HIDDEN_SOURCE)]
         held = [t for t in own if carries(t)]
-        if held or any(t in index.lines and t not in own for t in lines):
+        future = [t for t in lines if t in index.lines and t not in own]
+        if held or future:
             noise.update(set(own) - set(held))  # the file holds the future: its rest is noise
             kept.update(held)
+            if set(own) - set(held):
+                wrapped.add(path)
         else:
-            kept.update(own)
+            bare.append((path, own))
+    for path, own in bare:
+        (noise if path in wrapped else kept).update(own)
     return noise - kept
 
 

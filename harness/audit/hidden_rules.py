@@ -24,6 +24,8 @@ from evotree.harness.audit.patch_tools import quilt_hit
 
 __all__ = [
     "ROOT_SEARCH_TAG",
+    "PRINTED_TAG",
+    "hidden_printed_lines",
     "SEARCH_TAG",
     "folder_search_files",
     "cwd_near_hidden",
@@ -41,6 +43,8 @@ SEARCH_TAG = " (only the lines a search matches)"
 #: the same, when the hidden path is a file the search reaches (not a folder the grader adds)
 _FILE_SEARCH_TAG = " (only the lines a search matches, a hidden file among them)"
 #: a ``grep -r`` from the checkout's root that reaches a hidden file: judged with the repository
+#: how the rule of a search that printed lines of a hidden path opens
+PRINTED_TAG = "prints lines of the hidden"
 ROOT_SEARCH_TAG = " (a search from the checkout's root: its matching lines of the hidden file)"
 
 
@@ -726,28 +730,51 @@ def unseen_search(hit: Hit, output: str | None) -> Hit:
     return replace(hit, severity="high", rule=rule)
 
 
+#: what opens a search's output line of a file: ``path:N:``, a context line's ``path-N-``, ``path:``
+_PRINTED = r"(?::\d+:|-\d+-|:)(?!\d*$)(.*)$"
+
+
+def _printed_pattern(path: str) -> re.Pattern[str] | None:
+    """The output lines a search prints of the hidden path ``path`` or of a file under it
+    (a folder is one whether it is declared with a trailing ``/`` or not: mutmut's
+    ``mutants``); None for an empty path."""
+    hidden = path.strip().strip("/")
+    while hidden.startswith("./"):
+        hidden = hidden[2:]
+    if not hidden:
+        return None
+    below = r"/[^:\n]*" if path.endswith("/") else r"(?:/[^:\n]*)?"
+    return re.compile(r"^(?:\./)?" + re.escape(hidden) + below + _PRINTED, re.M)
+
+
+def hidden_printed_lines(output: str, hidden_paths: Sequence[str]) -> list[str]:
+    """The text of every line a search's ``output`` printed of a hidden path (its file and
+    line-number prefix cut): what a recorded search showed of hidden files, for the task
+    repository's provenance index to judge."""
+    found: list[str] = []
+    for path in hidden_paths:
+        pattern = _printed_pattern(path)
+        if pattern is not None:
+            found += [m.group(1) for m in pattern.finditer(output)]
+    return found
+
+
 def printed_hidden_lines(command: str, output: str | None, rules: RuleSet) -> list[Hit]:
     """A search whose recorded output prints lines of a hidden file (``./fallow/#grid.py#:6:
-    ...``, ``path-3-`` context lines): high, judged by the output, whatever the command left in
-    or out. A count (``path:3``) or a list of names (``grep -l``) prints no line."""
+    ...``, ``path-3-`` context lines, a file under a hidden folder): high, judged by the
+    output, whatever the command left in or out. A count (``path:3``) or a list of names
+    (``grep -l``) prints no line."""
     if not rules.hidden_paths or not output or not _SEARCH_WORD.search(command):
         return []
     for path in rules.hidden_paths:
-        hidden = path.strip().strip("/")
-        while hidden.startswith("./"):
-            hidden = hidden[2:]
-        if not hidden:
-            continue
-        below = r"/[^:\n]*" if path.endswith("/") else ""
-        pattern = re.compile(
-            r"^(?:\./)?" + re.escape(hidden) + below + r"(?::\d+:|-\d+-|:)(?!\d*$)(.*)$", re.M
-        )
-        for m in pattern.finditer(output):
+        pattern = _printed_pattern(path)
+        for m in pattern.finditer(output) if pattern is not None else ():
+            hidden = path.strip().strip("/").removeprefix("./")
             return [
                 Hit(
                     "audit.hidden_data_read",
                     "high",
-                    f"prints lines of the hidden {hidden} (the search's output names it)",
+                    f"{PRINTED_TAG} {hidden} (the search's output names it)",
                     command[:200],
                     output=m.group(0)[:200],
                 )

@@ -49,6 +49,7 @@ from evotree.harness.audit.commands import (
     prefilter,
 )
 from evotree.harness.audit.errors import UnreadableTrajectory
+from evotree.harness.audit.hidden_reads import whole_prints
 from evotree.harness.audit.hidden_queries import (
     holds_index_line,
     query_values,
@@ -57,7 +58,9 @@ from evotree.harness.audit.hidden_queries import (
 )
 from evotree.harness.audit.hidden_parts import part_prints
 from evotree.harness.audit.hidden_rules import (
+    PRINTED_TAG,
     ROOT_SEARCH_TAG,
+    hidden_printed_lines,
     SEARCH_TAG,
     cwd_near_hidden,
     folder_search_files,
@@ -252,7 +255,7 @@ def _moves_or_computes(command: str, context: ShellContext, rules: RuleSet) -> b
 
 #: hidden-data reads judged by what they print of the checkout's file, with the task repository
 _EVALUATED = re.compile(
-    r"(?:\S*/)?(?:sqlite3|jq|head|tail|e?grep|fgrep|strings|tar|g?zcat|bzcat|xzcat|gunzip|gzip)\s"
+    r"(?:\S*/)?(?:sqlite3|jq|head|tail|e?grep|fgrep|strings|tar|g?zcat|bzcat|xzcat|gunzip|gzip|cat|sed)\s"
 )
 
 #: git commands that leave a merge message (.git/MERGE_MSG, SQUASH_MSG) of the trajectory's own
@@ -384,6 +387,15 @@ class _HitJudge:
                 }
             )
             return None
+        if hit.rule.startswith(PRINTED_TAG) and self._printed_no_future(k):
+            self.verdict.cleared.append(
+                {
+                    **hit.to_dict(),
+                    "why": "the lines the search printed of hidden paths hold no line of the "
+                    "provenance index (the tool's own text, not the future's)",
+                }
+            )
+            return None
         if hit.rule.endswith(ROOT_SEARCH_TAG):
             return self._root_search(hit, k)
         if hit.rule.endswith(SEARCH_TAG) and hit.severity == "warn":
@@ -487,9 +499,19 @@ class _HitJudge:
                     return replace(hit, severity="high", rule=hit.rule + why)
         return hit
 
+    def _printed_no_future(self, k: int) -> bool:
+        """With a trusted task repository: does every line step ``k``'s recorded search printed
+        of a hidden path hold no line of the provenance index?"""
+        ancestry, output = self.ancestry, self.traj.steps[k].output
+        if ancestry is None or not ancestry.trusted or not output or not ancestry.hidden_paths:
+            return False
+        lines = hidden_printed_lines(output, ancestry.hidden_paths)
+        return bool(lines) and not holds_index_line(lines, ancestry.index().lines, inside=True)
+
     def _query_shows_no_future(self, hit: Hit, k: int) -> bool:
         """A high hidden-data read that is a plain ``sqlite3``/``jq`` query of a hidden file, a
-        ``head``/``tail -n K`` of it or a non-recursive ``grep`` of it: with a trusted task
+        ``head``/``tail -n K`` of it, a non-recursive ``grep`` of it, a ``cat`` or read-only
+        ``sed -n`` of one file under it (not piped on): with a trusted task
         repository, does nothing it can print hold a line of the provenance index
         (:mod:`evotree.harness.audit.hidden_queries`)?"""
         ancestry = self.ancestry
@@ -512,6 +534,10 @@ class _HitJudge:
             part = part_prints(cmds, cmd, workdir, hidden)  # strings | head, tar -xO MEMBER
             if part is not None:
                 return not holds_index_line([part], ancestry.index().lines, inside=True)
+            piped = any(c.stdin == cmd for c in cmds) or cmd.xargs or cmd.grouped
+            whole = None if piped else whole_prints(cmd.argv, workdir, hidden)  # cat, sed -n
+            if whole is not None:
+                return not holds_index_line([whole], ancestry.index().lines, inside=True)
             values = query_values(cmd.argv, workdir, hidden)
             if values is not None:
                 return not holds_index_line(values, ancestry.index().lines)
