@@ -8,8 +8,9 @@
  * execveat, connect and exit_group to a listener, hands the listener out through the inherited
  * socket FD and execs COMMAND. This program, the parent of bwrap and outside the sandbox, answers
  * every reported call: it reads the caller's arguments from /proc/PID/mem while the caller waits,
- * lets the call go on (SECCOMP_USER_NOTIF_FLAG_CONTINUE) -- or, for an open a phase's program makes
- * to read, answers it with the file its own walk reached (pinning, below: no second walk) -- and
+ * lets the call go on (SECCOMP_USER_NOTIF_FLAG_CONTINUE) -- or, for an open a phase's program (or
+ * the machine's git) makes to read, answers it with the file its own walk reached (pinning,
+ * below: no second walk) -- and
  * appends one JSON row to OUT, read by harness/audit/trace.py's merge_seccomp. Exits with bwrap's
  * status (128 + signal when it was killed).
  *
@@ -323,8 +324,8 @@ static void exec_row(const struct notif *n, struct buf *row) {
 }
 
 /* ptrace (reported): a process of the phase that traces another can read and write its memory
- * and registers -- the machine's git's too, whose opens are exempt (a path rewritten after the
- * tracer read it, code put into it). So once any process of the phase asked to trace
+ * and registers -- the machine's git's too, whose opens are exempt from open rows (code put
+ * into it; a path rewritten after the tracer read it, where an open of git's goes on). So once any process of the phase asked to trace
  * (PTRACE_TRACEME, PTRACE_ATTACH, PTRACE_SEIZE), the machine's git is exempt only while no thread
  * of it is traced (traced_now, at each of its opens); the request is a "ptrace" row. */
 static int ptrace_seen;
@@ -1525,9 +1526,10 @@ static size_t resolve(uint32_t pid, const char *full, char *into, size_t cap, in
 /* Pinning an open (the file the kernel gives the caller is the file judged): the walk and the
  * caller's own walk of the same path are two walks, and a thread of the caller can change what
  * the path names between them (a link swapped, a folder renamed: seccomp_unotify(2) says CONTINUE
- * is no security decision). So for the opens a phase's program (not the machine's git) makes to
- * read, the tracer opens the file its walk reached -- reopening that walk's own descriptor, no
- * second walk -- and hands the descriptor to the caller as the call's result
+ * is no security decision). So for the opens a phase's program makes to read -- and the
+ * machine's git's opens to read (O_RDONLY without O_CREAT, O_TRUNC: its object store, refs,
+ * configs; judged by its gitread rows, from this same walk) -- the tracer opens the file its walk
+ * reached -- reopening that walk's own descriptor, no second walk -- and hands the descriptor to the caller as the call's result
  * (SECCOMP_IOCTL_NOTIF_ADDFD with SECCOMP_ADDFD_FLAG_SEND, Linux 5.14+): the kernel walks nothing
  * more, and what was judged is what the caller holds. A name the walk found missing is answered
  * ENOENT the same way. Checks the kernel would make for the caller are made for it: its
@@ -1535,7 +1537,8 @@ static size_t resolve(uint32_t pid, const char *full, char *into, size_t cap, in
  * read-only flag (the reopen goes through the sandbox's mount). What is not pinned goes on as
  * before (CONTINUE): FIFOs, devices and sockets (opening one has effects), O_CREAT of a missing
  * name, O_PATH and write-only opens (not reported), paths through another process's /proc entry
- * (an unresolved row already). */
+ * (an unresolved row already); of the machine's git, its opens to write (O_WRONLY, O_RDWR,
+ * O_CREAT, O_TRUNC) and openat2 (git calls none). */
 #define IOCTL_ADDFD 0x40182103UL
 #define ADDFD_FLAG_SEND 2U
 struct notif_addfd { uint64_t id; uint32_t flags, srcfd, newfd, newfd_flags; };
@@ -1851,6 +1854,9 @@ static int create_pinned(uint32_t pid, const char *full, uint64_t flags, uint64_
  * for a HEAD its first bytes. Rows are kept short: per process, one for each file or folder
  * reached (and each text of a HEAD); of an object store, the folder that holds what is read. */
 #define GITREAD_SEEN 32
+/* The walk an open of the machine's git was answered from (pinned): FD its O_PATH descriptor (-1:
+ * answered with an error, nothing handed over), RESOLVED the path it reached. */
+struct git_pin { int fd; const char *resolved; };
 #define GITREAD_PROCS 256
 #define GITREAD_ROWS_LIMIT 200000
 struct gitread_seen { uint32_t tgid; unsigned count; uint64_t hash[GITREAD_SEEN]; };
@@ -1967,7 +1973,7 @@ static int object_file(const char *p) {
  * git storage through a link of the phase's (d -> .git/objects/xx) is one too. Each such open
  * is walked in git's root (a walk that cannot follow a link: a finding). */
 static void git_disguised_read(const struct notif *n, const char *path, const char *base, int layout,
-                               uint64_t flags) {
+                               uint64_t flags, const struct git_pin *pinned) {
     int plain = !(flags & (O_CLOEXEC | O_DIRECTORY)) || n->nr == NR_OPENAT2;
     char full[8300], proc[64], resolved[4096];
     open_full(path, base, full, sizeof full);
@@ -1979,11 +1985,17 @@ static void git_disguised_read(const struct notif *n, const char *path, const ch
     int removed = bl > 10 && !strcmp(base + bl - 10, " (deleted)");
     if (!removed && layout && !plain) return;  /* the object database's own opens: git's rows judge them */
     if (!removed && !plain && git_storage(full)) return;  /* named as what it is: judged by git's own rows */
-    int fd = removed ? -1 : resolve_at(n->pid, full);
+    /* an open the tracer answered from its own walk (pinned): that walk is what is judged, none
+     * other (a walk of its own here could reach another file than the one git was handed) */
+    if (!removed && pinned && pinned->fd < 0) return;  /* answered with an error: git got nothing */
+    int fd = removed || pinned ? -1 : resolve_at(n->pid, full);
     ssize_t m = 0;
     int magic = removed;
     if (removed) {
         m = snprintf(resolved, sizeof resolved, "(relative to a removed folder)");
+    } else if (pinned) {
+        m = snprintf(resolved, sizeof resolved, "%s", pinned->resolved);
+        if (m <= 0 || (size_t)m >= sizeof resolved) return;
     } else if (fd >= 0) {
         char self[64];
         snprintf(self, sizeof self, "/proc/self/fd/%d", fd);
@@ -2024,7 +2036,29 @@ static void git_disguised_read(const struct notif *n, const char *path, const ch
     free(own.data);
 }
 
-static void gitread_row(const struct notif *n, struct buf *row, uint32_t tgid) {
+/* An open row of the machine's git's, a finding: PATH as git named it, RESOLVED what a walk
+ * reached (NULL: none), WHY the reason (a row of its own: one row a buffer, emit). */
+static void git_open_finding(const struct notif *n, const char *path, const char *resolved, const char *why) {
+    if (++open_rows > OPEN_ROWS_LIMIT) return;
+    struct buf own = {0};
+    put(&own, "", 0);
+    char head[96], proc[64], exe[4096];
+    snprintf(head, sizeof head, "{\"kind\": \"open\", \"pid\": %u, \"path\": ", n->pid);
+    puts_(&own, head);
+    put_json_string(&own, path, strlen(path));
+    if (resolved && *resolved) { puts_(&own, ", \"resolved\": "); put_json_string(&own, resolved, strlen(resolved)); }
+    puts_(&own, ", \"unpinned\": ");
+    put_json_string(&own, why, strlen(why));
+    snprintf(proc, sizeof proc, "/proc/%u/exe", n->pid);
+    ssize_t e = readlink(proc, exe, sizeof exe - 1);
+    puts_(&own, ", \"exe\": ");
+    if (e >= 0) put_json_string(&own, exe, (size_t)e); else puts_(&own, "null");
+    puts_(&own, "}\n");
+    emit(&own);
+    free(own.data);
+}
+
+static void gitread_row(const struct notif *n, struct buf *row, uint32_t tgid, const struct git_pin *pinned) {
     if (gitread_rows > GITREAD_ROWS_LIMIT) return;
     char path[4096];
     uint64_t at = n->nr == NR_OPEN ? n->args[0] : n->args[1];
@@ -2034,16 +2068,18 @@ static void gitread_row(const struct notif *n, struct buf *row, uint32_t tgid) {
     uint64_t open_flags = n->nr == NR_OPEN ? n->args[1] : n->nr == NR_OPENAT ? n->args[2] : 0;
     char base[4096] = "";
     if (len && (what || !(open_flags & O_DIRECTORY))) open_base(n, path, base, sizeof base);  /* once, for both */
-    if (len && !(open_flags & O_DIRECTORY)) git_disguised_read(n, path, base, what != 0, open_flags);
+    if (len && !(open_flags & O_DIRECTORY)) git_disguised_read(n, path, base, what != 0, open_flags, pinned);
     if (!what) return;
     /* a folder of references is listed, not read (what its files name is read by their opens;
      * openat2's flags are behind a pointer: its opens are all taken) */
     uint64_t flags = n->nr == NR_OPEN ? n->args[1] : n->nr == NR_OPENAT ? n->args[2] : 0;
     if (what != 'o' && (flags & O_DIRECTORY)) return;
     (void)dir_len;
+    char leaf[4096] = "";  /* an object file's own name in that folder */
     if (what == 'o' && !(flags & O_DIRECTORY)) { /* the folder that holds what is read: a store's
         * own folder, its pack or info folder, a loose object's folder (each may be a link) */
         char *slash = strrchr(path, '/');
+        snprintf(leaf, sizeof leaf, "%s", slash ? slash + 1 : path);
         if (slash == path) path[1] = 0;
         else if (slash) *slash = 0;
         else snprintf(path, sizeof path, ".");
@@ -2051,9 +2087,12 @@ static void gitread_row(const struct notif *n, struct buf *row, uint32_t tgid) {
     char full[8300];
     open_full(path, base, full, sizeof full);
     /* every open is walked (a link swapped between two opens of one path is seen); a row is
-     * written once per process for each file or folder reached (and each text of a HEAD) */
-    int fd = resolve_at(n->pid, full);
-    if (fd < 0) {  /* a descriptor link, or a link of the phase's own into /proc or /dev (resolve) */
+     * written once per process for each file or folder reached (and each text of a HEAD). An open
+     * the tracer answered from its own walk (pinned) is judged by that walk, the file git was
+     * handed; an object file's folder is walked here (a second walk, see docs/threat-model.md) */
+    int by_pin = pinned && !(what == 'o' && !(flags & O_DIRECTORY));
+    int fd = by_pin ? (pinned->fd >= 0 ? fcntl(pinned->fd, F_DUPFD_CLOEXEC, 0) : -1) : resolve_at(n->pid, full);
+    if (fd < 0 && !by_pin) {  /* a descriptor link, or a link of the phase's own into /proc or /dev (resolve) */
         struct walk w = {.fd = -1};
         int magic = 0;
         char through[4096];
@@ -2062,6 +2101,16 @@ static void gitread_row(const struct notif *n, struct buf *row, uint32_t tgid) {
     }
     struct stat st;
     int known = fd >= 0 && fstat(fd, &st) == 0;
+    if (pinned && !by_pin && pinned->fd >= 0) {
+        /* the folder this walk reached holds the very file git was handed (the pin's walk), or the
+         * row would name another store than the one read (a link swapped between the two walks) */
+        struct stat in, handed;
+        int same = known && leaf[0] && fstatat(fd, leaf, &in, AT_SYMLINK_NOFOLLOW) == 0 &&
+                   fstat(pinned->fd, &handed) == 0 && in.st_dev == handed.st_dev && in.st_ino == handed.st_ino;
+        if (!same)
+            git_open_finding(n, full, pinned->resolved,
+                             "the machine's git read an object file that is not in the folder its gitread row names");
+    }
     char link[64], text[128];
     ssize_t got = -1;
     snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
@@ -2111,11 +2160,19 @@ static void open_row(const struct notif *n, struct buf *row, struct reply *rep) 
     if (open_rows > OPEN_ROWS_LIMIT) return;
     /* the cheapest check first: most opens of a phase are git's (not exempt: a git with code loaded
      * into it, is_tainted; its threads count as the process) */
-    uint32_t tgid;
+    uint32_t tgid = 0;
+    int git = 0;  /* the machine's git reading: pinned below as a program's open is, its rows gitread rows */
     if (runs_system_git(n->pid, &tgid) && !(tainted_count && is_tainted(tgid ? tgid : tgid_of(n->pid))) &&
         !(ptrace_seen && traced_now(tgid ? tgid : tgid_of(n->pid)))) {
-        gitread_row(n, row, tgid);
-        return;
+        /* only its opens to read (O_RDONLY, no O_CREAT, O_TRUNC, O_PATH; open and openat: git
+         * calls no openat2) are pinned; the rest go on (CONTINUE) as before, walked by its rows */
+        uint64_t f = n->nr == NR_OPEN ? n->args[1] : n->args[2];
+        if (!rep || pin_off || n->nr == NR_OPENAT2 || (f & O_ACCMODE) != O_RDONLY ||
+            (f & (O_CREAT | O_TRUNC | O_PATH))) {
+            gitread_row(n, row, tgid, NULL);
+            return;
+        }
+        git = 1;
     }
     char path[4096], base[4096], proc[64], full[8300], resolved[4096];
     int dirfd = n->nr == NR_OPEN ? -100 : (int)n->args[0];
@@ -2229,7 +2286,7 @@ static void open_row(const struct notif *n, struct buf *row, struct reply *rep) 
         squeeze(full, norm, sizeof norm);
         magic = proc_mem_path(norm);
     }
-    int storage = !magic && git_storage(full);
+    int storage = !git && !magic && git_storage(full);  /* git's own storage opens: walked and pinned */
     if (!magic && !storage && scoped) {
         /* walked from the caller's directory descriptor itself, with the caller's RESOLVE_*
          * flags: the kernel keeps this walk inside that folder as it keeps the caller's */
@@ -2261,8 +2318,8 @@ static void open_row(const struct notif *n, struct buf *row, struct reply *rep) 
      * relative walk never checks) or too long once joined to the cwd (ENAMETOOLONG) where the
      * kernel's may not be: not let go on unseen, a finding (fails closed) */
     if (!magic && !storage && !walked && w.fd < 0 && (w.error == EACCES || w.error == ENAMETOOLONG) &&
-        strncmp(norm, "/proc/", 6))
-        magic = 1;
+        strncmp(norm, "/proc/", 6) && !(git && path[0] == '/' && !scoped && w.error == EACCES))
+        magic = 1;  /* (an absolute path of git's refused on the way: the kernel's walk is the same, EACCES) */
     if (pinnable && !magic && !storage && (flags & O_CREAT) && w.fd < 0 && w.missing) {
         uint64_t mode = n->nr == NR_OPEN ? n->args[2] : n->nr == NR_OPENAT ? n->args[3] : how[1];
         /* a name made through the caller's own cwd or root link: made where the link stands */
@@ -2279,6 +2336,7 @@ static void open_row(const struct notif *n, struct buf *row, struct reply *rep) 
         }
     }
     int judged = magic || storage || (walked && git_storage(resolved));
+    if (git && !walked && w.fd >= 0) w.fd = (close(w.fd), -1);  /* a walk not known as a path: not pinned */
     w.crossed = walked && !w.descriptor && strcmp(resolved, norm) != 0;
     w.path = walked ? resolved : NULL;
     if (must_answer && (proc_namespaced(norm) || (walked && proc_namespaced(resolved)))) {
@@ -2288,6 +2346,18 @@ static void open_row(const struct notif *n, struct buf *row, struct reply *rep) 
     /* the answer: pin_some pins only what its walk could not take as written */
     if (pinnable && !magic && !storage && (!pin_some || judged || w.descriptor || w.fd < 0 || !walked || w.crossed))
         pin(n->pid, &w, flags, rep);
+    if (git) {  /* its rows judge the walk git was handed (or answered from), none other */
+        struct git_pin pinned = {rep->fd >= 0 ? w.fd : -1, walked ? resolved : ""};
+        int answered = rep->fd >= 0 || rep->error;
+        gitread_row(n, row, tgid, answered ? &pinned : NULL);
+        if (w.fd >= 0) close(w.fd);
+        /* a read-open of git's that no walk answered (it goes on, CONTINUE): a finding, as a
+         * program's is -- else the kernel's second walk could reach what the tracer's did not */
+        if (!must_answer || answered) return;
+        if (!w.why) w.why = magic ? "its walk could not be followed" : let_go ? let_go : "let go on";
+        git_open_finding(n, full, walked ? resolved : NULL, w.why);
+        return;
+    }
     if (w.fd >= 0) close(w.fd);
     if (must_answer && !judged && rep->fd < 0 && !rep->error && !w.why)
         w.why = let_go ? let_go : "let go on";  /* nothing above answered it */
