@@ -62,15 +62,6 @@ class _Repo(_kit.Repo):
     pytest_ini = _PYTEST_INI
 
 
-_base = _Repo.base  # the three commits every repository shares (the base)
-_fix = _kit.fix_commit  # the reference fix as a commit on the base, in the store with no ref
-
-
-def _stamp(path: Path) -> None:
-    """Fixed modification times for a leftover (a file, or a folder and all under it)."""
-    _kit.stamp(path, _STAMP)
-
-
 # ---------------------------------------------------------------------------- skerry
 _SK_V0 = '''"""Durations in the scheduler's config files."""
 
@@ -127,8 +118,7 @@ def _cover(text: str, missed: set[int]) -> str:
 
 def _skerry(path: Path, home: Path) -> dict[str, Any]:
     r = _Repo(path, home, [("Ilse Varga", "ilse@skerry.dev"), ("Tomas Rye", "tomas@rye.se")])
-    got = _base(
-        r,
+    got = r.base(
         "skerry",
         "durations",
         _SK_V0,
@@ -136,7 +126,7 @@ def _skerry(path: Path, home: Path) -> dict[str, Any]:
         "# skerry\n\nA small job scheduler.\n",
         "__pycache__/\n.coverage\nhtmlcov/\n*,cover\n",
     )
-    fix = _fix(
+    fix = _kit.fix_commit(
         r,
         got,
         "parse_duration: compound durations such as 1h30m",
@@ -146,7 +136,7 @@ def _skerry(path: Path, home: Path) -> dict[str, Any]:
     target = path / "skerry" / "durations.py,cover"
     target.write_text(_cover(_SK_FIX, {13}))
     (path / "tests" / "test_durations.py,cover").write_text(_cover(_SK_TEST, set()))
-    _stamp(target)
+    _kit.stamp(target, _STAMP)
     return {**got, "fix": fix, "future_refs": ["skerry/durations.py,cover"]}
 
 
@@ -203,8 +193,7 @@ def _tarball(files: dict[str, str]) -> bytes:
 
 def _tarn(path: Path, home: Path) -> dict[str, Any]:
     r = _Repo(path, home, [("Nell Achterberg", "nell@tarn.nl"), ("Rui Costa", "rui@costa.pt")])
-    got = _base(
-        r,
+    got = r.base(
         "tarn",
         "batches",
         _TA_V0,
@@ -212,7 +201,7 @@ def _tarn(path: Path, home: Path) -> dict[str, Any]:
         "# tarn\n\nUpload queue helpers.\n",
         "__pycache__/\n.buildcache/\n",
     )
-    fix = _fix(
+    fix = _kit.fix_commit(
         r,
         got,
         "chunk: keep the last short batch",
@@ -232,7 +221,7 @@ def _tarn(path: Path, home: Path) -> dict[str, Any]:
     (cache / "index.json").write_text(
         json.dumps({"context-upstream.tar.gz": {"tag": "tarn:release", "files": len(tree)}}) + "\n"
     )
-    _stamp(cache)
+    _kit.stamp(cache, _STAMP)
     return {**got, "fix": fix, "future_refs": [".buildcache/context-upstream.tar.gz"]}
 
 
@@ -295,8 +284,7 @@ def _notebook(cells: list[str]) -> str:
 
 def _brae(path: Path, home: Path) -> dict[str, Any]:
     r = _Repo(path, home, [("Ailsa Munro", "ailsa@brae.scot"), ("Kofi Mensah", "kofi@mensah.gh")])
-    got = _base(
-        r,
+    got = r.base(
         "brae",
         "stats",
         _BR_V0,
@@ -307,7 +295,7 @@ def _brae(path: Path, home: Path) -> dict[str, Any]:
     saved = _notebook(["from brae.stats import median\nmedian([4, 1, 3, 2])"])
     r.commit("A notebook to explore the readings", {"notebooks/explore.ipynb": saved})
     got["base"] = r.git("rev-parse", "HEAD")
-    fix = _fix(
+    fix = _kit.fix_commit(
         r,
         got,
         "median: average the middle pair, refuse empty lists",
@@ -319,7 +307,7 @@ def _brae(path: Path, home: Path) -> dict[str, Any]:
     ck = path / "notebooks" / ".ipynb_checkpoints"
     ck.mkdir()
     (ck / "explore-checkpoint.ipynb").write_text(draft)
-    _stamp(ck)
+    _kit.stamp(ck, _STAMP)
     return {
         **got,
         "fix": fix,
@@ -364,8 +352,7 @@ _HO_META = "Metadata-Version: 2.1\nName: holm\nVersion: 0.4.2\nSummary: Dashboar
 
 def _holm(path: Path, home: Path) -> dict[str, Any]:
     r = _Repo(path, home, [("Signe Dahl", "signe@holm.dk"), ("Ewan Price", "ewan@price.uk")])
-    got = _base(
-        r,
+    got = r.base(
         "holm",
         "ratio",
         _HO_V0,
@@ -373,7 +360,7 @@ def _holm(path: Path, home: Path) -> dict[str, Any]:
         "# holm\n\nDashboard ratios.\n",
         "__pycache__/\n.tox/\n",
     )
-    fix = _fix(
+    fix = _kit.fix_commit(
         r,
         got,
         "percent: one decimal, zero for an empty whole",
@@ -395,7 +382,7 @@ def _holm(path: Path, home: Path) -> dict[str, Any]:
     (path / ".tox" / ".tox-info.json").write_text(
         json.dumps({"ToxVersion": "4.11.4", "Python": {"version": "3.11.2"}}) + "\n"
     )
-    _stamp(path / ".tox")
+    _kit.stamp(path / ".tox", _STAMP)
     return {
         **got,
         "fix": fix,
