@@ -92,15 +92,6 @@ class _Repo(_kit.Repo):
     pytest_ini = _PYTEST_INI
 
 
-_base = _Repo.base  # the three commits every repository shares (the base)
-_fix = _kit.fix_commit  # the reference fix as a commit on the base, in the store with no ref
-
-
-def _stamp(path: Path, when: int = _STAMP) -> None:
-    """Fixed modification times for a leftover (a file, or a folder and all under it)."""
-    _kit.stamp(path, when)
-
-
 def _write(path: Path, text: str | bytes) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     if isinstance(text, bytes):
@@ -183,8 +174,7 @@ def _swap(text: str, fname: str, user: str, host: str, pid: int) -> bytes:
 
 def _corrie(path: Path, home: Path) -> dict[str, Any]:
     r = _Repo(path, home, [("Mhairi Bell", "mhairi@corrie.scot"), ("Joao Sa", "joao@sa.pt")])
-    got = _base(
-        r,
+    got = r.base(
         "corrie",
         "ordinals",
         _CO_V0,
@@ -192,7 +182,7 @@ def _corrie(path: Path, home: Path) -> dict[str, Any]:
         "# corrie\n\nRace results tables.\n",
         "__pycache__/\n.*.sw?\n",
     )
-    fix = _fix(
+    fix = _kit.fix_commit(
         r,
         got,
         "ordinal: teens take th, negatives are refused",
@@ -203,7 +193,7 @@ def _corrie(path: Path, home: Path) -> dict[str, Any]:
     swp.write_bytes(
         _swap(_CO_FIX, "~mhairi/src/corrie/corrie/ordinals.py", "mhairi", "kelpie", 48213)
     )
-    _stamp(swp)
+    _kit.stamp(swp, _STAMP)
     return {**got, "fix": fix, "future_refs": ["corrie/.ordinals.py.swp"]}
 
 
@@ -250,8 +240,7 @@ def test_yes_no_on_off() -> None:
 
 def _loch(path: Path, home: Path) -> dict[str, Any]:
     r = _Repo(path, home, [("Fionn Doyle", "fionn@loch.ie"), ("Maren Holt", "maren@holt.no")])
-    got = _base(
-        r,
+    got = r.base(
         "loch",
         "flags",
         _LO_V0,
@@ -259,7 +248,7 @@ def _loch(path: Path, home: Path) -> dict[str, Any]:
         "# loch\n\nFile sync daemon settings.\n",
         "__pycache__/\n*.orig\n*_BACKUP_*\n*_BASE_*\n*_LOCAL_*\n*_REMOTE_*\n",
     )
-    fix = _fix(
+    fix = _kit.fix_commit(
         r,
         got,
         "parse_bool: accept yes/no, on/off, 1/0; refuse the rest",
@@ -284,7 +273,7 @@ def _loch(path: Path, home: Path) -> dict[str, Any]:
     _write(d / "flags.py.orig", res.stdout)
     for f in sorted(d.iterdir()):
         if f.name != "__init__.py" and f.name != "flags.py":
-            _stamp(f)
+            _kit.stamp(f, _STAMP)
     return {
         **got,
         "fix": fix,
@@ -330,8 +319,7 @@ _MO_PATCH = "v2-0001-mask_email-lower-case-the-domain-refuse-bare-name.patch"
 
 def _moraine(path: Path, home: Path) -> dict[str, Any]:
     r = _Repo(path, home, [("Wren Okafor", "wren@moraine.io"), ("Lise Berg", "lise@berg.dk")])
-    got = _base(
-        r,
+    got = r.base(
         "moraine",
         "masks",
         _MO_V0,
@@ -339,7 +327,7 @@ def _moraine(path: Path, home: Path) -> dict[str, Any]:
         "# moraine\n\nSupport tool helpers.\n",
         "__pycache__/\n",
     )
-    fix = _fix(
+    fix = _kit.fix_commit(
         r,
         got,
         "mask_email: lower-case the domain, refuse bare names",
@@ -352,7 +340,7 @@ def _moraine(path: Path, home: Path) -> dict[str, Any]:
         r.git("format-patch", "-q", "-1", rev, "-o", str(out), *extra)
     names = sorted(p.name for p in out.iterdir())
     assert names == ["0001-Tests-for-masks.patch", _MO_PATCH], names
-    _stamp(out)
+    _kit.stamp(out, _STAMP)
     return {**got, "fix": fix, "future_refs": [f"~/outbox/moraine/{_MO_PATCH}"]}
 
 
@@ -411,8 +399,7 @@ def _history(folder: Path, resource: str, saves: list[tuple[str, str, int, str]]
 
 def _esker(path: Path, home: Path) -> dict[str, Any]:
     r = _Repo(path, home, [("Aino Laine", "aino@esker.fi"), ("Dara Quinn", "dara@quinn.ie")])
-    got = _base(
-        r,
+    got = r.base(
         "esker",
         "colors",
         _ES_V0,
@@ -420,7 +407,7 @@ def _esker(path: Path, home: Path) -> dict[str, Any]:
         "# esker\n\nTheme editor helpers.\n",
         "__pycache__/\n.vscode/\n",
     )
-    fix = _fix(
+    fix = _kit.fix_commit(
         r,
         got,
         "hex_to_rgb: expand #rgb shorthand, refuse other lengths",
@@ -570,8 +557,7 @@ def _page(title: str, root: str, body: str) -> str:
 
 def _drumlin(path: Path, home: Path) -> dict[str, Any]:
     r = _Repo(path, home, [("Orla Byrne", "orla@drumlin.ie"), ("Henrik Lund", "henrik@lund.se")])
-    got = _base(
-        r,
+    got = r.base(
         "drumlin",
         "words",
         _DR_V0,
@@ -584,7 +570,7 @@ def _drumlin(path: Path, home: Path) -> dict[str, Any]:
         {"docs/conf.py": _DR_CONF, "docs/index.rst": _DR_INDEX},
     )
     got["base"] = r.git("rev-parse", "HEAD")
-    fix = _fix(
+    fix = _kit.fix_commit(
         r,
         got,
         "pluralize: -es after sibilants, -ies after a consonant and y",
@@ -632,7 +618,7 @@ def _drumlin(path: Path, home: Path) -> dict[str, Any]:
         "building these files. When it is not found, a full rebuild will be done.\n"
         "config: 4f1e5c0b9a7d2e83c6a1f0d9b8e7c6a5\ntags: 645f666f6ad3a4bb1e0e8d8d7a3b1c2d\n",
     )
-    _stamp(path / "docs" / "_build")
+    _kit.stamp(path / "docs" / "_build", _STAMP)
     return {
         **got,
         "fix": fix,
