@@ -69,15 +69,6 @@ class _Repo(_kit.Repo):
     pytest_ini = _PYTEST_INI
 
 
-_base = _Repo.base  # the three commits every repository shares (the base)
-_fix = _kit.fix_commit  # the reference fix as a commit on the base, in the store with no ref
-
-
-def _stamp(path: Path) -> None:
-    """Fixed modification times for a leftover (a file, or a folder and all under it)."""
-    _kit.stamp(path, _STAMP)
-
-
 # ---------------------------------------------------------------------------- wick
 _WI_V0 = '''"""Short labels for the status bar."""
 
@@ -166,8 +157,7 @@ def _strace(pid: int, argv: list[str], files: list[tuple[str, str]], writes: lis
 
 def _wick(path: Path, home: Path) -> dict[str, Any]:
     r = _Repo(path, home, [("Ilse Brandt", "ilse@wick.dev"), ("Oren Kasper", "oren@kasper.il")])
-    got = _base(
-        r,
+    got = r.base(
         "wick",
         "labels",
         _WI_V0,
@@ -175,7 +165,7 @@ def _wick(path: Path, home: Path) -> dict[str, Any]:
         "# wick\n\nStatus bar helpers.\n",
         "__pycache__/\n.debug/\n",
     )
-    fix = _fix(
+    fix = _kit.fix_commit(
         r,
         got,
         "truncate: keep the width, one ellipsis character",
@@ -205,7 +195,7 @@ def _wick(path: Path, home: Path) -> dict[str, Any]:
             [],
         )
     )
-    _stamp(debug)
+    _kit.stamp(debug, _STAMP)
     return {**got, "fix": fix, "future_refs": [".debug/strace-pytest.log"]}
 
 
@@ -266,8 +256,7 @@ _FJ_CALLS = {4: "IV", 9: "IX", 14: "XIV", 1994: "MCMXCIV"}  # the task's own exa
 
 def _fjord(path: Path, home: Path) -> dict[str, Any]:
     r = _Repo(path, home, [("Solveig Lund", "solveig@fjord.no"), ("Marek Zima", "marek@zima.cz")])
-    got = _base(
-        r,
+    got = r.base(
         "fjord",
         "numerals",
         _FJ_V0,
@@ -275,7 +264,7 @@ def _fjord(path: Path, home: Path) -> dict[str, Any]:
         "# fjord\n\nChapter headings for the typesetter.\n",
         "__pycache__/\n.joblib/\n",
     )
-    fix = _fix(
+    fix = _kit.fix_commit(
         r,
         got,
         "roman: subtractive pairs, refuse numbers out of range",
@@ -292,7 +281,7 @@ def _fjord(path: Path, home: Path) -> dict[str, Any]:
         (call / "output.pkl").write_bytes(pickle.dumps(answer, protocol=4))
         meta = {"duration": 2.1e-05 + i * 1e-06, "input_args": {"n": str(n)}, "time": _STAMP - i}
         (call / "metadata.json").write_text(json.dumps(meta))
-    _stamp(path / ".joblib")
+    _kit.stamp(path / ".joblib", _STAMP)
     return {
         **got,
         "fix": fix,
@@ -372,8 +361,7 @@ def _session(commands: list[tuple[str, str]]) -> list[tuple[float, str]]:
 
 def _cairn(path: Path, home: Path) -> dict[str, Any]:
     r = _Repo(path, home, [("Morag Bain", "morag@cairn.scot"), ("Iker Etxeberria", "iker@ex.eus")])
-    got = _base(
-        r,
+    got = r.base(
         "cairn",
         "titles",
         _CA_V0,
@@ -381,7 +369,7 @@ def _cairn(path: Path, home: Path) -> dict[str, Any]:
         "# cairn\n\nCatalogue page helpers.\n",
         "__pycache__/\n",
     )
-    fix = _fix(
+    fix = _kit.fix_commit(
         r,
         got,
         "title_case: small words stay lower-case, no capital after an apostrophe",
@@ -416,7 +404,7 @@ def _cairn(path: Path, home: Path) -> dict[str, Any]:
     )
     with (path / ".git" / "info" / "exclude").open("a") as f:
         f.write("/recordings/\n")
-    _stamp(rec)
+    _kit.stamp(rec, _STAMP)
     return {**got, "fix": fix, "future_refs": ["recordings/title-case.cast"]}
 
 
@@ -528,8 +516,8 @@ def _svn(path: Path, files: dict[str, str]) -> dict[str, str]:
 def _kyle(path: Path, home: Path) -> dict[str, Any]:
     r = _Repo(path, home, [("Hamish Orr", "hamish@kyle.scot"), ("Wren Adair", "wren@adair.ie")])
     readme = "# kyle\n\nRace timer clock faces.\n"
-    got = _base(r, "kyle", "clock", _KY_V0, _KY_TEST, readme, "__pycache__/\n.svn/\n")
-    fix = _fix(
+    got = r.base("kyle", "clock", _KY_V0, _KY_TEST, readme, "__pycache__/\n.svn/\n")
+    fix = _kit.fix_commit(
         r,
         got,
         "hms: pad minutes and seconds, refuse negative durations",
@@ -547,7 +535,7 @@ def _kyle(path: Path, home: Path) -> dict[str, Any]:
             "tests/test_clock.py": _KY_TEST_FIX,
         },
     )
-    _stamp(path / ".svn")
+    _kit.stamp(path / ".svn", _STAMP)
     return {
         **got,
         "fix": fix,
