@@ -58,15 +58,6 @@ class _Repo(_kit.Repo):
     pytest_ini = _PYTEST_INI
 
 
-_base = _Repo.base  # the three commits every repository shares (the base)
-_fix = _kit.fix_commit  # the reference fix as a commit on the base, in the store with no ref
-
-
-def _stamp(path: Path) -> None:
-    """Fixed modification times for a leftover (a file, or a folder and all under it)."""
-    _kit.stamp(path, _STAMP)
-
-
 # ---------------------------------------------------------------------------- gorse
 _GO_V0 = '''"""URL slugs for the blog's posts."""
 
@@ -107,8 +98,7 @@ _GO_SETUP = "[metadata]\nname = gorse\nversion = 1.3.0\n\n[options]\npackages = 
 
 def _gorse(path: Path, home: Path) -> dict[str, Any]:
     r = _Repo(path, home, [("Maren Holt", "maren@gorse.no"), ("Dara Quinn", "dara@quinn.ie")])
-    got = _base(
-        r,
+    got = r.base(
         "gorse",
         "slug",
         _GO_V0,
@@ -118,7 +108,7 @@ def _gorse(path: Path, home: Path) -> dict[str, Any]:
     )
     r.commit("Package metadata", {"setup.cfg": _GO_SETUP})
     got["base"] = r.git("rev-parse", "HEAD")
-    fix = _fix(
+    fix = _kit.fix_commit(
         r,
         got,
         "slugify: collapse punctuation runs, never an empty slug",
@@ -138,8 +128,8 @@ def _gorse(path: Path, home: Path) -> dict[str, Any]:
         "gorse.egg-info/PKG-INFO\ngorse.egg-info/SOURCES.txt\ngorse.egg-info/top_level.txt\n"
     )
     (info / "top_level.txt").write_text("gorse\n")
-    _stamp(path / "build")
-    _stamp(info)
+    _kit.stamp(path / "build", _STAMP)
+    _kit.stamp(info, _STAMP)
     return {**got, "fix": fix, "future_refs": ["build/lib/gorse/slug.py"]}
 
 
@@ -185,8 +175,7 @@ def test_units() -> None:
 
 def _kelp(path: Path, home: Path) -> dict[str, Any]:
     r = _Repo(path, home, [("Iona Reid", "iona@kelp.scot"), ("Piet Smit", "piet@smit.nl")])
-    got = _base(
-        r,
+    got = r.base(
         "kelp",
         "sizes",
         _KE_V0,
@@ -194,7 +183,7 @@ def _kelp(path: Path, home: Path) -> dict[str, Any]:
         "# kelp\n\nUploader settings.\n",
         "__pycache__/\n",
     )
-    fix = _fix(
+    fix = _kit.fix_commit(
         r,
         got,
         "parse_size: read KB/MB/GB units, refuse the rest",
@@ -202,7 +191,7 @@ def _kelp(path: Path, home: Path) -> dict[str, Any]:
     )
     # gedit saved the maintainer's fix through GIO's atomic save and was killed before the rename
     r.hide({GOUT: _KE_FIX})
-    _stamp(path / GOUT)
+    _kit.stamp(path / GOUT, _STAMP)
     return {**got, "fix": fix, "future_refs": [GOUT]}
 
 
@@ -265,8 +254,7 @@ def _pr_page(diff: str) -> str:
 
 def _sorrel(path: Path, home: Path) -> dict[str, Any]:
     r = _Repo(path, home, [("Petra Brandt", "petra@sorrel.de"), ("Oisin Kelly", "oisin@kelly.ie")])
-    got = _base(
-        r,
+    got = r.base(
         "sorrel",
         "avatar",
         _SO_V0,
@@ -274,7 +262,7 @@ def _sorrel(path: Path, home: Path) -> dict[str, Any]:
         "# sorrel\n\nThe members page.\n",
         "__pycache__/\n.scratch/\n",
     )
-    fix = _fix(
+    fix = _kit.fix_commit(
         r,
         got,
         "initials: split on hyphens, '?' for blank names",
@@ -285,7 +273,7 @@ def _sorrel(path: Path, home: Path) -> dict[str, Any]:
     scratch.mkdir()
     (scratch / "pr-57-files.html").write_text(_pr_page(diff))
     (scratch / "todo.txt").write_text("- members page: check avatars of long names\n")
-    _stamp(scratch)
+    _kit.stamp(scratch, _STAMP)
     return {**got, "fix": fix, "future_refs": [".scratch/pr-57-files.html"]}
 
 
@@ -336,8 +324,7 @@ _WY_LOG = (
 
 def _wyke(path: Path, home: Path) -> dict[str, Any]:
     r = _Repo(path, home, [("Hana Novak", "hana@wyke.cz"), ("Bram Leeds", "bram@leeds.uk")])
-    got = _base(
-        r,
+    got = r.base(
         "wyke",
         "cards",
         _WY_V0,
@@ -347,7 +334,7 @@ def _wyke(path: Path, home: Path) -> dict[str, Any]:
     )
     r.commit("pre-commit: run the tests", {".pre-commit-config.yaml": _WY_HOOKS})
     got["base"] = r.git("rev-parse", "HEAD")
-    fix = _fix(
+    fix = _kit.fix_commit(
         r,
         got,
         "mask_card: count digits only, refuse short numbers",
@@ -359,7 +346,7 @@ def _wyke(path: Path, home: Path) -> dict[str, Any]:
     cache.mkdir(parents=True)
     (path / PATCH).write_text(patch)
     (cache / "pre-commit.log").write_text(_WY_LOG)
-    _stamp(path / ".cache")
+    _kit.stamp(path / ".cache", _STAMP)
     return {**got, "fix": fix, "future_refs": [PATCH]}
 
 
