@@ -48,6 +48,7 @@ from evotree.domains.gym.epg import to_json
 __all__ = ["DONE", "Pipe", "Play", "PolicyDied", "drive", "reusable"]
 
 _REASONS = ("error", "timeout", "invalid_action")
+_monotonic = time.monotonic
 
 
 class PolicyDied(Exception):
@@ -162,6 +163,14 @@ class Play:
         self.first = _obs_text(obs) if self.summarize else ""
         self._step, self.limit = target.step, (fast[1] if fast is not None else None)
         self.check = action_checker(space)
+        from gymnasium.spaces import Discrete  # (gymnasium is there: the environment is)
+
+        #: a Discrete action space's actions (``low <= a < high``, the check's first case)
+        self.low, self.high = (
+            (int(space.start), int(space.start + space.n))
+            if isinstance(space, Discrete)
+            else (1, 0)
+        )
         message = {
             "mode": "default",
             "env_id": episode.env_id,
@@ -198,7 +207,6 @@ class Play:
     def step(self, action: Any) -> Any:
         """Step the environment with ``action`` (decoded and checked with this environment's
         action space): the next observation, or ``DONE``."""
-        episode = self.episode
         if self.stats is not None:
             self.stats.add(action)
         if self.record_actions:
@@ -206,6 +214,7 @@ class Play:
         try:
             obs, reward, terminated, truncated, _ = self._step(action)
         except Exception as exc:  # noqa: BLE001
+            episode = self.episode
             episode.message = f"env.step raised at step {self.length}: {type(exc).__name__}: {exc}"
             self.env_fault = True
             return self._done()
@@ -214,6 +223,7 @@ class Play:
         if self.limit is not None and self.length >= self.limit:
             truncated = True
         if terminated or truncated:
+            episode = self.episode
             episode.finish_reason = "terminated" if terminated else "truncated"
             if self.stats is not None:
                 episode.summary = (
@@ -221,7 +231,7 @@ class Play:
                     f"{_obs_text(obs)}; last reward {_fmt(float(reward))}"
                 )
             return self._done()
-        if time.monotonic() > self.deadline:
+        if _monotonic() > self.deadline:
             return self.time_out()
         return obs
 

@@ -496,6 +496,8 @@ class Worker:
                         play = active[lane][2]
                         if frame is not None:
                             obs = play.answer(frame)
+                        elif type(value) is int and play.low <= value < play.high:
+                            obs = play.step(value)  # the check's first case, inlined (per step)
                         else:
                             action, problem = play.check(value)
                             if problem is not None:

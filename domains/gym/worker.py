@@ -42,6 +42,7 @@ import os
 import pickle
 import random
 import signal
+import struct
 import sys
 import time
 from pathlib import Path
@@ -211,6 +212,8 @@ class _Lane:
         self.deadline = self.limit = 0.0
         self.steps = 0
         self.stage = ""
+        #: a Discrete action space's actions (``low <= a < high``); empty for other spaces
+        self.low, self.high = 1, 0
 
     def generator(self, which: str) -> Any:
         if which not in self.generators:
@@ -265,6 +268,7 @@ class _Lane:
         observation_space = message["observation_space"]
         observation_space.seed(self.seed)
         self.check = host.checker(self.space)
+        self.low, self.high = _int_actions(self.space)
         try:
             self._enter()
             try:
@@ -353,6 +357,9 @@ class _Lane:
             return None, self.fail(
                 "error", f"{self.stage} raised at step {self.steps}: {_policy_traceback(exc)}"
             )
+        if type(raw) is int and self.low <= raw < self.high:  # the check's own first case
+            self.steps += 1
+            return raw, None
         try:
             action, problem = self.check(raw)
             if problem is not None:
@@ -454,16 +461,41 @@ class _Host:
         for number in ends:
             self.lane(number).end()
         answers = []
+        append = answers.append
         lanes = self.lanes
+        ints = True  # every answer so far an integer action: the reply is ``Ni``
         for number, obs in observed:
             lane = lanes.get(number) or self.lane(number)
             action, failure = lane.answer(obs)
-            answers.append((number, action, failure, lane.space))
+            if type(action) is not int or failure is not None:
+                ints = False
+            append((number, action, failure, lane.space))
         for number, message in starts:
             lane = self.lane(number)
             action, failure = lane.start(message)
-            answers.append((number, action, failure, lane.space))
+            if type(action) is not int or failure is not None:
+                ints = False
+            append((number, action, failure, lane.space))
+        if ints and answers:  # encode_reply's ``Ni`` without looking at every answer again
+            try:
+                return b"Ni" + _pack(f"<{len(answers)}q", *[a[1] for a in answers])
+            except struct.error:
+                pass  # an integer past 64 bits: the general form
         return encode_reply(answers)
+
+
+_pack = struct.pack
+
+
+def _int_actions(space: Any) -> tuple[int, int]:
+    """``(low, high)``: the integer actions of a Discrete ``space`` are ``low <= a < high``, as
+    :func:`~evotree.domains.gym.episode.action_checker` checks them first; ``(1, 0)`` (none)
+    for any other space."""
+    from gymnasium import spaces
+
+    if isinstance(space, spaces.Discrete):
+        return int(space.start), int(space.start + space.n)
+    return 1, 0
 
 
 #: prctl(2)'s option: the signal this process gets when the thread that started it ends
