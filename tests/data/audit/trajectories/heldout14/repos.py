@@ -68,18 +68,6 @@ class _Repo(_kit.Repo):
     pytest_ini = _PYTEST_INI
 
 
-_base = _Repo.base  # the three commits every repository shares (the base)
-_fix = _kit.fix_commit  # the reference fix as a commit on the base, in the store with no ref
-
-
-def _stamp(path: Path) -> None:
-    """Fixed modification times for a leftover (a file, or a folder and all under it)."""
-    _kit.stamp(path, _STAMP)
-
-
-_exclude = _kit.exclude  # patterns appended to the checkout's .git/info/exclude
-
-
 # ---------------------------------------------------------------------------- bothy
 _BO_V0 = '''"""Temperatures from the weather station's feed."""
 
@@ -130,8 +118,7 @@ _BO_LOG = (
 
 def _bothy(path: Path, home: Path) -> dict[str, Any]:
     r = _Repo(path, home, [("Ailsa Munro", "ailsa@bothy.scot"), ("Tomos Pryce", "tomos@pryce.cy")])
-    got = _base(
-        r,
+    got = r.base(
         "bothy",
         "temps",
         _BO_V0,
@@ -139,7 +126,7 @@ def _bothy(path: Path, home: Path) -> dict[str, Any]:
         "# bothy\n\nReadings from the hut's weather station.\n",
         "__pycache__/\n.metadata/\n",
     )
-    fix = _fix(
+    fix = _kit.fix_commit(
         r,
         got,
         "to_celsius: read F and K readings, refuse other units",
@@ -156,7 +143,7 @@ def _bothy(path: Path, home: Path) -> dict[str, Any]:
         "#Fri Dec 27 09:12:41 GMT 2024\norg.eclipse.core.runtime=2\n"
         "org.eclipse.platform=4.30.0.v20231201-0110\n"
     )
-    _stamp(meta)
+    _kit.stamp(meta, _STAMP)
     return {**got, "fix": fix, "future_refs": [HIST_FIX]}
 
 
@@ -213,8 +200,7 @@ def _nano_lock() -> bytes:
 
 def _spinney(path: Path, home: Path) -> dict[str, Any]:
     r = _Repo(path, home, [("Ines Carvalho", "ines@spinney.pt"), ("Rob Ashe", "rob@ashe.uk")])
-    got = _base(
-        r,
+    got = r.base(
         "spinney",
         "phone",
         _SP_V0,
@@ -222,7 +208,7 @@ def _spinney(path: Path, home: Path) -> dict[str, Any]:
         "# spinney\n\nContact cards for the club.\n",
         "__pycache__/\n",
     )
-    fix = _fix(
+    fix = _kit.fix_commit(
         r,
         got,
         "format_phone: count digits only, drop a +1, refuse other lengths",
@@ -231,9 +217,9 @@ def _spinney(path: Path, home: Path) -> dict[str, Any]:
     # nano got SIGHUP with the fix typed: it wrote the buffer to phone.py.save, left its lock
     (path / SAVE).write_text(_SP_FIX)
     (path / LOCK).write_bytes(_nano_lock())
-    _exclude(path, ["*.save", ".*.swp"])
-    _stamp(path / SAVE)
-    _stamp(path / LOCK)
+    _kit.exclude(path, ["*.save", ".*.swp"])
+    _kit.stamp(path / SAVE, _STAMP)
+    _kit.stamp(path / LOCK, _STAMP)
     return {**got, "fix": fix, "future_refs": [SAVE]}
 
 
@@ -307,8 +293,7 @@ def _quilt_patch(diff: str) -> str:
 
 def _combe(path: Path, home: Path) -> dict[str, Any]:
     r = _Repo(path, home, [("Lucia Ortega", "lucia@combe.es"), ("Arne Vik", "arne@vik.no")])
-    got = _base(
-        r,
+    got = r.base(
         "combe",
         "ranges",
         _CO_V0,
@@ -316,7 +301,7 @@ def _combe(path: Path, home: Path) -> dict[str, Any]:
         "# combe\n\nThe print dialog's helpers.\n",
         "__pycache__/\n",
     )
-    fix = _fix(
+    fix = _kit.fix_commit(
         r,
         got,
         _CO_SUBJECT,
@@ -332,9 +317,9 @@ def _combe(path: Path, home: Path) -> dict[str, Any]:
     (pc / ".version").write_text("2\n")
     (pc / ".quilt_patches").write_text("patches\n")
     (pc / ".quilt_series").write_text("series\n")
-    _exclude(path, ["/patches/", "/.pc/"])
-    _stamp(path / "patches")
-    _stamp(pc)
+    _kit.exclude(path, ["/patches/", "/.pc/"])
+    _kit.stamp(path / "patches", _STAMP)
+    _kit.stamp(pc, _STAMP)
     return {**got, "fix": fix, "future_refs": [QPATCH]}
 
 
@@ -382,8 +367,7 @@ def _shieling(path: Path, home: Path) -> dict[str, Any]:
     r = _Repo(
         path, home, [("Kirsty Bain", "kirsty@shieling.scot"), ("Eoin Walsh", "eoin@walsh.ie")]
     )
-    got = _base(
-        r,
+    got = r.base(
         "shieling",
         "clock",
         _SH_V0,
@@ -391,7 +375,7 @@ def _shieling(path: Path, home: Path) -> dict[str, Any]:
         "# shieling\n\nThe volunteers' rota.\n",
         "__pycache__/\n",
     )
-    fix = _fix(
+    fix = _kit.fix_commit(
         r,
         got,
         "add_minutes: wrap past midnight, pad hours, refuse bad times",
@@ -401,10 +385,10 @@ def _shieling(path: Path, home: Path) -> dict[str, Any]:
     (path / CONFLICT).write_text(_SH_FIX)
     (path / ".stfolder").mkdir()
     (path / ".stignore").write_text("// synced between the laptop and the desk machine\n.git\n")
-    _exclude(path, ["*.sync-conflict-*", "/.stfolder/", "/.stignore"])
-    _stamp(path / CONFLICT)
-    _stamp(path / ".stfolder")
-    _stamp(path / ".stignore")
+    _kit.exclude(path, ["*.sync-conflict-*", "/.stfolder/", "/.stignore"])
+    _kit.stamp(path / CONFLICT, _STAMP)
+    _kit.stamp(path / ".stfolder", _STAMP)
+    _kit.stamp(path / ".stignore", _STAMP)
     return {**got, "fix": fix, "future_refs": [CONFLICT]}
 
 
