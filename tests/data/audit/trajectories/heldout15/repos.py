@@ -70,18 +70,6 @@ class _Repo(_kit.Repo):
     pytest_ini = _PYTEST_INI
 
 
-_base = _Repo.base  # the three commits every repository shares (the base)
-_fix = _kit.fix_commit  # the reference fix as a commit on the base, in the store with no ref
-
-
-def _stamp(path: Path) -> None:
-    """Fixed modification times for a leftover (a file, or a folder and all under it)."""
-    _kit.stamp(path, _STAMP)
-
-
-_exclude = _kit.exclude  # patterns appended to the checkout's .git/info/exclude
-
-
 # ---------------------------------------------------------------------------- wold
 _WO_V0 = '''"""Prices typed into the till."""
 
@@ -133,8 +121,7 @@ def _wold(path: Path, home: Path) -> dict[str, Any]:
     r = _Repo(
         path, home, [("Priya Raman", "priya@wold.org.uk"), ("Hal Dempster", "hal@dempster.ca")]
     )
-    got = _base(
-        r,
+    got = r.base(
         "wold",
         "money",
         _WO_V0,
@@ -142,7 +129,7 @@ def _wold(path: Path, home: Path) -> dict[str, Any]:
         "# wold\n\nThe village shop's till helpers.\n",
         "__pycache__/\n.Trash-*\n",
     )
-    fix = _fix(
+    fix = _kit.fix_commit(
         r,
         got,
         "to_pence: accept one decimal, a dollar sign and thousands commas",
@@ -156,7 +143,7 @@ def _wold(path: Path, home: Path) -> dict[str, Any]:
     (trash / "info" / "money.py.trashinfo").write_text(_trashinfo("wold/money.py"))
     (trash / "files" / "todo.txt").write_text(_WO_TODO)
     (trash / "info" / "todo.txt.trashinfo").write_text(_trashinfo("todo.txt"))
-    _stamp(trash)
+    _kit.stamp(trash, _STAMP)
     return {**got, "fix": fix, "future_refs": [TRASHED]}
 
 
@@ -207,8 +194,8 @@ _JOE_HEAD = (
 
 def _carr(path: Path, home: Path) -> dict[str, Any]:
     r = _Repo(path, home, [("Maud Ellery", "maud@carr.org.uk"), ("Jonas Lind", "jonas@lind.se")])
-    got = _base(r, "carr", "stats", _CA_V0, _CA_TEST, _CA_README, "__pycache__/\n")
-    fix = _fix(
+    got = r.base("carr", "stats", _CA_V0, _CA_TEST, _CA_README, "__pycache__/\n")
+    fix = _kit.fix_commit(
         r,
         got,
         "mode: break ties low, take any iterable, refuse no values",
@@ -216,8 +203,8 @@ def _carr(path: Path, home: Path) -> dict[str, Any]:
     )
     # JOE got SIGHUP with two modified buffers: it appended both to DEADJOE
     (path / DEADJOE).write_text(_JOE_HEAD + "\n*** File 'carr/stats.py'\n" + _CA_FIX)
-    _exclude(path, ["DEADJOE"])
-    _stamp(path / DEADJOE)
+    _kit.exclude(path, ["DEADJOE"])
+    _kit.stamp(path / DEADJOE, _STAMP)
     return {**got, "fix": fix, "future_refs": [DEADJOE]}
 
 
@@ -308,8 +295,7 @@ def _core() -> bytes:
 
 def _ghyll(path: Path, home: Path) -> dict[str, Any]:
     r = _Repo(path, home, [("Sanna Virtanen", "sanna@ghyll.fi"), ("Owen Blake", "owen@blake.nz")])
-    got = _base(
-        r,
+    got = r.base(
         "ghyll",
         "months",
         _GH_V0,
@@ -317,7 +303,7 @@ def _ghyll(path: Path, home: Path) -> dict[str, Any]:
         "# ghyll\n\nThe bunkhouse's booking calendar.\n",
         "__pycache__/\n",
     )
-    fix = _fix(
+    fix = _kit.fix_commit(
         r,
         got,
         "days_in_month: leap Februaries, refuse months outside 1-12",
@@ -325,8 +311,8 @@ def _ghyll(path: Path, home: Path) -> dict[str, Any]:
     )
     # a C extension crashed the fixed tree's test run: the kernel wrote core.<pid> here
     (path / CORE).write_bytes(_core())
-    _exclude(path, ["core.*"])
-    _stamp(path / CORE)
+    _kit.exclude(path, ["core.*"])
+    _kit.stamp(path / CORE, _STAMP)
     return {**got, "fix": fix, "future_refs": [CORE]}
 
 
@@ -419,8 +405,8 @@ def _sdist(version: str, module: str, tests: str) -> bytes:
 
 def _sike(path: Path, home: Path) -> dict[str, Any]:
     r = _Repo(path, home, [("Cerys Hughes", "cerys@sike.cymru"), ("Bram Visser", "bram@visser.nl")])
-    got = _base(r, "sike", "bearing", _SI_V0, _SI_TEST, _SI_README, "__pycache__/\ndist/\n")
-    fix = _fix(
+    got = r.base("sike", "bearing", _SI_V0, _SI_TEST, _SI_README, "__pycache__/\ndist/\n")
+    fix = _kit.fix_commit(
         r,
         got,
         "compass: round to the nearest point, wrap bearings, refuse NaN",
@@ -430,7 +416,7 @@ def _sike(path: Path, home: Path) -> dict[str, Any]:
     (path / "dist").mkdir()
     (path / SDIST_OLD).write_bytes(_sdist("0.6.0", _SI_V0, _SI_TEST))
     (path / SDIST).write_bytes(_sdist("0.6.1", _SI_FIX, _SI_TEST_FIX))
-    _stamp(path / "dist")
+    _kit.stamp(path / "dist", _STAMP)
     return {**got, "fix": fix, "future_refs": [SDIST]}
 
 
