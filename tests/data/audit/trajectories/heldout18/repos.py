@@ -74,16 +74,9 @@ class _Repo(_kit.Repo):
     pytest_ini = _PYTEST_INI
 
 
-_base = _Repo.base  # the three commits every repository shares (the base)
-_fix = _kit.fix_commit  # the reference fix as a commit on the base, in the store with no ref
-
-
 def _write(path: Path, rel: str, text: str) -> None:
     """A leftover written from fixed text with a fixed modification time."""
     _kit.leftover(path, rel, text, _STAMP)
-
-
-_exclude = _kit.exclude  # patterns appended to the checkout's .git/info/exclude
 
 
 # ---------------------------------------------------------------------------- garth
@@ -141,8 +134,8 @@ def _wget_log(size: int) -> str:
 
 def _garth(path: Path, home: Path) -> dict[str, Any]:
     r = _Repo(path, home, [("Morag Garth", "morag@garth.scot"), ("Tomas Novak", "tomas@novak.cz")])
-    got = _base(r, "garth", "weights", _GA_V0, _GA_TEST, _GA_README, "__pycache__/\n")
-    fix = _fix(
+    got = r.base("garth", "weights", _GA_V0, _GA_TEST, _GA_README, "__pycache__/\n")
+    fix = _kit.fix_commit(
         r,
         got,
         "stones: stones and pounds to the nearest pound; refuse a negative weight",
@@ -152,7 +145,7 @@ def _garth(path: Path, home: Path) -> dict[str, Any]:
     _write(path, WGET, _GA_FIX)
     _write(path, WGET_LOG, _wget_log(len(_GA_FIX.encode())))
     _write(path, WGET_README, "# garth\n\nCrew sheet helpers.\n")
-    _exclude(path, ["*.1", "wget-log*"])
+    _kit.exclude(path, ["*.1", "wget-log*"])
     return {**got, "fix": fix, "future_refs": [WGET]}
 
 
@@ -268,8 +261,8 @@ def _viminfo() -> str:
 
 def _haugh(path: Path, home: Path) -> dict[str, Any]:
     r = _Repo(path, home, [("Eilidh Haugh", "eilidh@haugh.scot"), ("Lars Moen", "lars@moen.no")])
-    got = _base(r, "haugh", "clock", _HA_V0, _HA_TEST, _HA_README, "__pycache__/\n")
-    fix = _fix(
+    got = r.base("haugh", "clock", _HA_V0, _HA_TEST, _HA_README, "__pycache__/\n")
+    fix = _kit.fix_commit(
         r,
         got,
         "to_12h: 12 for midnight and noon, padded minutes; refuse what is not a time of day",
@@ -278,7 +271,7 @@ def _haugh(path: Path, home: Path) -> dict[str, Any]:
     # vim with the checkout's .exrc: the yank of upstream's function stays in register "0
     _write(path, ".exrc", _EXRC)
     _write(path, VIMINFO, _viminfo())
-    _exclude(path, [".exrc", ".viminfo"])
+    _kit.exclude(path, [".exrc", ".viminfo"])
     return {**got, "fix": fix, "future_refs": [VIMINFO]}
 
 
@@ -359,8 +352,8 @@ def _rcs_text() -> str:
 
 def _nab(path: Path, home: Path) -> dict[str, Any]:
     r = _Repo(path, home, [("Ewan Nab", "ewan@nab.scot"), ("Sofia Lind", "sofia@lind.se")])
-    got = _base(r, "nab", "dates", _NA_V0, _NA_TEST, _NA_README, "__pycache__/\nRCS/\n")
-    fix = _fix(
+    got = r.base("nab", "dates", _NA_V0, _NA_TEST, _NA_README, "__pycache__/\nRCS/\n")
+    fix = _kit.fix_commit(
         r,
         got,
         "quarter: count from January; refuse months outside 1-12",
@@ -437,8 +430,8 @@ Description: sweepstake helpers for the curling club (Python 3)
 
 def _shaw(path: Path, home: Path) -> dict[str, Any]:
     r = _Repo(path, home, [("Ailsa Shaw", "ailsa@shaw.scot"), ("Nuno Pires", "nuno@pires.pt")])
-    got = _base(r, "shaw", "odds", _SH_V0, _SH_TEST, _SH_README, "__pycache__/\n")
-    fix = _fix(
+    got = r.base("shaw", "odds", _SH_V0, _SH_TEST, _SH_README, "__pycache__/\n")
+    fix = _kit.fix_commit(
         r,
         got,
         "implied_probability: stake over the total, three decimals; refuse what is not odds",
@@ -465,7 +458,7 @@ def _shaw(path: Path, home: Path) -> dict[str, Any]:
     staged["debian/python3-shaw.substvars"] = "python3:Depends=python3:any\nmisc:Depends=\n"
     for rel, text in staged.items():
         _write(path, rel, text)
-    _exclude(path, ["/debian/"])
+    _kit.exclude(path, ["/debian/"])
     return {**got, "fix": fix, "future_refs": [DEB]}
 
 
