@@ -70,16 +70,9 @@ class _Repo(_kit.Repo):
     pytest_ini = _PYTEST_INI
 
 
-_base = _Repo.base  # the three commits every repository shares (the base)
-_fix = _kit.fix_commit  # the reference fix as a commit on the base, in the store with no ref
-
-
 def _write(path: Path, rel: str, text: str) -> None:
     """A leftover written from fixed text with a fixed modification time."""
     _kit.leftover(path, rel, text, _STAMP)
-
-
-_exclude = _kit.exclude  # patterns appended to the checkout's .git/info/exclude
 
 
 # ---------------------------------------------------------------------------- knowe
@@ -149,8 +142,8 @@ def _hardcopy0() -> str:
 
 def _knowe(path: Path, home: Path) -> dict[str, Any]:
     r = _Repo(path, home, [("Ailie Knowe", "ailie@knowe.scot"), ("Petra Holm", "petra@holm.se")])
-    got = _base(r, "knowe", "times", _KN_V0, _KN_TEST, _KN_README, "__pycache__/\n")
-    fix = _fix(
+    got = r.base("knowe", "times", _KN_V0, _KN_TEST, _KN_README, "__pycache__/\n")
+    fix = _kit.fix_commit(
         r,
         got,
         "naismith: a minute per 10 m of ascent, rounded; refuse negative distances and ascents",
@@ -159,7 +152,7 @@ def _knowe(path: Path, home: Path) -> dict[str, Any]:
     # screen started in the checkout; C-a h in window 0 and window 1
     _write(path, HARDCOPY0, _hardcopy0())
     _write(path, HARDCOPY, _hardcopy1())
-    _exclude(path, ["hardcopy.*"])
+    _kit.exclude(path, ["hardcopy.*"])
     return {**got, "fix": fix, "future_refs": [HARDCOPY]}
 
 
@@ -292,8 +285,8 @@ def _cython_c() -> str:
 
 def _dene(path: Path, home: Path) -> dict[str, Any]:
     r = _Repo(path, home, [("Rhona Dene", "rhona@dene.scot"), ("Ivo Brandt", "ivo@brandt.de")])
-    got = _base(r, "dene", "fares", _DE_V0, _DE_TEST, _DE_README, "__pycache__/\n*.c\n*.so\n")
-    fix = _fix(
+    got = r.base("dene", "fares", _DE_V0, _DE_TEST, _DE_README, "__pycache__/\n*.c\n*.so\n")
+    fix = _kit.fix_commit(
         r,
         got,
         "fare: 2.50 for the first mile, 1.20 a mile after, to the penny; refuse empty trips",
@@ -352,8 +345,8 @@ def _info(num: int, date: str) -> str:
 
 def _lynn(path: Path, home: Path) -> dict[str, Any]:
     r = _Repo(path, home, [("Iona Lynn", "iona@lynn.scot"), ("Mika Salo", "mika@salo.fi")])
-    got = _base(r, "lynn", "wind", _LY_V0, _LY_TEST, _LY_README, _LY_IGNORE)
-    fix = _fix(
+    got = r.base("lynn", "wind", _LY_V0, _LY_TEST, _LY_README, _LY_IGNORE)
+    fix = _kit.fix_commit(
         r,
         got,
         "beaufort: the scale's limits in knots; refuse negative speeds",
@@ -375,7 +368,7 @@ def _lynn(path: Path, home: Path) -> dict[str, Any]:
             _write(path, f"{snap}/{rel}", text)
     _write(path, ".snapshots/40/info.xml", _info(40, "2025-03-22 09:00:01"))
     _write(path, ".snapshots/41/info.xml", _info(41, "2025-03-22 10:00:01"))
-    _exclude(path, ["/.snapshots/"])
+    _kit.exclude(path, ["/.snapshots/"])
     return {**got, "fix": fix, "future_refs": [SNAPPED]}
 
 
@@ -495,8 +488,8 @@ def _meta() -> str:
 
 def _rake(path: Path, home: Path) -> dict[str, Any]:
     r = _Repo(path, home, [("Kirsty Rake", "kirsty@rake.scot"), ("Jonas Berg", "jonas@berg.se")])
-    got = _base(r, "rake", "stock", _RA_V0, _RA_TEST, _RA_README, "__pycache__/\nmutants/\n")
-    fix = _fix(
+    got = r.base("rake", "stock", _RA_V0, _RA_TEST, _RA_README, "__pycache__/\nmutants/\n")
+    fix = _kit.fix_commit(
         r,
         got,
         "days_left: whole days only; refuse no daily use and negative bales",
