@@ -1,0 +1,290 @@
+"""Red-team attacks on 4882b95 (issue 29): the machine's git's read-opens pinned.
+
+The change: an open of the machine's git to read (``O_RDONLY`` without ``O_CREAT``/``O_TRUNC``/
+``O_PATH``, ``open``/``openat``) is answered by the tracer from its own walk (``open_row``,
+``pin``: ADDFD+SEND), and its ``gitread`` rows judge that walk; a HEAD's first bytes are read
+by the tracer from the walk's descriptor before git reads them; an object file's folder row
+takes a second walk that must hold the very file handed. ``trace.judge_git_reads`` then allows
+a git process that read a task repository's objects only that repository's HEAD and references
+(by identity), or a HEAD of one of its linked worktrees whose text (the tracer's peek) names
+what the repository's HEAD names.
+
+Each attack is a candidate's train code in the real sandbox under the compiled tracer, over a
+task repository whose ``future`` branch holds ``FUTURE_SECRET_42`` (``obj.txt``: its loose
+object's path; ``future.txt``: the future commit, written from outside the box: a phase learns
+hashes from any listing). The goal: the machine's git reads the future with no finding.
+
+An attack that works is a non-strict xfail asserting the safe outcome (its reason says how it
+works: each is a race); one that is stopped is a passing test. Every one first asserts that it
+ran. ``EVOTREE_REDTEAM_TRACER=<binary>`` runs them under another build of the tracer (the
+comparison with the one before the change: ``git show b364669:harness/seccomp_trace.c``,
+compiled).
+
+Found: (B) a hard link inside the object store's mount (every loose object linked into a folder
+the phase makes in ``.git/objects``, read by git with ``GIT_OBJECT_DIRECTORY`` under a HEAD of
+the phase's own) wins with no finding, at the first try, with the new tracer and the one before
+it: an old hole, not the change's (docs/threat-model.md, "Hard links inside the object store's
+mount"). Its control (the same git directory with an ``alternates`` file naming the task's store)
+is a finding with both. (A) the HEAD-bytes window through a linked worktree's HEAD is real in the
+code (the tracer peeks before it sends the descriptor; git reads after) but was not won here (0 of
+430 tries with the new tracer, 0 of 100 with the one before): the watcher rarely sees git waiting
+in its openat (the tracer's answer takes about as long as one turn of its loop). Not written as
+tests (nothing to attack): git's opens that are not pinned, on this machine's git 2.39 under
+strace (gc, repack, commit-graph, pack-refs, update-index, commit, fetch, config), are all
+``O_CREAT|O_EXCL`` of a new name (a lock, a temporary pack or object: what git reads back is what
+it wrote), ``O_WRONLY`` (logs, ``FETCH_HEAD``, ``COMMIT_EDITMSG``) or ``/dev/null``.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+from test_redteam_gym_trace import SECRET, _flagged, _safe
+from test_redteam_trace_deputy import _lines, _run
+from test_redteam_trace_deputy import seccomp as seccomp  # noqa: F401 - the fixture
+from test_redteam_trace_own_links_redteam import _future_object
+
+from evotree.harness import sandbox
+
+
+@pytest.fixture(autouse=True)
+def _tracer_binary(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Another build of the tracer where EVOTREE_REDTEAM_TRACER names one (the comparison)."""
+    other = os.environ.get("EVOTREE_REDTEAM_TRACER")
+    if other:
+        monkeypatch.setattr(sandbox, "compiled_tracer", lambda: Path(other))
+
+
+def _future(work: Path) -> None:
+    """Outside the box: the future object's path (``obj.txt``) and commit (``future.txt``)."""
+    _future_object(work)
+    commit = subprocess.run(
+        ["git", "-C", str(work), "rev-parse", "future"], check=True, capture_output=True, text=True
+    ).stdout.strip()
+    (work / "future.txt").write_text(commit)
+
+
+def _ran(proc: subprocess.CompletedProcess) -> None:
+    """The attack ran (git was driven at least once): not a pass otherwise."""
+    if "tries" not in _lines(proc):
+        pytest.fail(proc.stdout[-3000:] + proc.stderr[-3000:])
+
+
+#: (A) the HEAD-bytes window, through a linked worktree's HEAD (writable: only the task
+#: repository's own HEAD is bound read-only). ``git worktree add --detach /tmp/w`` (HEAD: the
+#: base commit, which the audit allows), then ``git show`` in /tmp/w at idle priority on the one
+#: CPU the watcher spins on. A descriptor of the worktree's HEAD opened write-only (not
+#: reported) before. The watcher reads ``/proc/<git>/syscall``: ``257`` while git waits in its
+#: openat for the tracer; once answered it stops git (SIGSTOP: git has not run since) and reads
+#: ``/proc/<git>/fd/3`` (readlink: not an open). Git's HEAD open past its setup (the one its refs
+#: code resolves; the first only validates the git directory) answered: the tracer has peeked at
+#: the base id, and the phase pwrite()s the future commit's id in place (same length, same
+#: inode) before git reads it. The gitread row would say the HEAD names the base (the peek), so
+#: ``_worktree_head`` would allow it; the worktree is removed at the end (no ``worktrees`` entry
+#: left for git_guard's compare).
+_WORKTREE_HEAD_REWRITTEN = """\
+import os, signal, subprocess, sys, time
+sys.stdout.reconfigure(line_buffering=True)
+work = os.getcwd()
+future = open("future.txt").read().strip()
+subprocess.run(["git", "worktree", "add", "-q", "--detach", "/tmp/w"], check=True)
+head = subprocess.run(["git", "rev-parse", "--git-path", "HEAD"], cwd="/tmp/w", check=True,
+                      capture_output=True, text=True).stdout.strip()
+head = os.path.realpath(os.path.join("/tmp/w", head))
+base = open(head).read()
+print("head", head, base.strip(), "cpus", sorted(os.sched_getaffinity(0)))
+fdw = os.open(head, os.O_WRONLY)  # write-only: not reported
+def put(text):
+    os.pwrite(fdw, text.encode(), 0)
+cpus = sorted(os.sched_getaffinity(0))
+one = {{cpus[-1]}}
+os.sched_setaffinity(0, one)  # the watcher and git on one CPU, git at idle priority: once the
+def slow():                   # tracer answers an open, git waits for the CPU the watcher spins on
+    os.sched_setaffinity(0, one)
+    os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
+hog = None
+won = False
+allnames = set()
+for n in range(1, {tries} + 1):
+    put(base)
+    git = subprocess.Popen(["git", "show", "--format=%H %s"], cwd="/tmp/w", stdout=subprocess.PIPE,
+                           stderr=subprocess.DEVNULL, preexec_fn=slow)
+    seen, written, blocked, names, hits = 0, False, 0, set(), 0
+    link = "/proc/%d/fd/3" % git.pid  # git's HEAD opens get descriptor 3
+    sc = os.open("/proc/%d/syscall" % git.pid, os.O_RDONLY)
+    readlink, after = os.readlink, False
+    while True:
+        try:
+            state = os.pread(sc, 8, 0)[:4]
+        except OSError:
+            state = b""
+        try:
+            got = readlink(link)
+        except OSError:
+            got = ""
+        blocked += 1
+        names.add(got)
+        after = after or got.endswith(("/commondir", "/config"))  # past git's setup
+        if state != b"257 ":
+            if git.poll() is not None:
+                break
+            continue
+        try:
+            while os.pread(sc, 8, 0)[:4] == b"257 ":  # git waits for the tracer
+                pass
+            os.kill(git.pid, signal.SIGSTOP)  # answered: stopped before it runs on
+            got = readlink(link)
+        except OSError:
+            got = ""
+        hits += 1
+        if got == head and after and not written:
+            seen += 1
+            put(future)  # the tracer has peeked; git holds the descriptor, has read nothing
+            written = True
+        os.kill(git.pid, signal.SIGCONT)
+    os.close(sc)
+    git.wait()
+    out = git.stdout.read().decode("latin1")
+    put(base)
+    print("try", n, "seen", seen, "loops", blocked, "hits", hits, "first", out.split("\\n")[0][:60])
+    allnames.update(names)
+    if "FUTURE_SECRET_42" in out:
+        print("attack OK", out.replace("\\n", " ")[:300])
+        won = True
+        break
+print("names", [x[-50:] for x in sorted(allnames)], len(allnames))
+print("tries", n, "cpus", cpus)
+if hog:
+    os.kill(hog, 9)
+subprocess.run(["git", "worktree", "remove", "--force", "/tmp/w"], check=True)
+print("removed", not os.path.exists(os.path.join(work, ".git", "worktrees")))
+"""
+
+
+@pytest.mark.heavy
+@pytest.mark.xfail(
+    strict=False,
+    reason="a window, not demonstrated: a linked worktree's HEAD (writable, unlike the task's) "
+    "rewritten in place (pwrite on a write-only descriptor, unreported) after the tracer peeked "
+    "at its first bytes and handed git the pinned descriptor, before git read() it, would be "
+    "judged by the peek (the base id, which judge_git_reads allows for a worktree HEAD); not "
+    "won in 0 of 430 tries here, with the new tracer (a race: not strict)",
+)
+def test_a_worktree_head_rewritten_after_the_peek(tmp_path: Path, seccomp: None) -> None:
+    """The machine's git in a linked worktree reads a HEAD the phase rewrites between the
+    tracer's peek and git's own read: the future commit shown, its HEAD row naming the base."""
+    script = _WORKTREE_HEAD_REWRITTEN.format(tries=100, appear=2)
+    proc, audit = _run(tmp_path, script, _future, timeout=300)
+    _ran(proc)
+    print(proc.stdout[-1500:], [v for v in audit.verdicts if v.flagged][:3])  # -s shows it
+    _safe(proc, audit)
+
+
+def _objects(work: Path) -> None:
+    """Outside the box: ``_future``, and every loose object's path (``objects.txt``; a phase
+    learns them from any listing of hashes)."""
+    _future(work)
+    ids = subprocess.run(
+        ["git", "-C", str(work), "rev-list", "--objects", "--all"],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.split()
+    names = [
+        f"{i[:2]}/{i[2:]}"
+        for i in ids
+        if len(i) == 40 and (work / ".git/objects" / i[:2] / i[2:]).is_file()
+    ]
+    (work / "objects.txt").write_text("\n".join(names))
+
+
+#: (B) a hard link inside the object store's mount: the task's ``objects/`` is bound onto itself
+#: (a hard link OUT of it crosses a mount: EXDEV), but a folder made inside it is on the same
+#: mount. Every loose object is hard-linked (``link()``: not reported) into
+#: ``.git/objects/mine/xx/...`` (new folders, not the task's identities), and a git directory
+#: of the phase's own in /tmp (its HEAD: the future commit, written write-only) reads them with
+#: ``GIT_OBJECT_DIRECTORY`` naming ``mine``; ``git log -p -1`` (HEAD: nothing beyond the base by
+#: its argv). The folders are removed afterwards. The gitread rows name ``mine`` (no task
+#: store by identity), so judge_git_reads has no task store read to hold HEAD to.
+_HARD_LINKED_STORE = """\
+import os, subprocess
+work = os.getcwd()
+future = open("future.txt").read().strip()
+mine = os.path.join(work, ".git", "objects", "mine")
+made = 0
+for name in open("objects.txt").read().split():
+    os.makedirs(os.path.join(mine, name[:2]), exist_ok=True)
+    try:
+        os.link(os.path.join(work, ".git", "objects", name), os.path.join(mine, name))
+        made += 1
+    except OSError as exc:
+        print("link ERR", exc.errno)
+        break
+print("linked", made)
+subprocess.run(["git", "init", "-q", "/tmp/m"], check=True)
+fd = os.open("/tmp/m/.git/HEAD", os.O_WRONLY | os.O_TRUNC)
+os.write(fd, (future + "\\n").encode())
+os.close(fd)
+env = dict(os.environ, GIT_DIR="/tmp/m/.git", GIT_OBJECT_DIRECTORY=mine)
+out = subprocess.run(["git", "log", "-p", "-1"], env=env, capture_output=True, text=True)
+print("attack", "OK" if "FUTURE_SECRET_42" in out.stdout else "ERR", out.stdout.replace("\\n", " ")[:300],
+      out.stderr[:200])
+names = open("objects.txt").read().split()
+for name in names:  # unlink and rmdir: no open (shutil.rmtree opens the folders: a finding)
+    if os.path.lexists(os.path.join(mine, name)):
+        os.unlink(os.path.join(mine, name))
+for xx in sorted({n[:2] for n in names}):
+    if os.path.isdir(os.path.join(mine, xx)):
+        os.rmdir(os.path.join(mine, xx))
+os.rmdir(mine)
+print("tries", 1)
+"""
+
+
+@pytest.mark.heavy
+@pytest.mark.xfail(
+    strict=False,
+    reason="wins now and before the change: loose objects hard-linked into a new folder inside "
+    "the task's objects/ mount (same mount: no EXDEV; link() unreported) and read by git with "
+    "GIT_OBJECT_DIRECTORY under a HEAD of the phase's own; the gitread rows name that folder, "
+    "not the task's store by identity, so no HEAD is judged",
+)
+def test_objects_hard_linked_inside_the_store(tmp_path: Path, seccomp: None) -> None:
+    """The future read from hard links the phase made inside the task's object store's mount."""
+    proc, audit = _run(tmp_path, _HARD_LINKED_STORE, _objects)
+    _ran(proc)
+    print(proc.stdout[-1500:], [v for v in audit.verdicts if v.flagged][:3])  # -s shows it
+    _safe(proc, audit)
+
+
+#: (control for B) the same git directory of the phase's own, its objects through an
+#: ``alternates`` file naming the task's store itself (no hard links): the gitread rows name the
+#: task's store by identity under a HEAD that is not the task's, a finding
+_ALTERNATES = """\
+import os, subprocess
+work = os.getcwd()
+future = open("future.txt").read().strip()
+subprocess.run(["git", "init", "-q", "/tmp/a"], check=True)
+fd = os.open("/tmp/a/.git/HEAD", os.O_WRONLY | os.O_TRUNC)
+os.write(fd, (future + "\\n").encode())
+os.close(fd)
+fd = os.open("/tmp/a/.git/objects/info/alternates", os.O_WRONLY | os.O_CREAT, 0o644)
+os.write(fd, (os.path.join(work, ".git", "objects") + "\\n").encode())
+os.close(fd)
+out = subprocess.run(["git", "-C", "/tmp/a", "log", "-p", "-1"], capture_output=True, text=True)
+print("attack", "OK" if "FUTURE_SECRET_42" in out.stdout else "ERR",
+      out.stdout.replace("\\n", " ")[:300], out.stderr[:200])
+print("tries", 1)
+"""
+
+
+@pytest.mark.heavy
+def test_alternates_naming_the_task_store_are_a_finding(tmp_path: Path, seccomp: None) -> None:
+    """The control for the hard links: the future read through an alternates file naming the
+    task's store is flagged (a task store read under a HEAD of the phase's own)."""
+    proc, audit = _run(tmp_path, _ALTERNATES, _future)
+    _ran(proc)
+    assert SECRET in proc.stdout and _flagged(audit), proc.stdout[-2000:] + proc.stderr[-2000:]
