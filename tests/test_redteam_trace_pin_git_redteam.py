@@ -20,19 +20,21 @@ ran. ``EVOTREE_REDTEAM_TRACER=<binary>`` runs them under another build of the tr
 comparison with the one before the change: ``git show b364669:harness/seccomp_trace.c``,
 compiled).
 
-Found: (B) a hard link inside the object store's mount (every loose object linked into a folder
-the phase makes in ``.git/objects``, read by git with ``GIT_OBJECT_DIRECTORY`` under a HEAD of
-the phase's own) wins with no finding, at the first try, with the new tracer and the one before
-it: an old hole, not the change's (docs/threat-model.md, "Hard links inside the object store's
-mount"). Its control (the same git directory with an ``alternates`` file naming the task's store)
-is a finding with both. (A) the HEAD-bytes window through a linked worktree's HEAD is real in the
-code (the tracer peeks before it sends the descriptor; git reads after) but was not won here (0 of
-430 tries with the new tracer, 0 of 100 with the one before): the watcher rarely sees git waiting
-in its openat (the tracer's answer takes about as long as one turn of its loop). Not written as
-tests (nothing to attack): git's opens that are not pinned, on this machine's git 2.39 under
-strace (gc, repack, commit-graph, pack-refs, update-index, commit, fetch, config), are all
-``O_CREAT|O_EXCL`` of a new name (a lock, a temporary pack or object: what git reads back is what
-it wrote), ``O_WRONLY`` (logs, ``FETCH_HEAD``, ``COMMIT_EDITMSG``) or ``/dev/null``.
+Found: (A) a linked worktree's HEAD rewritten in place between the tracer's peek at its first
+bytes and git's read (git stopped by the phase the moment its openat is answered) wins with no
+finding: with the new tracer in 3-23 tries (8 of 8 runs of 60 tries), with the one before it in
+1-27 tries (4 of 8 runs; 4 not won in 60): an old hole the change did not close, since the peek
+still comes before git's read and a worktree's HEAD, unlike the task's, is writable. (B) a hard
+link inside the object store's mount (every loose object linked into a folder the phase makes in
+``.git/objects``, read by git with ``GIT_OBJECT_DIRECTORY`` under a HEAD of the phase's own)
+wins with no finding, at the first try, with the new tracer and the one before it: an old hole,
+not the change's (docs/threat-model.md, "Hard links inside the object store's mount"). Its
+control (the same git directory with an ``alternates`` file naming the task's store) is a
+finding with both. Not written as tests (nothing to attack): git's opens that are not pinned, on
+this machine's git 2.39 under strace (gc, repack, commit-graph, pack-refs, update-index, commit,
+fetch, config), are all ``O_CREAT|O_EXCL`` of a new name (a lock, a temporary pack or object:
+what git reads back is what it wrote), ``O_WRONLY`` (logs, ``FETCH_HEAD``, ``COMMIT_EDITMSG``)
+or ``/dev/null``.
 """
 
 from __future__ import annotations
@@ -82,9 +84,10 @@ def _ran(proc: subprocess.CompletedProcess) -> None:
 #: ``/proc/<git>/fd/3`` (readlink: not an open). Git's HEAD open past its setup (the one its refs
 #: code resolves; the first only validates the git directory) answered: the tracer has peeked at
 #: the base id, and the phase pwrite()s the future commit's id in place (same length, same
-#: inode) before git reads it. The gitread row would say the HEAD names the base (the peek), so
-#: ``_worktree_head`` would allow it; the worktree is removed at the end (no ``worktrees`` entry
-#: left for git_guard's compare).
+#: inode) before git reads it (SIGCONT). The gitread row says the HEAD names the base (the
+#: peek), so ``_worktree_head`` allows it; the worktree is removed at the end (no ``worktrees``
+#: entry left for git_guard's compare). Before the change the same: the tracer peeked through
+#: its own walk, then the kernel opened (CONTINUE); git is stopped the same way before its read.
 _WORKTREE_HEAD_REWRITTEN = """\
 import os, signal, subprocess, sys, time
 sys.stdout.reconfigure(line_buffering=True)
@@ -95,7 +98,6 @@ head = subprocess.run(["git", "rev-parse", "--git-path", "HEAD"], cwd="/tmp/w", 
                       capture_output=True, text=True).stdout.strip()
 head = os.path.realpath(os.path.join("/tmp/w", head))
 base = open(head).read()
-print("head", head, base.strip(), "cpus", sorted(os.sched_getaffinity(0)))
 fdw = os.open(head, os.O_WRONLY)  # write-only: not reported
 def put(text):
     os.pwrite(fdw, text.encode(), 0)
@@ -105,60 +107,53 @@ os.sched_setaffinity(0, one)  # the watcher and git on one CPU, git at idle prio
 def slow():                   # tracer answers an open, git waits for the CPU the watcher spins on
     os.sched_setaffinity(0, one)
     os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
-hog = None
-won = False
-allnames = set()
 for n in range(1, {tries} + 1):
     put(base)
     git = subprocess.Popen(["git", "show", "--format=%H %s"], cwd="/tmp/w", stdout=subprocess.PIPE,
                            stderr=subprocess.DEVNULL, preexec_fn=slow)
-    seen, written, blocked, names, hits = 0, False, 0, set(), 0
+    seen, written, hits = 0, False, 0
     link = "/proc/%d/fd/3" % git.pid  # git's HEAD opens get descriptor 3
     sc = os.open("/proc/%d/syscall" % git.pid, os.O_RDONLY)
     readlink, after = os.readlink, False
+    pread, spins = os.pread, 0
+    st = os.open("/proc/%d/stat" % git.pid, os.O_RDONLY)
     while True:
         try:
-            state = os.pread(sc, 8, 0)[:4]
+            state = pread(sc, 4, 0)
         except OSError:
-            state = b""
-        try:
-            got = readlink(link)
-        except OSError:
-            got = ""
-        blocked += 1
-        names.add(got)
-        after = after or got.endswith(("/commondir", "/config"))  # past git's setup
+            break
         if state != b"257 ":
-            if git.poll() is not None:
+            spins += 1
+            if spins % 256 == 0 and git.poll() is not None:
                 break
             continue
         try:
-            while os.pread(sc, 8, 0)[:4] == b"257 ":  # git waits for the tracer
+            while pread(sc, 4, 0) == b"257 ":  # git waits for the tracer
                 pass
             os.kill(git.pid, signal.SIGSTOP)  # answered: stopped before it runs on
+            until = time.time() + 1
+            while b") T" not in pread(st, 64, 0) and time.time() < until:
+                os.sched_yield()  # git installs the descriptor itself, then stops
             got = readlink(link)
         except OSError:
             got = ""
         hits += 1
+        after = after or got.endswith(("/commondir", "/config"))  # past git's setup
         if got == head and after and not written:
             seen += 1
             put(future)  # the tracer has peeked; git holds the descriptor, has read nothing
             written = True
         os.kill(git.pid, signal.SIGCONT)
     os.close(sc)
+    os.close(st)
     git.wait()
     out = git.stdout.read().decode("latin1")
     put(base)
-    print("try", n, "seen", seen, "loops", blocked, "hits", hits, "first", out.split("\\n")[0][:60])
-    allnames.update(names)
+    print("try", n, "answers seen", hits, "HEAD rewritten", seen)
     if "FUTURE_SECRET_42" in out:
         print("attack OK", out.replace("\\n", " ")[:300])
-        won = True
         break
-print("names", [x[-50:] for x in sorted(allnames)], len(allnames))
 print("tries", n, "cpus", cpus)
-if hog:
-    os.kill(hog, 9)
 subprocess.run(["git", "worktree", "remove", "--force", "/tmp/w"], check=True)
 print("removed", not os.path.exists(os.path.join(work, ".git", "worktrees")))
 """
@@ -167,16 +162,16 @@ print("removed", not os.path.exists(os.path.join(work, ".git", "worktrees")))
 @pytest.mark.heavy
 @pytest.mark.xfail(
     strict=False,
-    reason="a window, not demonstrated: a linked worktree's HEAD (writable, unlike the task's) "
-    "rewritten in place (pwrite on a write-only descriptor, unreported) after the tracer peeked "
-    "at its first bytes and handed git the pinned descriptor, before git read() it, would be "
-    "judged by the peek (the base id, which judge_git_reads allows for a worktree HEAD); not "
-    "won in 0 of 430 tries here, with the new tracer (a race: not strict)",
+    reason="wins now and before the change (an old hole): a linked worktree's HEAD (writable, "
+    "unlike the task's) rewritten in place (pwrite on a write-only descriptor, unreported) "
+    "after the tracer peeked at its first bytes and handed git the pinned descriptor, before "
+    "git read() it (git stopped by SIGSTOP in between); the gitread row holds the peek (the base "
+    "id), which judge_git_reads allows for a worktree HEAD (a race: not strict)",
 )
 def test_a_worktree_head_rewritten_after_the_peek(tmp_path: Path, seccomp: None) -> None:
     """The machine's git in a linked worktree reads a HEAD the phase rewrites between the
     tracer's peek and git's own read: the future commit shown, its HEAD row naming the base."""
-    script = _WORKTREE_HEAD_REWRITTEN.format(tries=100, appear=2)
+    script = _WORKTREE_HEAD_REWRITTEN.format(tries=60, appear=2)
     proc, audit = _run(tmp_path, script, _future, timeout=300)
     _ran(proc)
     print(proc.stdout[-1500:], [v for v in audit.verdicts if v.flagged][:3])  # -s shows it
