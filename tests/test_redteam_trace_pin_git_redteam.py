@@ -196,10 +196,19 @@ def _objects(work: Path) -> None:
     (work / "objects.txt").write_text("\n".join(names))
 
 
+def _packed(work: Path) -> None:
+    """Outside the box: ``_future``, then every object put in one pack (``git repack -ad``: no
+    loose object left, as in a cloned repository), its pack and index in ``objects.txt``."""
+    _future(work)
+    subprocess.run(["git", "-C", str(work), "repack", "-adq"], check=True)
+    packs = sorted(p.name for p in (work / ".git/objects/pack").iterdir())
+    (work / "objects.txt").write_text("\n".join(f"pack/{name}" for name in packs))
+
+
 #: (B) a hard link inside the object store's mount: the task's ``objects/`` is bound onto itself
 #: (a hard link OUT of it crosses a mount: EXDEV), but a folder made inside it is on the same
-#: mount. Every loose object is hard-linked (``link()``: not reported) into
-#: ``.git/objects/mine/xx/...`` (new folders, not the task's identities), and a git directory
+#: mount. Every loose object (or the pack and its index) is hard-linked (``link()``: not
+#: reported) into ``.git/objects/mine/xx/...`` or ``mine/pack/`` (new folders, not the task's identities), and a git directory
 #: of the phase's own in /tmp (its HEAD: the future commit, written write-only) reads them with
 #: ``GIT_OBJECT_DIRECTORY`` naming ``mine``; ``git log -p -1`` (HEAD: nothing beyond the base by
 #: its argv). The folders are removed afterwards. The gitread rows name ``mine`` (no task
@@ -211,7 +220,7 @@ future = open("future.txt").read().strip()
 mine = os.path.join(work, ".git", "objects", "mine")
 made = 0
 for name in open("objects.txt").read().split():
-    os.makedirs(os.path.join(mine, name[:2]), exist_ok=True)
+    os.makedirs(os.path.join(mine, os.path.dirname(name)), exist_ok=True)
     try:
         os.link(os.path.join(work, ".git", "objects", name), os.path.join(mine, name))
         made += 1
@@ -231,7 +240,7 @@ names = open("objects.txt").read().split()
 for name in names:  # unlink and rmdir: no open (shutil.rmtree opens the folders: a finding)
     if os.path.lexists(os.path.join(mine, name)):
         os.unlink(os.path.join(mine, name))
-for xx in sorted({n[:2] for n in names}):
+for xx in sorted({os.path.dirname(n) for n in names}):
     if os.path.isdir(os.path.join(mine, xx)):
         os.rmdir(os.path.join(mine, xx))
 os.rmdir(mine)
@@ -247,9 +256,11 @@ print("tries", 1)
     "GIT_OBJECT_DIRECTORY under a HEAD of the phase's own; the gitread rows name that folder, "
     "not the task's store by identity, so no HEAD is judged",
 )
-def test_objects_hard_linked_inside_the_store(tmp_path: Path, seccomp: None) -> None:
-    """The future read from hard links the phase made inside the task's object store's mount."""
-    proc, audit = _run(tmp_path, _HARD_LINKED_STORE, _objects)
+@pytest.mark.parametrize("layout", ["loose", "packed"])
+def test_objects_hard_linked_inside_the_store(tmp_path: Path, seccomp: None, layout: str) -> None:
+    """The future read from hard links the phase made inside the task's object store's mount:
+    its loose objects, or its pack and index (``mine/pack/``)."""
+    proc, audit = _run(tmp_path, _HARD_LINKED_STORE, _objects if layout == "loose" else _packed)
     _ran(proc)
     print(proc.stdout[-1500:], [v for v in audit.verdicts if v.flagged][:3])  # -s shows it
     _safe(proc, audit)
