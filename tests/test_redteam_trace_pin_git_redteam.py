@@ -30,7 +30,8 @@ link inside the object store's mount (every loose object linked into a folder th
 wins with no finding, at the first try, with the new tracer and the one before it: an old hole,
 not the change's (docs/threat-model.md, "Hard links inside the object store's mount"). Its
 control (the same git directory with an ``alternates`` file naming the task's store) is a
-finding with both. Not written as tests (nothing to attack): git's opens that are not pinned, on
+finding with both. (C) a user or mount namespace of the phase's own: refused in the box (a
+passing test). Not written as tests (nothing to attack): git's opens that are not pinned, on
 this machine's git 2.39 under strace (gc, repack, commit-graph, pack-refs, update-index, commit,
 fetch, config), are all ``O_CREAT|O_EXCL`` of a new name (a lock, a temporary pack or object:
 what git reads back is what it wrote), ``O_WRONLY`` (logs, ``FETCH_HEAD``, ``COMMIT_EDITMSG``)
@@ -296,3 +297,24 @@ def test_alternates_naming_the_task_store_are_a_finding(tmp_path: Path, seccomp:
     proc, audit = _run(tmp_path, _ALTERNATES, _future)
     _ran(proc)
     assert SECRET in proc.stdout and _flagged(audit), proc.stdout[-2000:] + proc.stderr[-2000:]
+
+
+#: (C) a user and mount namespace of the phase's own (a bind mount over the task's HEAD or of its
+#: store is not reported): refused in the box (``unshare`` fails: no user namespace may be made)
+_NAMESPACES = """\
+import subprocess
+for cmd in (["unshare", "-Ur", "id"], ["unshare", "-Urm", "sh", "-c", "mount --bind /etc /mnt"]):
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    print("unshare", cmd[1], "rc", r.returncode, r.stderr.strip()[:120])
+print("tries", 1)
+"""
+
+
+@pytest.mark.heavy
+def test_no_namespace_of_the_phases_own(tmp_path: Path, seccomp: None) -> None:
+    """Stopped (before the change too): the phase cannot make a user namespace, so no mount of
+    its own can put another file under the task's HEAD or store."""
+    proc, _ = _run(tmp_path, _NAMESPACES)
+    _ran(proc)
+    lines = [line for line in proc.stdout.splitlines() if line.startswith("unshare ")]
+    assert len(lines) == 2 and all(" rc 0 " not in line for line in lines), proc.stdout
