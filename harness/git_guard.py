@@ -245,6 +245,33 @@ def _object_dirs(objects: Path) -> list[list[int]]:
     return out
 
 
+def _object_files(objects: Path) -> list[list[int]]:
+    """Device and inode of every file of an object store's loose-object folders and of its
+    ``pack`` folder (links not followed): a store is known by its files too, so that a hard link
+    of one into a folder the phase made (same mount) is still the task's object when git reads
+    it (:func:`evotree.harness.audit.trace.judge_git_reads`)."""
+    out = []
+    try:
+        folders = [
+            e
+            for e in os.scandir(objects)
+            if e.is_dir(follow_symlinks=False) and (e.name == "pack" or _is_fanout(e.name))
+        ]
+        for folder in folders:
+            for entry in os.scandir(folder.path):
+                if entry.is_file(follow_symlinks=False):
+                    info = entry.stat(follow_symlinks=False)
+                    out.append([info.st_dev, info.st_ino])
+    except OSError:
+        pass
+    return out
+
+
+def _is_fanout(name: str) -> bool:
+    """A loose-object folder's name: two hex digits."""
+    return len(name) == 2 and all(c in "0123456789abcdef" for c in name)
+
+
 def snapshot(git_dirs: Sequence[Path], problems: Sequence[str] = ()) -> dict[str, Any]:
     """The state of ``git_dirs`` (module doc), with the problems found while guarding them."""
     repos = []
@@ -265,6 +292,7 @@ def snapshot(git_dirs: Sequence[Path], problems: Sequence[str] = ()) -> dict[str
                 | {"objects": _entry(gd / "objects")},
                 "refs": _refs(gd),
                 "object_dirs": _object_dirs(gd / "objects"),
+                "object_files": _object_files(gd / "objects"),
             }
         )
     return {"repos": repos, "problems": list(problems)}
@@ -441,7 +469,7 @@ def task_repositories(trace: Path | str) -> list[dict[str, Any]]:
     """The task repositories of the phase traced into ``trace`` as the trace's judgement of git's
     reads needs them: ``path`` (the git directory), ``objects`` (device and inode of its object
     store), ``object_dirs`` (those of the store and of the folders in it, recorded before the
-    phase), ``known`` (device and inode of its HEAD, ``packed-refs`` and every file under
+    phase), ``object_files`` (those of its loose objects and packs, recorded before the phase), ``known`` (device and inode of its HEAD, ``packed-refs`` and every file under
     ``refs/`` and ``logs/``, recorded before the phase), ``head`` (HEAD's text) and
     ``head_commit`` (what it names), ``head_file`` (whether HEAD was a regular file: one that is
     a link is read by git without an open), ``pointers`` (``commondir``, ``info/grafts``: those
@@ -470,6 +498,9 @@ def task_repositories(trace: Path | str) -> list[dict[str, Any]]:
                 "objects": [objects[1], objects[2]],
                 "object_dirs": [
                     list(d) for d in repo.get("object_dirs") or () if isinstance(d, list)
+                ],
+                "object_files": [
+                    list(f) for f in repo.get("object_files") or () if isinstance(f, list)
                 ],
                 "known": known,
                 "head": head.strip(),

@@ -2111,6 +2111,16 @@ static void gitread_row(const struct notif *n, struct buf *row, uint32_t tgid, c
             git_open_finding(n, full, pinned->resolved,
                              "the machine's git read an object file that is not in the folder its gitread row names");
     }
+    /* an object file's own identity (the file git was handed when pinned): the store is told by
+     * its files too, not only by the folder the path names -- a hard link of the task's objects
+     * into a folder of the phase's own (same mount, link() unreported) is still the task's file */
+    struct stat obj;
+    int obj_known = 0;
+    if (what == 'o' && leaf[0] && !(flags & O_DIRECTORY)) {
+        if (pinned && pinned->fd >= 0) obj_known = fstat(pinned->fd, &obj) == 0;
+        else if (known) obj_known = fstatat(fd, leaf, &obj, AT_SYMLINK_NOFOLLOW) == 0;
+        if (obj_known && !S_ISREG(obj.st_mode)) obj_known = 0;
+    }
     char link[64], text[128];
     ssize_t got = -1;
     snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
@@ -2122,6 +2132,7 @@ static void gitread_row(const struct notif *n, struct buf *row, uint32_t tgid, c
     if (!tgid) tgid = tgid_of(n->pid);
     uint64_t key = known ? ((uint64_t)st.st_dev * 1000003u) ^ (uint64_t)st.st_ino : fnv(full, strlen(full));
     key = key * 31 + (uint64_t)what + (got > 0 ? fnv(text, (size_t)got) : 0);
+    if (obj_known) key = key * 1000003u + (((uint64_t)obj.st_dev * 1000003u) ^ (uint64_t)obj.st_ino);
     if (gitread_once(tgid, key)) { if (fd >= 0) close(fd); return; }
     char head[160];
     if (++gitread_rows > GITREAD_ROWS_LIMIT) {
@@ -2144,6 +2155,11 @@ static void gitread_row(const struct notif *n, struct buf *row, uint32_t tgid, c
         if (got >= 0) { puts_(row, ", \"content\": "); put_json_string(row, text, (size_t)got); }
     } else {
         puts_(row, ", \"unresolved\": true");
+    }
+    if (obj_known) {
+        snprintf(head, sizeof head, ", \"file_dev\": %llu, \"file_ino\": %llu", (unsigned long long)obj.st_dev,
+                 (unsigned long long)obj.st_ino);
+        puts_(row, head);
     }
     if (fd >= 0) close(fd);
     puts_(row, "}\n");

@@ -27,8 +27,10 @@ finding: with the new tracer in 3-23 tries (8 of 8 runs of 60 tries), with the o
 still comes before git's read and a worktree's HEAD, unlike the task's, is writable. (B) a hard
 link inside the object store's mount (every loose object linked into a folder the phase makes in
 ``.git/objects``, read by git with ``GIT_OBJECT_DIRECTORY`` under a HEAD of the phase's own)
-wins with no finding, at the first try, with the new tracer and the one before it: an old hole,
-not the change's (docs/threat-model.md, "Hard links inside the object store's mount"). Its
+won with no finding, at the first try, with the new tracer and the one before it: an old hole,
+not the change's; closed after this report (the object file's own identity in the gitread row,
+judged against the task store's files: docs/threat-model.md, "Hard links inside the object
+store's mount"). Its
 control (the same git directory with an ``alternates`` file naming the task's store) is a
 finding with both. (C) a user or mount namespace of the phase's own: refused in the box (a
 passing test). Not written as tests (nothing to attack): git's opens that are not pinned, on
@@ -251,18 +253,14 @@ print("tries", 1)
 
 
 @pytest.mark.heavy
-@pytest.mark.xfail(
-    strict=False,
-    raises=AssertionError,
-    reason="wins now and before the change: loose objects hard-linked into a new folder inside "
-    "the task's objects/ mount (same mount: no EXDEV; link() unreported) and read by git with "
-    "GIT_OBJECT_DIRECTORY under a HEAD of the phase's own; the gitread rows name that folder, "
-    "not the task's store by identity, so no HEAD is judged",
-)
 @pytest.mark.parametrize("layout", ["loose", "packed"])
 def test_objects_hard_linked_inside_the_store(tmp_path: Path, seccomp: None, layout: str) -> None:
-    """The future read from hard links the phase made inside the task's object store's mount:
-    its loose objects, or its pack and index (``mine/pack/``)."""
+    """Stopped (the lead's fix after the report): the future read from hard links the phase made
+    inside the task's object store's mount (its loose objects, or its pack and index in
+    ``mine/pack/``) is a finding: the gitread rows carry the identity of the object file git was
+    handed, which is the task store's (recorded before the phase), so the process is held to the
+    task's HEAD and its own HEAD is a finding. (Before: won at the first try, with the tracer
+    before 4882b95 too: the rows named only the phase's folder.)"""
     proc, audit = _run(tmp_path, _HARD_LINKED_STORE, _objects if layout == "loose" else _packed)
     _ran(proc)
     print(proc.stdout[-1500:], [v for v in audit.verdicts if v.flagged][:3])  # -s shows it

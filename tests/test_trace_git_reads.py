@@ -111,6 +111,61 @@ def test_a_folder_of_the_task_store_reached_by_a_link_is_the_task_store(
     assert len(judge_git_reads(rows, [task])) == 1
 
 
+def test_a_hard_link_of_a_task_object_in_a_folder_of_its_own_is_the_task_store(
+    task: dict[str, Any], tmp_path: Path
+) -> None:
+    """A folder the phase made inside the task's objects/ (same mount) holding hard links of the
+    task's object files: the folder is not the task's by identity, but the file git was handed
+    is (``file_dev``/``file_ino``, the task's files recorded before the phase), so a HEAD of the
+    process's own is a finding. The same folder holding a file of the phase's own is not."""
+    gd = Path(task["path"])
+    loose = next(p for p in (gd / "objects").iterdir() if len(p.name) == 2)
+    obj = next(loose.iterdir())
+    info = os.stat(obj)
+    assert [info.st_dev, info.st_ino] in task["object_files"]
+    mine = gd / "objects" / "mine" / loose.name
+    mine.mkdir(parents=True)
+    os.link(obj, mine / obj.name)
+    own = tmp_path / "m"
+    own.mkdir()
+    (own / "HEAD").write_text("0" * 39 + "1\n")
+    handed = os.stat(mine / obj.name)
+    row = _read("objects", mine, file_dev=handed.st_dev, file_ino=handed.st_ino)
+    rows = [_exec(), _read("head", own / "HEAD", content="0" * 39 + "1\n"), row]
+    (finding,) = judge_git_reads(rows, [task])
+    assert finding["path"] == str(own / "HEAD") and "not the task repository's" in finding["change"]
+    assert judge_git_reads(rows[:2] + [_read("objects", mine)], [task]) == []  # no file identity
+    (mine / "own").write_text("x")
+    theirs = os.stat(mine / "own")
+    row = _read("objects", mine, file_dev=theirs.st_dev, file_ino=theirs.st_ino)
+    assert judge_git_reads(rows[:2] + [row], [task]) == []
+
+
+def test_the_task_store_files_are_recorded_but_not_other_files(tmp_path: Path) -> None:
+    """Every file of the loose-object folders and of pack/ is recorded; nothing else (info/,
+    a folder that is not two hex digits, the store's own files)."""
+    work = make_repo(tmp_path / "work")
+    commit_file(work, "a.txt", "base\n", "base")
+    git(work, "repack", "-q")
+    commit_file(work, "b.txt", "next\n", "next")
+    objects = work / ".git" / "objects"
+    (objects / "info" / "x").write_text("x")
+    (objects / "zz").mkdir()
+    (objects / "zz" / "y").write_text("y")
+    trace = tmp_path / "raw.trace"
+    git_guard.before_phase([work], trace)
+    (repo,) = git_guard.task_repositories(trace)
+    want = [
+        p
+        for d in objects.iterdir()
+        if d.name == "pack" or (len(d.name) == 2 and d.name != "zz")
+        for p in d.iterdir()
+    ]
+    assert any(p.parent.name == "pack" for p in want) and any(p.parent.name != "pack" for p in want)
+    got = {tuple(f) for f in repo["object_files"]}
+    assert got == {(os.stat(p).st_dev, os.stat(p).st_ino) for p in want}
+
+
 def test_a_reference_of_its_own_over_the_task_objects_is_a_finding(
     task: dict[str, Any], tmp_path: Path
 ) -> None:

@@ -613,7 +613,8 @@ def judge_git_reads(
     or a reference a git process opened, or the folder of an object store it read from, with the
     device and inode of what the path named. ``repos``: the task repositories
     (:func:`evotree.harness.git_guard.task_repositories`). A process that read from a task
-    repository's object store (its folder or a folder in it, by identity) may read only that repository's HEAD, ``packed-refs`` and
+    repository's object store (its folder or a folder in it, or one of its object files — a hard
+    link of one in a folder of the phase's own —, by identity) may read only that repository's HEAD, ``packed-refs`` and
     references (as recorded before the phase), or a HEAD of one of its linked worktrees that names
     what the repository's HEAD names. Anything else — a git directory of links, a ``commondir``
     naming the repository, a worktree's HEAD rewritten, alternates or ``GIT_OBJECT_DIRECTORY``
@@ -712,7 +713,12 @@ def _judge_process_reads(
         stores = {tuple(repo.get("objects") or ())} | {
             tuple(d) for d in repo.get("object_dirs") or ()
         }
-        if not any(r.get("what") == "objects" and _identity(r) in stores for r in reads):
+        files = {tuple(f) for f in repo.get("object_files") or ()}
+        if not any(
+            r.get("what") == "objects"
+            and (_identity(r) in stores or (r.get("file_dev"), r.get("file_ino")) in files)
+            for r in reads
+        ):
             continue
         known = {tuple(k) for k in repo.get("known") or ()}
         heads = [r for r in reads if r.get("what") == "head" and r.get("type") in ("file", "other")]
