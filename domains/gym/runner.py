@@ -948,31 +948,19 @@ def run_episodes(
     todo = list(tasks)
     workers = max(1, min(workers, len(todo) or 1))
     shared = _Tasks(todo, workers, max_timeouts)
+    settings = {
+        "startup_timeout": startup_timeout,
+        "sandbox": sandbox,
+        "lanes": lanes,
+        "extra": extra,
+        "timeout": timeout,
+        "record_actions": record_actions,
+        "summarize": summarize,
+    }
     if workers == 1:
-        yield from _inline(
-            shared,
-            candidate_dir,
-            startup_timeout=startup_timeout,
-            sandbox=sandbox,
-            lanes=lanes,
-            extra=extra,
-            timeout=timeout,
-            record_actions=record_actions,
-            summarize=summarize,
-        )
+        yield from _inline(shared, candidate_dir, **settings)
         return
-    slot = partial(
-        _slot,
-        shared,
-        candidate_dir,
-        startup_timeout=startup_timeout,
-        sandbox=sandbox,
-        lanes=lanes,
-        extra=extra,
-        timeout=timeout,
-        record_actions=record_actions,
-        summarize=summarize,
-    )
+    slot = partial(_slot, shared, candidate_dir, **settings)
     # the slots' threads step environments under the GIL; switching often keeps each of them
     # responsive to its policy process
     interval = sys.getswitchinterval()

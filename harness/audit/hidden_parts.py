@@ -57,7 +57,7 @@ _TAR_LONG = frozenset(
 )
 
 
-def _hidden_file(word: str, root: Path, hidden: Sequence[str]) -> Path | None:
+def hidden_file(word: str, root: Path, hidden: Sequence[str]) -> Path | None:
     """The checkout's file a word names when it is a hidden path (or under a hidden folder)."""
     rel = word.removeprefix("./")
     if not rel or rel.startswith(("/", "~", "$")) or ".." in rel.split("/"):
@@ -97,7 +97,7 @@ def _strings(argv: Sequence[str], root: Path, hidden: Sequence[str]) -> str | No
                 return None
             least = int(value)
         k += 1
-    paths = [_hidden_file(w, root, hidden) for w in files]
+    paths = [hidden_file(w, root, hidden) for w in files]
     if not paths or any(p is None for p in paths):
         return None
     found = re.compile(rb"[\t\x20-\x7e]{%d,}" % least)
@@ -234,7 +234,7 @@ def part_prints(
         parsed = _tar_args(cmd.argv)
         if parsed is None or parsed[0] is None:
             return None
-        path = _hidden_file(parsed[0], root, hidden)
+        path = hidden_file(parsed[0], root, hidden)
         printed = _members(path, parsed[1]) if path else None
     elif name in _DECOMPRESS or (name == "gzip" and len(cmd.argv) > 1):
         words = [w for w in cmd.argv[1:] if not w.startswith("-")]
@@ -245,7 +245,7 @@ def part_prints(
             return None
         tar = bool(chain[0].argv) and _basename(chain[0].argv[0]) == "tar"
         parsed = _tar_args(chain[0].argv) if tar else None
-        path = _hidden_file(words[0], root, hidden)
+        path = hidden_file(words[0], root, hidden)
         if parsed is None or parsed[0] is not None or path is None:
             return None
         printed, chain = _members(path, parsed[1]), chain[1:]

@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from evotree.harness.audit.future_content import indexed_hidden
+from evotree.harness.audit.hidden_parts import hidden_file
 from evotree.harness.audit.lexer import _basename
 
 __all__ = ["whole_prints"]
@@ -38,19 +39,12 @@ _SED_SECONDS = 5.0
 
 
 def _file(word: str, root: Path, hidden: Sequence[str]) -> Path | None:
-    """The checkout's file a word names when it lies under a hidden path, no glob, inside."""
+    """The checkout's file a word names when it lies under a hidden path, no glob, inside
+    (:func:`hidden_file`), never an option or a brace expansion."""
     rel = word.removeprefix("./")
-    if not rel or rel.startswith(("/", "~", "$", "-")) or ".." in rel.split("/"):
+    if rel.startswith("-") or "{" in rel:
         return None
-    if re.search(r"[*?\[{]", rel):
-        return None
-    path = (root / rel).resolve()
-    if root not in path.parents or not path.is_file():
-        return None
-    inner = path.relative_to(root).as_posix()
-    if any(inner == h or inner.startswith(h + "/") for h in hidden):
-        return path
-    return None
+    return hidden_file(word, root, hidden)
 
 
 def _cat(argv: Sequence[str]) -> list[str] | None:
