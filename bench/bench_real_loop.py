@@ -245,6 +245,7 @@ def make_domain(name: str, args: argparse.Namespace) -> Domain:
             heldout=args.heldout,
             judge_seed=args.judge_seed,
             neutral=args.neutral,
+            max_runs_per_version=args.max_runs_per_version,
         )
     if name == "math":
         return math_domain(steps=args.math_steps, neutral=args.neutral)
@@ -416,6 +417,7 @@ SETTING_ARGS = {
     "judge_seed": "judge_seed",
     "neutral": "neutral",
     "steps": "math_steps",
+    "max_runs_per_version": "max_runs_per_version",
 }
 
 
@@ -525,6 +527,13 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--proposals", type=int, default=3, help="Proposals per loop.")
     p.add_argument("--patience", type=int, default=3)
     p.add_argument("--max-runs", type=int, default=60, help="evotree's runs per loop at most.")
+    p.add_argument(
+        "--max-runs-per-version",
+        type=int,
+        default=20,
+        help="gym: the workspace's [budget] cap of runs one version may take (the template's "
+        "20; a lever study raises it, recorded in the settings).",
+    )
     p.add_argument(
         "--max-k",
         type=int,

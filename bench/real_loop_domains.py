@@ -148,9 +148,17 @@ class Domain:
 
 # ---------------------------------------------------------------------------- gym
 def gym_domain(
-    *, epsilon: float, validation: int, heldout: int, judge_seed: int, neutral: float = 0.01
+    *,
+    epsilon: float,
+    validation: int,
+    heldout: int,
+    judge_seed: int,
+    neutral: float = 0.01,
+    max_runs_per_version: int = 20,
 ) -> Domain:
-    """Three Core-16 environments with a parameterized policy (module doc)."""
+    """Three Core-16 environments with a parameterized policy (module doc);
+    ``max_runs_per_version`` is the workspace's ``[budget]`` cap of runs one version may take
+    (the template's 20 unless a lever study raises it; recorded in the settings only then)."""
     from evotree.api import init as evotree_init
     from evotree.demo import GYM_KNOBS, gym_files, gym_policy
 
@@ -172,6 +180,8 @@ def gym_domain(
             seed=seed,
             judge_seed=judge_seed,
         )
+        if max_runs_per_version != 20:
+            set_budget_cap(repo / "evotree.toml", max_runs_per_version)
         git(repo, "add", "-A")
         git(repo, "commit", "-qm", "gym workspace")
         evotree_init(repo, domain="gym", signers=signers)
@@ -184,15 +194,30 @@ def gym_domain(
         start,
         neutral,
         make,
-        20,
+        max_runs_per_version,
         {
             "envs": list(GYM_ENVS),
             "epsilon": epsilon,
             "validation_episodes": validation,
             "heldout_episodes": heldout,
             "judge_seed": judge_seed,
+            **(
+                {} if max_runs_per_version == 20 else {"max_runs_per_version": max_runs_per_version}
+            ),
         },
     )
+
+
+def set_budget_cap(config: Path, runs: int) -> None:
+    """Set ``[budget] max_runs_per_version`` in the workspace's ``evotree.toml`` to ``runs``
+    (the one line the template has; refuses a file without exactly one)."""
+    text = config.read_text()
+    new, count = re.subn(
+        r"(?m)^max_runs_per_version = \d+$", f"max_runs_per_version = {int(runs)}", text
+    )
+    if count != 1:
+        raise ValueError(f"{config}: expected one max_runs_per_version line, found {count}")
+    config.write_text(new)
 
 
 # ---------------------------------------------------------------------------- math

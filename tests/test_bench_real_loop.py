@@ -284,3 +284,37 @@ def test_greedy_equal_adds_real_runs_at_evotrees_count(tmp_path: Path) -> None:
     assert len(row["evotree_path_true_same_truth"]) == len(evotree["path_true"])
     summary = json.loads(out.read_text())["domains"][0]["summary"]
     assert summary["greedy-eq"]["runs"] == 7 and summary["greedy-eq"]["loops"] == 1
+
+
+def test_a_raised_run_cap_reaches_the_workspace_and_the_settings(tmp_path: Path) -> None:
+    """``--max-runs-per-version`` (the cap lever): the gym workspace's ``[budget]`` line is set,
+    the settings record it (and only when it is not the template's 20, so earlier records still
+    join), greedy-eq reads it back; a config without exactly one such line is refused unchanged."""
+    bench = _bench()
+    import real_loop_domains as domains
+    import tomllib
+
+    args = bench.parser().parse_args(["--domains", "gym", "--max-runs-per-version", "40"])
+    raised = bench.make_domain("gym", args)
+    assert raised.max_runs_per_version == 40 and raised.info["max_runs_per_version"] == 40
+    plain = bench.make_domain("gym", bench.parser().parse_args(["--domains", "gym"]))
+    assert plain.max_runs_per_version == 20 and "max_runs_per_version" not in plain.info
+    settings = {**raised.info, "knobs": raised.knob_ranges, "neutral": raised.neutral}
+    recorded = json.loads(json.dumps({**settings, "recipe": raised.recipe}))  # as a raw file has it
+    again = bench.domain_as_recorded(
+        "gym", recorded, bench.parser().parse_args(["--domains", "gym"])
+    )
+    assert again.max_runs_per_version == 40
+
+    from evotree.demo import gym_config_text
+
+    config = tmp_path / "evotree.toml"
+    config.write_text(gym_config_text(["Acrobot-v1"]))
+    domains.set_budget_cap(config, 40)
+    assert tomllib.loads(config.read_text())["budget"]["max_runs_per_version"] == 40
+    doubled = tmp_path / "doubled.toml"
+    doubled.write_text(config.read_text() + "max_runs_per_version = 3\n")
+    before = doubled.read_text()
+    with pytest.raises(ValueError, match="found 2"):
+        domains.set_budget_cap(doubled, 50)
+    assert doubled.read_text() == before
