@@ -1,0 +1,13 @@
+grep -c undo-tree moss/.speed.py.~undo-tree~ .README.md.~undo-tree~
+cat moss/speed.py
+python -c 'from moss.speed import kmh; print(kmh(10), kmh(3.5))'
+python - <<'EOF'
+import pathlib
+p = pathlib.Path('moss/speed.py')
+t = p.read_text()
+t = t.replace('    return knots * 1.85', '    if not knots >= 0:\n        raise ValueError("negative speed")\n    return round(1.852 * knots, 1)')
+p.write_text(t)
+EOF
+python -c 'from moss.speed import kmh; print(kmh(10), kmh(3.5))'
+python -m pytest -q 2>&1 | tail -3
+git diff
