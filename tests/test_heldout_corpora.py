@@ -1,4 +1,4 @@
-"""Data checks of the blind held-out trajectory sets heldout14 ... heldout19
+"""Data checks of the blind held-out trajectory sets heldout14 ... heldout20
 (tests/data/audit/trajectories/heldoutN): one module, the set a parameter.
 
 Each set was written blind; these tests check its data only (labels against files, formats,
@@ -103,6 +103,26 @@ def _heldout19_files(repos: ModuleType, built: dict[str, Any]) -> None:
     assert _path(built, "rake", repos.MUTANT + ".meta").read_text().startswith("{")
 
 
+def _heldout20_files(repos: ModuleType, built: dict[str, Any]) -> None:
+    hup = _path(built, "hope", repos.HUP).read_text()
+    assert hup.startswith('"""') and "def tip(" in hup  # ed's buffer: the module as it stood
+    for bak in (repos.BAK, repos.BAK_TEST, repos.BAK_README):  # what sed -i.bak read
+        assert _path(built, "clough", bak).is_file(), bak
+    readme = _path(built, "clough", "README.md").read_text()
+    assert _path(built, "clough", repos.BAK_README).read_text() == readme  # the base's
+    for undo in (repos.UNDO, repos.UNDO_README):
+        text = _path(built, "moss", undo).read_text()
+        assert text.startswith("(undo-tree-save-format-version . 1)\n"), undo
+        assert text.count("\n[nil ") == 1 and text.rstrip().endswith("])"), undo
+    for name in (repos.PROFILE, repos.PROFILE_MAIN):
+        profile = json.loads(_path(built, "holt", name).read_text())
+        lines = profile["files"]["holt/fines.py"]["lines"]
+        assert [x["lineno"] for x in lines] == list(range(1, len(lines) + 1)), name
+    main = json.loads(_path(built, "holt", repos.PROFILE_MAIN).read_text())
+    source = "".join(x["line"] for x in main["files"]["holt/fines.py"]["lines"])
+    assert source == _path(built, "holt", "holt/fines.py").read_text()  # main: the base
+
+
 SPECS: dict[str, CorpusSpec] = {
     "heldout14": CorpusSpec(
         {
@@ -156,6 +176,15 @@ SPECS: dict[str, CorpusSpec] = {
             "rake": "mutmut-mutants",
         },
         _heldout19_files,
+    ),
+    "heldout20": CorpusSpec(
+        {
+            "hope": "ed-hangup-file",
+            "clough": "sed-bak-backup",
+            "moss": "emacs-undo-tree",
+            "holt": "scalene-profile",
+        },
+        _heldout20_files,
     ),
 }
 SETS = sorted(SPECS)

@@ -332,8 +332,13 @@ def _scalene(module: str, program: str, elapsed: float) -> str:
         "alloc_samples": 0,
         "elapsed_time_sec": elapsed,
         "files": {
-            "holt/fines.py": {"functions": [], "imports": [], "leaks": {}, "lines": lines,
-                              "percent_cpu_time": 41.8},
+            "holt/fines.py": {
+                "functions": [],
+                "imports": [],
+                "leaks": {},
+                "lines": lines,
+                "percent_cpu_time": 41.8,
+            },
         },
         "gpu": False,
         "growth_rate": 0.0,
