@@ -10,7 +10,8 @@
  * every reported call: it reads the caller's arguments from /proc/PID/mem while the caller waits,
  * lets the call go on (SECCOMP_USER_NOTIF_FLAG_CONTINUE) -- or, for an open a phase's program (or
  * the machine's git) makes to read, answers it with the file its own walk reached (pinning,
- * below: no second walk) -- and
+ * below: no second walk; a HEAD or pointer file of git's: a sealed copy of the bytes the tracer
+ * read and judged, git_seal) -- and
  * appends one JSON row to OUT, read by harness/audit/trace.py's merge_seccomp. Exits with bwrap's
  * status (128 + signal when it was killed).
  *
@@ -33,6 +34,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -1531,7 +1533,8 @@ static size_t resolve(uint32_t pid, const char *full, char *into, size_t cap, in
  * configs; judged by its gitread rows, from this same walk) -- the tracer opens the file its walk
  * reached -- reopening that walk's own descriptor, no second walk -- and hands the descriptor to the caller as the call's result
  * (SECCOMP_IOCTL_NOTIF_ADDFD with SECCOMP_ADDFD_FLAG_SEND, Linux 5.14+): the kernel walks nothing
- * more, and what was judged is what the caller holds. A name the walk found missing is answered
+ * more, and what was judged is what the caller holds (and, for the text of a HEAD or pointer file
+ * of git's, what it reads: a sealed copy, git_seal). A name the walk found missing is answered
  * ENOENT the same way. Checks the kernel would make for the caller are made for it: its
  * permission by the mode bits (the tracer may be root; the caller has no capability), the mount's
  * read-only flag (the reopen goes through the sandbox's mount). What is not pinned goes on as
@@ -1855,8 +1858,9 @@ static int create_pinned(uint32_t pid, const char *full, uint64_t flags, uint64_
  * reached (and each text of a HEAD); of an object store, the folder that holds what is read. */
 #define GITREAD_SEEN 32
 /* The walk an open of the machine's git was answered from (pinned): FD its O_PATH descriptor (-1:
- * answered with an error, nothing handed over), RESOLVED the path it reached. */
-struct git_pin { int fd; const char *resolved; };
+ * answered with an error, nothing handed over), RESOLVED the path it reached; for a HEAD or
+ * pointer file, CONTENT and CONTENT_LEN the bytes git was handed (git_seal; -1: none sealed). */
+struct git_pin { int fd; const char *resolved; const char *content; ssize_t content_len; };
 #define GITREAD_PROCS 256
 #define GITREAD_ROWS_LIMIT 200000
 struct gitread_seen { uint32_t tgid; unsigned count; uint64_t hash[GITREAD_SEEN]; };
@@ -2121,12 +2125,19 @@ static void gitread_row(const struct notif *n, struct buf *row, uint32_t tgid, c
         else if (known) obj_known = fstatat(fd, leaf, &obj, AT_SYMLINK_NOFOLLOW) == 0;
         if (obj_known && !S_ISREG(obj.st_mode)) obj_known = 0;
     }
-    char link[64], text[128];
+    char link[64], peeked[128];
+    const char *text = peeked;
     ssize_t got = -1;
     snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
-    if (known && (what == 'h' || what == 'c') && S_ISREG(st.st_mode)) { /* its first bytes: what the HEAD names */
+    if (by_pin && pinned->content_len >= 0 && (what == 'h' || what == 'c')) {
+        /* pinned: the whole file, as git was handed it (a sealed copy, git_seal) */
+        text = pinned->content;
+        got = pinned->content_len;
+    } else if (known && (what == 'h' || what == 'c') && S_ISREG(st.st_mode)) {
+        /* not pinned (EVOTREE_TRACE_PIN=off, git's opens to write): its first bytes, a peek
+         * before git reads them (a file rewritten in between shows git other bytes) */
         int rd = open(link, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-        got = rd >= 0 ? read(rd, text, sizeof text) : -1;
+        got = rd >= 0 ? read(rd, peeked, sizeof peeked) : -1;
         if (rd >= 0) close(rd);
     }
     if (!tgid) tgid = tgid_of(n->pid);
@@ -2163,6 +2174,86 @@ static void gitread_row(const struct notif *n, struct buf *row, uint32_t tgid, c
     }
     if (fd >= 0) close(fd);
     puts_(row, "}\n");
+}
+
+/* A HEAD or pointer file ('h', 'c': git_layout) the machine's git opens to read, handed as a
+ * sealed copy (issue 29, red team (A)): the tracer reads the WHOLE file once from the descriptor
+ * pin() opened, puts exactly those bytes into a memfd sealed against every change (F_SEAL_WRITE,
+ * _GROW, _SHRINK, _SEAL) and hands git a read-only open of that instead (REP->fd replaced; the
+ * same ADDFD answer). PINNED->content is those bytes: what the audit judges is what git reads,
+ * whatever the phase writes to the file afterwards (a linked worktree's HEAD is writable). Only
+ * regular files (a folder, device or FIFO is handed as pinned; its row has no content). A file
+ * over GIT_SEALED_LIMIT (64 KiB: a HEAD is a line, FETCH_HEAD a line a fetched ref, a graft file a
+ * line a commit), or one that cannot be read or copied, fails closed: git gets EIO and the reason
+ * is returned (a finding); NULL otherwise -- but for a longer HEAD-named file whose text nothing
+ * judges (a reflog, logs/HEAD: not in a worktree's folder, git_worktree_file), handed as pinned.
+ * git reads these files by open + read to EOF (lstat of the path before, no fstat, no mmap:
+ * strace of git 2.39; a reflog it fstat()s: a memfd's size is the file's), so a memfd serves it
+ * as the file would. */
+#define GIT_SEALED_LIMIT 65536
+static char git_sealed[GIT_SEALED_LIMIT + 1];  /* the serving thread's one buffer */
+
+/* Whether the file a walk RESOLVED (the canonical path) is one whose text the audit can take for
+ * a worktree's HEAD (trace.py _worktree_head: a file of <git dir>/worktrees/<name>/): its
+ * folder's folder is named "worktrees". An unresolved path counts as one (fails closed). */
+static int git_worktree_file(const char *resolved) {
+    const char *end = strrchr(resolved, '/');
+    if (!end) return 1;
+    const char *parent = end;
+    while (parent > resolved && parent[-1] != '/') parent--;
+    if (parent == resolved) return 0;
+    const char *grand_end = parent - 1, *grand = grand_end;
+    while (grand > resolved && grand[-1] != '/') grand--;
+    return grand_end - grand == 9 && !strncmp(grand, "worktrees", 9);
+}
+
+static const char *git_seal(const char *path, size_t len, uint64_t flags, struct reply *rep, struct git_pin *pinned) {
+    size_t dir_len = 0;
+    int what = git_layout(path, len, &dir_len);
+    if (what != 'h' && what != 'c') return NULL;
+    struct stat st;
+    const char *why = NULL;
+    if (fstat(rep->fd, &st) != 0) why = "a HEAD or pointer file of the machine's git that cannot be read (not handed)";
+    else if (!S_ISREG(st.st_mode)) return NULL;
+    size_t got = 0;
+    while (!why) {
+        ssize_t r = pread(rep->fd, git_sealed + got, sizeof git_sealed - got, (off_t)got);
+        if (r < 0 && errno == EINTR) continue;
+        if (r < 0) why = "a HEAD or pointer file of the machine's git that cannot be read (not handed)";
+        else if (r == 0) break;
+        else if ((got += (size_t)r) > GIT_SEALED_LIMIT) {
+            /* a reflog (logs/HEAD: appended to, fstat'd, read backwards) or another HEAD-named file
+             * outside a worktree's folder: its text is judged nowhere, so it is handed as pinned */
+            if (what == 'h' && *pinned->resolved && !git_worktree_file(pinned->resolved)) return NULL;
+            why = "a HEAD or pointer file of the machine's git over 65536 bytes (not handed: only a sealed copy is)";
+        }
+    }
+    int sealed = -1;
+    if (!why) {
+        const char *base = strrchr(path, '/');
+        int mfd = memfd_create(base ? base + 1 : path, MFD_CLOEXEC | MFD_ALLOW_SEALING);
+        size_t put_n = 0;
+        while (mfd >= 0 && put_n < got) {
+            ssize_t r = write(mfd, git_sealed + put_n, got - put_n);
+            if (r < 0 && errno == EINTR) continue;
+            if (r <= 0) break;
+            put_n += (size_t)r;
+        }
+        char self[64];
+        snprintf(self, sizeof self, "/proc/self/fd/%d", mfd);
+        /* git's open is to read: it is handed a read-only open of the sealed copy */
+        if (mfd >= 0 && put_n == got &&
+            fcntl(mfd, F_ADD_SEALS, F_SEAL_WRITE | F_SEAL_GROW | F_SEAL_SHRINK | F_SEAL_SEAL) == 0)
+            sealed = open(self, O_RDONLY | O_CLOEXEC | ((int)flags & O_NONBLOCK));
+        if (mfd >= 0) close(mfd);
+        if (sealed < 0) why = "a HEAD or pointer file of the machine's git that could not be copied sealed (not handed)";
+    }
+    close(rep->fd);
+    rep->fd = sealed;
+    if (why) { rep->error = EIO; return why; }
+    pinned->content = git_sealed;
+    pinned->content_len = (ssize_t)got;
+    return NULL;
 }
 
 static void open_row(const struct notif *n, struct buf *row, struct reply *rep) {
@@ -2359,11 +2450,19 @@ static void open_row(const struct notif *n, struct buf *row, struct reply *rep) 
         w.why = "a /proc file of the opener's namespaces (the tracer's are the host's)";
         pinnable = 0;
     }
-    /* the answer: pin_some pins only what its walk could not take as written */
-    if (pinnable && !magic && !storage && (!pin_some || judged || w.descriptor || w.fd < 0 || !walked || w.crossed))
+    /* the answer: pin_some pins only what its walk could not take as written (and every HEAD or
+     * pointer file of git's: its text is judged, so git reads a sealed copy, git_seal) */
+    size_t git_dir_len = 0;
+    int git_what = git ? git_layout(path, len, &git_dir_len) : 0;
+    int git_text = git_what == 'h' || git_what == 'c';
+    if (pinnable && !magic && !storage &&
+        (!pin_some || judged || git_text || w.descriptor || w.fd < 0 || !walked || w.crossed))
         pin(n->pid, &w, flags, rep);
     if (git) {  /* its rows judge the walk git was handed (or answered from), none other */
-        struct git_pin pinned = {rep->fd >= 0 ? w.fd : -1, walked ? resolved : ""};
+        struct git_pin pinned = {-1, walked ? resolved : "", NULL, -1};
+        const char *unsealed = rep->fd >= 0 ? git_seal(path, len, flags, rep, &pinned) : NULL;
+        if (unsealed) git_open_finding(n, full, walked ? resolved : NULL, unsealed);
+        pinned.fd = rep->fd >= 0 ? w.fd : -1;
         int answered = rep->fd >= 0 || rep->error;
         gitread_row(n, row, tgid, answered ? &pinned : NULL);
         if (w.fd >= 0) close(w.fd);

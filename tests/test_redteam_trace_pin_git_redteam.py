@@ -24,7 +24,9 @@ Found: (A) a linked worktree's HEAD rewritten in place between the tracer's peek
 bytes and git's read (git stopped by the phase the moment its openat is answered) wins with no
 finding: with the new tracer in 3-23 tries (8 of 8 runs of 60 tries), with the one before it in
 1-27 tries (4 of 8 runs; 4 not won in 60): an old hole the change did not close, since the peek
-still comes before git's read and a worktree's HEAD, unlike the task's, is writable. (B) a hard
+still comes before git's read and a worktree's HEAD, unlike the task's, is writable; closed
+after this report (git is handed a sealed memfd copy of the bytes the tracer read: seccomp_trace.c
+``git_seal``; docs/threat-model.md), now a plain test that fails with the tracer before it. (B) a hard
 link inside the object store's mount (every loose object linked into a folder the phase makes in
 ``.git/objects``, read by git with ``GIT_OBJECT_DIRECTORY`` under a HEAD of the phase's own)
 won with no finding, at the first try, with the new tracer and the one before it: an old hole,
@@ -110,6 +112,7 @@ os.sched_setaffinity(0, one)  # the watcher and git on one CPU, git at idle prio
 def slow():                   # tracer answers an open, git waits for the CPU the watcher spins on
     os.sched_setaffinity(0, one)
     os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
+rewrites = 0
 for n in range(1, {tries} + 1):
     put(base)
     git = subprocess.Popen(["git", "show", "--format=%H %s"], cwd="/tmp/w", stdout=subprocess.PIPE,
@@ -141,8 +144,11 @@ for n in range(1, {tries} + 1):
         except OSError:
             got = ""
         hits += 1
-        after = after or got.endswith(("/commondir", "/config"))  # past git's setup
-        if got == head and after and not written:
+        # past git's setup (a commondir handed as its sealed copy: "/memfd:commondir (deleted)")
+        after = after or got.endswith(("/commondir", "/config")) or got.startswith("/memfd:commondir")
+        # the HEAD handed by path (the tracer before the sealed copy) or as its sealed copy
+        # (a memfd named after the file): either way git holds it and has read nothing yet
+        if (got == head or got.startswith("/memfd:HEAD")) and after and not written:
             seen += 1
             put(future)  # the tracer has peeked; git holds the descriptor, has read nothing
             written = True
@@ -152,10 +158,12 @@ for n in range(1, {tries} + 1):
     git.wait()
     out = git.stdout.read().decode("latin1")
     put(base)
+    rewrites += seen
     print("try", n, "answers seen", hits, "HEAD rewritten", seen)
     if "FUTURE_SECRET_42" in out:
         print("attack OK", out.replace("\\n", " ")[:300])
         break
+print("rewrites", rewrites)
 print("tries", n, "cpus", cpus)
 subprocess.run(["git", "worktree", "remove", "--force", "/tmp/w"], check=True)
 print("removed", not os.path.exists(os.path.join(work, ".git", "worktrees")))
@@ -163,23 +171,19 @@ print("removed", not os.path.exists(os.path.join(work, ".git", "worktrees")))
 
 
 @pytest.mark.heavy
-@pytest.mark.xfail(
-    strict=False,
-    raises=AssertionError,
-    reason="wins now and before the change (an old hole): a linked worktree's HEAD (writable, "
-    "unlike the task's) rewritten in place (pwrite on a write-only descriptor, unreported) "
-    "after the tracer peeked at its first bytes and handed git the pinned descriptor, before "
-    "git read() it (git stopped by SIGSTOP in between); the gitread row holds the peek (the base "
-    "id), which judge_git_reads allows for a worktree HEAD (a race: not strict)",
-)
 def test_a_worktree_head_rewritten_after_the_peek(tmp_path: Path, seccomp: None) -> None:
-    """The machine's git in a linked worktree reads a HEAD the phase rewrites between the
-    tracer's peek and git's own read: the future commit shown, its HEAD row naming the base."""
+    """The machine's git in a linked worktree, whose HEAD the phase rewrites in place right after
+    the tracer answered git's open and before git reads it: stopped. Git is handed a sealed copy
+    of the bytes the tracer read (``git_seal``), so the rewrite reaches the file, not what git
+    reads, and the row's content is what git read. Won with the tracer before the sealed copy
+    (``EVOTREE_REDTEAM_TRACER``: this test fails). The rewrite must have landed at least once
+    (``rewrites``): a run in which the watcher never hit the window proves nothing."""
     script = _WORKTREE_HEAD_REWRITTEN.format(tries=60, appear=2)
     proc, audit = _run(tmp_path, script, _future, timeout=300)
     _ran(proc)
     print(proc.stdout[-1500:], [v for v in audit.verdicts if v.flagged][:3])  # -s shows it
     _safe(proc, audit)
+    assert int(_lines(proc).get("rewrites", "0")) > 0, proc.stdout[-2000:]
 
 
 def _objects(work: Path) -> None:
