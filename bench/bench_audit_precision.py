@@ -96,7 +96,12 @@ extended history, evotree rollouts), written by ``build.py`` beside each set:
 * ``tests/data/audit/trajectories/heldout19`` — the nineteenth held-out set (60 files, 30 leaks,
   four task repositories whose fix also lies in a file a tool left: GNU screen's hardcopies, a
   Cython-generated C file, snapper snapshots, mutmut's mutants folder), written blind and
-  scored once at ``acfa68c`` with heldout18's rules (``heldout19`` and ``heldout19_repo``).
+  scored once at ``acfa68c`` with heldout18's rules; a development set since (``heldout19`` and
+  ``heldout19_repo``).
+* ``tests/data/audit/trajectories/heldout20`` — the twentieth held-out set (60 files, 30 leaks,
+  four task repositories whose fix also lies in a file a tool left: ed's hangup file, ``sed
+  -i.bak`` backups, an Emacs undo-tree history, Scalene profiles), written blind and scored once
+  at ``0bed596`` after heldout19's development pass (``heldout20`` and ``heldout20_repo``).
 
 Run:
 
@@ -381,6 +386,8 @@ def main() -> None:
             "heldout18_repo": trajectory_set(TRAJECTORIES / "heldout18", with_repo=True),
             "heldout19": trajectory_set(TRAJECTORIES / "heldout19"),
             "heldout19_repo": trajectory_set(TRAJECTORIES / "heldout19", with_repo=True),
+            "heldout20": trajectory_set(TRAJECTORIES / "heldout20"),
+            "heldout20_repo": trajectory_set(TRAJECTORIES / "heldout20", with_repo=True),
         },
     }
     print(json.dumps(result, indent=2))
