@@ -17,19 +17,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from evotree.domains import write_if_absent
-from evotree.domains.gym.catalog import DEFAULT_ENVS
-from evotree.domains.gym.catalog import GymMissing
-from evotree.domains.gym.catalog import require_gymnasium
-from evotree.domains.gym.catalog import unavailable_reason
-from evotree.domains.gym.settings import SettingsError
-from evotree.domains.gym.templates import POLICY_PY
-from evotree.domains.gym.templates import draw_hidden_pools
-from evotree.domains.gym.templates import render_gym_toml
-from evotree.domains.gym.templates import render_judge_toml
 from evotree.core.errors import EvotreeError
-from evotree.domains.gym.scoring import compute_references
-from evotree.domains.gym.settings import load_judge_settings
+from evotree.domains import write_if_absent
+
+# The policy's own process imports this package first (``python -m
+# evotree.domains.gym.worker``): the judge's settings, templates, references and experts are
+# imported where they are used, not here, so that it does not load (and, without bytecode,
+# compile) modules it never runs (docs/benchmarks/gym-judge.md, "Policy process start-up").
 
 __all__ = [
     "materialize",
@@ -63,6 +57,12 @@ def materialize(
     returns on the validation pool, computed here by rolling both policies out) are hidden. An
     existing ``judge/gym.toml`` is kept and its pools are used for missing references.
     """
+
+    from evotree.domains.gym.catalog import DEFAULT_ENVS, GymMissing, require_gymnasium
+    from evotree.domains.gym.catalog import unavailable_reason
+    from evotree.domains.gym.settings import SettingsError
+    from evotree.domains.gym.templates import POLICY_PY, draw_hidden_pools
+    from evotree.domains.gym.templates import render_gym_toml, render_judge_toml
 
     root = Path(root)
     envs = list(envs or DEFAULT_ENVS)
@@ -136,6 +136,8 @@ def refuse_ignored_judge(root: Path) -> None:
 
 def references_text(root: Path) -> str:
     """``judge/references.json`` for the judged environments of ``root/judge/gym.toml``."""
+    from evotree.domains.gym.scoring import compute_references
+    from evotree.domains.gym.settings import load_judge_settings
 
     settings = load_judge_settings(Path(root) / JUDGE_FILE)
     pools = {env_id: settings.seeds("validation", env_id) for env_id in settings.envs}
