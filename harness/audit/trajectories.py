@@ -50,6 +50,7 @@ from evotree.harness.audit.commands import (
 )
 from evotree.harness.audit.errors import UnreadableTrajectory
 from evotree.harness.audit.hidden_reads import whole_prints
+from evotree.harness.audit.python_prints import program_prints
 from evotree.harness.audit.hidden_queries import (
     holds_index_line,
     query_values,
@@ -387,6 +388,15 @@ class _HitJudge:
                 }
             )
             return None
+        if self._program_shows_no_future(hit, k):
+            self.verdict.cleared.append(
+                {
+                    **hit.to_dict(),
+                    "why": "a Python program that can only print, re-done on the checkout's "
+                    "files: what it printed holds no line of the provenance index",
+                }
+            )
+            return None
         if hit.rule.startswith(PRINTED_TAG) and self._printed_no_future(k):
             self.verdict.cleared.append(
                 {
@@ -507,6 +517,27 @@ class _HitJudge:
             return False
         lines = hidden_printed_lines(output, ancestry.hidden_paths)
         return bool(lines) and not holds_index_line(lines, ancestry.index().lines, inside=True)
+
+    def _program_shows_no_future(self, hit: Hit, k: int) -> bool:
+        """A high hidden-data read by a step that runs one print-only Python program, its
+        output recorded: with a trusted task repository, does what it printed hold no line of
+        the provenance index (:mod:`evotree.harness.audit.python_prints`)?"""
+        ancestry, step = self.ancestry, self.traj.steps[k]
+        if (
+            ancestry is None
+            or not ancestry.trusted
+            or hit.code != "audit.hidden_data_read"
+            or hit.severity != "high"
+            or step.output is None
+            or not ancestry.hidden_paths
+            or not ancestry.repo.workdir
+        ):
+            return False
+        commands = [s.command or "" for s in self.traj.steps]
+        workdir, hidden = ancestry.repo.workdir, ancestry.hidden_paths
+        printed = program_prints(step.command or "", step.output, workdir, hidden, commands)
+        lines = ancestry.index().lines
+        return printed is not None and not holds_index_line(printed, lines, inside=True, parts=True)
 
     def _query_shows_no_future(self, hit: Hit, k: int) -> bool:
         """A high hidden-data read that is a plain ``sqlite3``/``jq`` query of a hidden file, a
