@@ -39,13 +39,24 @@ task's git directory or is a task file by identity.
   not) and ``/tmp/c/refs/heads/main`` a symbolic link to the task's ``refs/heads/future``: the
   future is HEAD, every ``gitread`` row a task file by identity or the allowed HEAD text.
   References are judged by identity, not by the name git read them under.
+- (J) an ``am`` session planted in the worktree's folder (``rebase-apply/next``, ``last``,
+  ``abort-safety`` the base) with the worktree's ``ORIG_HEAD`` the future, then
+  ``git am --abort`` (argv: a session step, judged as reading nothing): git reads ``ORIG_HEAD``
+  (no ``gitread`` row: not named ``HEAD``, not under ``refs/``; not copied either), checks the
+  future out into the worktree (index and files) and moves the worktree's HEAD there, and never
+  reads that HEAD again; the phase reads ``a.txt`` with ``cat``. The threat model's reason for
+  leaving ``ORIG_HEAD`` out (git reads it for a revision named on its command line, which the
+  argv judge flags) does not hold for ``am --abort``.
 
 Stopped: (H) a rebase session planted in the worktree's folder (``rebase-merge/orig-head`` the
 future) and ``git rebase --abort`` (argv: nothing named; its reset moves the worktree's HEAD to
 the future and checks it out): git re-reads the HEAD it wrote, whose sealed text names the
 future (a finding), with the tracer before too. (I) a worktree HEAD that is a symbolic link to
 the task's ``refs/heads/future``: git itself refuses it (``validate_headref``: a HEAD link must
-name ``refs/...``), before the change too.
+name ``refs/...``), before the change too. (K) an alias given through the environment
+(``GIT_CONFIG_COUNT``/``KEY``/``VALUE``: ``alias.l = log -p -1 future``), run as ``git l``: git
+runs the expansion as a program of its own, whose argv names the future branch (a
+``git_history_leak``), before the change too.
 """
 
 from __future__ import annotations
@@ -222,6 +233,48 @@ def test_h_rebase_abort_to_a_planted_orig_head(tmp_path: Path, seccomp: None) ->
     _safe(proc, audit)
 
 
+#: (J) an am session planted in the worktree's folder, ORIG_HEAD the future, undone by
+#: ``git am --abort``: git resets the worktree to ORIG_HEAD (files, index, HEAD) and the phase
+#: reads its files (cat). The HEAD is put back before the worktree is removed.
+_AM_ABORT = (
+    _PRELUDE
+    + """\
+subprocess.run(["git", "worktree", "add", "-q", "--detach", "/tmp/w"], check=True)
+wt = os.path.join(work, ".git", "worktrees", "w")
+os.mkdir(os.path.join(wt, "rebase-apply"))
+for name, text in (("next", "1\\n"), ("last", "1\\n"), ("abort-safety", base + "\\n")):
+    put(os.path.join(wt, "rebase-apply", name), text)
+put(os.path.join(wt, "ORIG_HEAD"), future + "\\n")
+who = dict(os.environ, GIT_COMMITTER_NAME="a", GIT_COMMITTER_EMAIL="a@b")
+abort = subprocess.run(["git", "am", "--abort"], cwd="/tmp/w", env=who, capture_output=True)
+print("abort", abort.returncode)
+report(subprocess.run(["cat", "/tmp/w/a.txt"], capture_output=True, text=True))
+put(os.path.join(wt, "HEAD"), base + "\\n")
+subprocess.run(["git", "worktree", "remove", "--force", "/tmp/w"], check=True)
+print("removed", not os.path.exists(os.path.join(work, ".git", "worktrees")))
+print("tries", 1)
+"""
+)
+
+
+@pytest.mark.heavy
+@pytest.mark.xfail(
+    strict=False,
+    raises=AssertionError,
+    reason="wins now and before the change (an old hole, not the seal's): git am --abort over a "
+    "planted am session resets a linked worktree to its ORIG_HEAD (the future: written by the "
+    "phase, read by git with no gitread row, not named on the command line) and never re-reads "
+    "the HEAD it moved; the phase reads the checked-out file",
+)
+def test_j_am_abort_to_a_planted_orig_head(tmp_path: Path, seccomp: None) -> None:
+    """``git am --abort`` checks the worktree out at a planted ``ORIG_HEAD``: the future."""
+    proc, audit = _run(tmp_path, _AM_ABORT, _future)
+    lines = _ran(proc)
+    assert lines.get("abort") == "0", proc.stdout[-2000:]
+    print(proc.stdout[-1500:], [v for v in audit.verdicts if v.flagged][:3])  # -s shows it
+    _safe(proc, audit)
+
+
 #: (I) the worktree's HEAD replaced by a symbolic link to the task's refs/heads/future (the old
 #: HEAD kept beside it and put back)
 _HEAD_LINK = (
@@ -249,3 +302,23 @@ def test_i_worktree_head_a_link_to_the_future_ref(tmp_path: Path, seccomp: None)
     lines = _ran(proc)
     assert lines["attack"].startswith("ERR") and "not a git repository" in lines["attack"]
     assert SECRET not in proc.stdout and not _flagged(audit), proc.stdout[-2000:]
+
+
+#: (K) an alias from the environment's configuration: the argv git is run with names no revision
+_ENV_ALIAS = (
+    _PRELUDE
+    + """\
+env = dict(os.environ, GIT_CONFIG_COUNT="1", GIT_CONFIG_KEY_0="alias.l",
+           GIT_CONFIG_VALUE_0="log -p -1 future")
+report(subprocess.run(["git", "l"], capture_output=True, text=True, env=env))
+print("tries", 1)
+"""
+)
+
+
+@pytest.mark.heavy
+def test_k_alias_from_the_environment(tmp_path: Path, seccomp: None) -> None:
+    """Stopped (before the change too): the alias's expansion is exec'd, its argv judged."""
+    proc, audit = _run(tmp_path, _ENV_ALIAS, _future)
+    _ran(proc)
+    _safe(proc, audit)
