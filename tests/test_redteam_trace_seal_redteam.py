@@ -47,6 +47,11 @@ task's git directory or is a task file by identity.
   reads that HEAD again; the phase reads ``a.txt`` with ``cat``. The threat model's reason for
   leaving ``ORIG_HEAD`` out (git reads it for a revision named on its command line, which the
   argv judge flags) does not hold for ``am --abort``.
+- (L) a merge planted in the worktree: the index's ``a.txt`` made unmerged (stages 1-3 of the
+  base's blob, ``git update-index --index-info``: ids on stdin) and the worktree's ``MERGE_HEAD``
+  the future, then ``git log --merge -p`` (argv: no revision): git walks ``HEAD...MERGE_HEAD``
+  for the conflicted path and prints the future commit's diff. ``MERGE_HEAD`` has no ``gitread``
+  row either.
 
 Stopped: (H) a rebase session planted in the worktree's folder (``rebase-merge/orig-head`` the
 future) and ``git rebase --abort`` (argv: nothing named; its reset moves the worktree's HEAD to
@@ -56,7 +61,12 @@ the task's ``refs/heads/future``: git itself refuses it (``validate_headref``: a
 name ``refs/...``), before the change too. (K) an alias given through the environment
 (``GIT_CONFIG_COUNT``/``KEY``/``VALUE``: ``alias.l = log -p -1 future``), run as ``git l``: git
 runs the expansion as a program of its own, whose argv names the future branch (a
-``git_history_leak``), before the change too.
+``git_history_leak``), before the change too. (M) the worktree's HEAD flipped between the
+base and the future without pause by a forked writer (``pwrite`` in place, during the tracer's
+copy and between git's two HEAD opens) while ``git log -p -1`` runs: whenever git shows the
+future, a sealed copy it read names the future (a finding); also stopped with the tracer before
+(a blind flip lands in one of git's HEAD peeks too: this one does not tell the two apart; (A) in
+tests/test_redteam_trace_pin_git_redteam.py does).
 """
 
 from __future__ import annotations
@@ -275,6 +285,47 @@ def test_j_am_abort_to_a_planted_orig_head(tmp_path: Path, seccomp: None) -> Non
     _safe(proc, audit)
 
 
+#: (L) a conflicted index and a MERGE_HEAD planted in the worktree's folder, then
+#: ``git log --merge -p``: the commits of HEAD...MERGE_HEAD that touch the conflicted path
+_LOG_MERGE = (
+    _PRELUDE
+    + """\
+subprocess.run(["git", "worktree", "add", "-q", "--detach", "/tmp/w"], check=True)
+wt = os.path.join(work, ".git", "worktrees", "w")
+listed = subprocess.run(["git", "ls-files", "-s", "a.txt"], cwd="/tmp/w", capture_output=True,
+                        text=True).stdout.split()
+info = "0 %s\\ta.txt\\n" % ("0" * 40)
+info += "".join("100644 %s %d\\ta.txt\\n" % (listed[1], stage) for stage in (1, 2, 3))
+index = subprocess.run(["git", "update-index", "--index-info"], cwd="/tmp/w", input=info,
+                       capture_output=True, text=True)
+print("index", index.returncode)
+put(os.path.join(wt, "MERGE_HEAD"), future + "\\n")
+report(subprocess.run(["git", "log", "--merge", "-p"], cwd="/tmp/w", capture_output=True, text=True))
+os.unlink(os.path.join(wt, "MERGE_HEAD"))
+subprocess.run(["git", "worktree", "remove", "--force", "/tmp/w"], check=True)
+print("removed", not os.path.exists(os.path.join(work, ".git", "worktrees")))
+print("tries", 1)
+"""
+)
+
+
+@pytest.mark.heavy
+@pytest.mark.xfail(
+    strict=False,
+    raises=AssertionError,
+    reason="wins now and before the change (an old hole, not the seal's): git log --merge -p "
+    "(no revision in its argv) walks HEAD...MERGE_HEAD, MERGE_HEAD the future, planted by the "
+    "phase in a linked worktree's folder with a conflicted index (no gitread row for it)",
+)
+def test_l_log_merge_over_a_planted_merge_head(tmp_path: Path, seccomp: None) -> None:
+    """``git log --merge -p`` over a planted ``MERGE_HEAD`` prints the future's diff."""
+    proc, audit = _run(tmp_path, _LOG_MERGE, _future)
+    lines = _ran(proc)
+    assert lines.get("index") == "0", proc.stdout[-2000:]
+    print(proc.stdout[-1500:], [v for v in audit.verdicts if v.flagged][:3])  # -s shows it
+    _safe(proc, audit)
+
+
 #: (I) the worktree's HEAD replaced by a symbolic link to the task's refs/heads/future (the old
 #: HEAD kept beside it and put back)
 _HEAD_LINK = (
@@ -321,4 +372,52 @@ def test_k_alias_from_the_environment(tmp_path: Path, seccomp: None) -> None:
     """Stopped (before the change too): the alias's expansion is exec'd, its argv judged."""
     proc, audit = _run(tmp_path, _ENV_ALIAS, _future)
     _ran(proc)
+    _safe(proc, audit)
+
+
+#: (M) the worktree's HEAD flipped between the base and the future by a forked writer (pwrite in
+#: place, without pause) while git log runs, up to 40 times, stopping at the first that showed
+#: the future
+_FLIPPED = (
+    _PRELUDE
+    + """\
+import signal
+subprocess.run(["git", "worktree", "add", "-q", "--detach", "/tmp/w"], check=True)
+head = os.path.join(work, ".git", "worktrees", "w", "HEAD")
+fdw = os.open(head, os.O_WRONLY)
+texts = [(base + "\\n").encode(), (future + "\\n").encode()]
+writer = os.fork()
+if writer == 0:
+    k = 0
+    while True:
+        os.pwrite(fdw, texts[k & 1], 0)
+        k += 1
+shown = 0
+for n in range(1, 41):
+    out = subprocess.run(["git", "log", "-p", "-1"], cwd="/tmp/w", capture_output=True, text=True)
+    if "FUTURE_SECRET_42" in out.stdout:
+        shown += 1
+        report(out)
+        break
+os.kill(writer, signal.SIGKILL)
+os.waitpid(writer, 0)
+os.pwrite(fdw, texts[0], 0)
+print("shown", shown)
+print("tries", n)
+subprocess.run(["git", "worktree", "remove", "--force", "/tmp/w"], check=True)
+print("removed", not os.path.exists(os.path.join(work, ".git", "worktrees")))
+"""
+)
+
+
+@pytest.mark.heavy
+def test_m_worktree_head_flipped_during_the_copy(tmp_path: Path, seccomp: None) -> None:
+    """Stopped: the flips reach git only through the sealed copy, whose text the row holds.
+    A run in which git never showed the future proves nothing (``shown``)."""
+    proc, audit = _run(tmp_path, _FLIPPED, _future, timeout=300)
+    lines = _lines(proc)
+    if "tries" not in lines:
+        pytest.fail(proc.stdout[-3000:] + proc.stderr[-3000:])
+    assert lines.get("removed", "").startswith("True"), proc.stdout[-2000:]
+    assert lines.get("shown") == "1", proc.stdout[-2000:]
     _safe(proc, audit)
