@@ -38,7 +38,8 @@ task's git directory or is a task file by identity.
   ``ref: refs/heads/main`` (the task HEAD's own text: ``_worktree_head`` allows it, sealed or
   not) and ``/tmp/c/refs/heads/main`` a symbolic link to the task's ``refs/heads/future``: the
   future is HEAD, every ``gitread`` row a task file by identity or the allowed HEAD text.
-  References are judged by identity, not by the name git read them under.
+  References are judged by identity, not by the name git read them under (the control, a
+  ``/tmp/c/refs/heads/main`` file of the phase's own naming the future, is a finding).
 - (J) an ``am`` session planted in the worktree's folder (``rebase-apply/next``, ``last``,
   ``abort-safety`` the base) with the worktree's ``ORIG_HEAD`` the future, then
   ``git am --abort`` (argv: a session step, judged as reading nothing): git reads ``ORIG_HEAD``
@@ -174,6 +175,9 @@ if mode == "graft":
     put(c + "/info/grafts", "%s %s\\n" % (base, future))
 elif mode == "replace":
     os.symlink(future_ref, c + "/refs/replace/" + base)
+elif mode == "branch-file":  # the control: a reference file of the phase's own
+    put(c + "/refs/heads/main", future + "\\n")
+    put(os.path.join(wt, "HEAD"), "ref: refs/heads/main\\n")
 else:
     os.symlink(future_ref, c + "/refs/heads/main")
     put(os.path.join(wt, "HEAD"), "ref: refs/heads/main\\n")
@@ -343,6 +347,15 @@ print("removed", not os.path.exists(os.path.join(work, ".git", "worktrees")))
 print("tries", 1)
 """
 )
+
+
+@pytest.mark.heavy
+def test_g_control_a_branch_file_of_its_own(tmp_path: Path, seccomp: None) -> None:
+    """The control for (G): ``/tmp/c/refs/heads/main`` a file of the phase's own naming the
+    future (not a link to the task's) is a finding: a reference that is no task file."""
+    proc, audit = _run(tmp_path, _WORKTREE_COMMONDIR.format(mode="branch-file"), _future)
+    _ran(proc)
+    assert SECRET in proc.stdout and _flagged(audit), proc.stdout[-2000:] + proc.stderr[-2000:]
 
 
 @pytest.mark.heavy
