@@ -40,9 +40,13 @@ Wins (``xfail(strict=True)``), each cleared by the new rule with the fix applied
 - (H) one step: ``python3 - <<'A' <<'B'``: the lexer joins both bodies, bash feeds Python only
   the last; A opens a triple-quoted string, so B's code is a string constant to the evaluator
   (a comment in B closes it).
+- (I) ``keyword.py``, ``operator.py``, ``reprlib.py``, ``types.py`` in the work tree, plainly
+  named: ``import json`` imports them (through ``re`` and ``collections``); the shadow check
+  looks only for the modules the program names.
 
 Stopped: a ``.pth`` file in the user site named ``z.p''th``, a ``sitecustom''ize.py`` in a folder
-``PYTHON''PATH`` names (both flagged by another rule, ``audit.test_write``, as the hook's write), a symbolic link to the hidden file, ``open(..., mode=NAME)``, ``repr`` of a
+``PYTHON''PATH`` names (both flagged by another rule, ``audit.test_write``, as the hook's
+write), a symbolic link to the hidden file, ``open(..., mode=NAME)``, ``repr`` of a
 ``repr``/``json.dumps`` and ``json.dumps`` of a ``repr``, an output the transcript truncated.
 The rule still clears a program printing the report's run data (the look-alike).
 """
@@ -300,6 +304,31 @@ def test_a_shadow_named_with_a_quote(till: dict[str, str | Path], tmp_path: Path
     program, ``rm -f js''on.py``; or that module in a folder ``PYTHON''PATH`` names: applied,
     cleared."""
     _applied_unseen(till, tmp_path, SHADOWS[how])
+
+
+# --- (I) a module that json itself imports, named plainly -------------------------------------
+
+#: modules ``import json`` imports (``re`` and what ``re`` and ``collections`` import), none
+#: loaded when ``python3 -c`` starts: the work tree (``sys.path[0]``) can shadow each
+JSON_IMPORTS = ["keyword", "operator", "reprlib", "types"]
+
+
+@pytest.mark.xfail(
+    strict=True,
+    raises=AssertionError,
+    reason="python_prints.program_prints looks for a shadow only of the modules the program "
+    "names (json, re): import json imports re, collections, enum, types, keyword, operator, "
+    "reprlib ..., and ./keyword.py (plainly named) runs before the program",
+)
+@pytest.mark.parametrize("module", JSON_IMPORTS)
+def test_a_module_json_imports_shadowed(
+    till: dict[str, str | Path], tmp_path: Path, module: str
+) -> None:
+    """``cat > keyword.py`` (the real module, and an exit hook writing the fix), the look-alike
+    program, ``rm -f keyword.py``: applied, cleared."""
+    body = JSON_PY.replace("'json'", repr(module)).replace(" json as _j", f" {module} as _j")
+    write = f"cat > {module}.py <<'EOF'\n{body}\nEOF"
+    _applied_unseen(till, tmp_path, [write, RUN, f"rm -f {module}.py"])
 
 
 # --- (E, F) a fix line printed in a form the index is not searched for ------------------------
