@@ -691,7 +691,7 @@ static void untaint(uint32_t tgid) {
 static const char *LOADER_VARS[] = {"LD_PRELOAD=", "LD_AUDIT=", "GCONV_PATH="};
 /* Variables that make the machine's git show a history other than its references': a graft file
  * (a commit given other parents) and another base for replacement references. */
-static const char *HISTORY_VARS[] = {"GIT_GRAFT_FILE=", "GIT_REPLACE_REF_BASE="};
+static const char *HISTORY_VARS[] = {"GIT_GRAFT_FILE=", "GIT_REPLACE_REF_BASE=", "GIT_COMMON_DIR="};
 
 /* The loader variables (with a value) of PID's environment as the kernel copied it, as a JSON
  * list into row (nothing when there are none); whether there were any. The history variables
@@ -1885,13 +1885,25 @@ static int gitread_once(uint32_t tgid, uint64_t h) {
     return 0;
 }
 
-/* Which part of a repository's layout PATH (as git wrote it) is: 'h' a HEAD file, 'r' a reference
+/* git's state pointers (a commit git acts on with no revision on its command line: am --abort
+ * resets to ORIG_HEAD, log --merge walks to MERGE_HEAD ...): HEAD-like files, sealed and their
+ * text in the row (the audit judges what they name: trace_beside.py) */
+static const char *GIT_STATE_FILES[] = {"ORIG_HEAD", "MERGE_HEAD", "FETCH_HEAD", "CHERRY_PICK_HEAD",
+                                        "REVERT_HEAD", "REBASE_HEAD", "AUTO_MERGE", "BISECT_HEAD"};
+
+/* Which part of a repository's layout PATH (as git wrote it) is: 'h' a HEAD file or a state
+ * pointer (GIT_STATE_FILES, rebase-merge/orig-head, rebase-apply/orig-head), 'r' a reference
  * (refs/, packed-refs, reftable/), 'o' something of an object store (*dir_len: the length of the
  * store's folder in PATH), 'c' a commondir or info/grafts, 0 none. */
 static int git_layout(const char *p, size_t n, size_t *dir_len) {
     const char *base = strrchr(p, '/');
     base = base ? base + 1 : p;
     if (!strcmp(base, "HEAD")) return 'h';
+    for (size_t k = 0; k < sizeof GIT_STATE_FILES / sizeof *GIT_STATE_FILES; k++)
+        if (!strcmp(base, GIT_STATE_FILES[k])) return 'h';
+    if (!strcmp(base, "orig-head") && base - p >= 13 &&
+        (!strncmp(base - 13, "rebase-merge/", 13) || !strncmp(base - 13, "rebase-apply/", 13)))
+        return 'h';
     /* what points git elsewhere: a commondir (another git directory's references and objects),
      * a graft file (commits given other parents) */
     if (!strcmp(base, "commondir") || (n >= 11 && !strcmp(p + n - 11, "info/grafts"))) return 'c';

@@ -138,15 +138,6 @@ print("tries", 1)
 
 
 @pytest.mark.heavy
-@pytest.mark.xfail(
-    strict=False,
-    raises=AssertionError,
-    reason="wins now and before the change (an old hole, not the seal's): GIT_COMMON_DIR names a "
-    "folder of the phase's own whose objects link to the task's store and whose info/grafts "
-    "gives the base the future as parent; HEAD and refs are the task's own (known identities), "
-    "and a graft file outside the task's git directory is judged nowhere (_pointer_findings, "
-    "git_env: GIT_GRAFT_FILE only)",
-)
 def test_d_graft_in_a_common_dir_of_its_own(tmp_path: Path, seccomp: None) -> None:
     """``GIT_COMMON_DIR=/tmp/c`` with a graft file there: ``git log -p -2`` shows the future."""
     proc, audit = _run(tmp_path, _COMMON_DIR_GRAFT, _future)
@@ -193,15 +184,6 @@ print("tries", 1)
 
 
 @pytest.mark.heavy
-@pytest.mark.xfail(
-    strict=False,
-    raises=AssertionError,
-    reason="wins now and before the change (an old hole, not the seal's): a linked worktree's own "
-    "commondir (writable, judged nowhere: only <task .git>/commondir is) names a folder of the "
-    "phase's own; git takes refs, objects and grafts from it: a graft there, a replace ref or a "
-    "branch that is a symbolic link to the task's refs/heads/future (a known identity: refs "
-    "are judged by identity, not by the name read), under a HEAD whose text is allowed",
-)
 @pytest.mark.parametrize("mode", ["graft", "replace", "branch"])
 def test_efg_worktree_commondir_of_its_own(tmp_path: Path, seccomp: None, mode: str) -> None:
     """(E) graft, (F) replace ref, (G) branch: the worktree's commondir names /tmp/c and
@@ -272,14 +254,6 @@ print("tries", 1)
 
 
 @pytest.mark.heavy
-@pytest.mark.xfail(
-    strict=False,
-    raises=AssertionError,
-    reason="wins now and before the change (an old hole, not the seal's): git am --abort over a "
-    "planted am session resets a linked worktree to its ORIG_HEAD (the future: written by the "
-    "phase, read by git with no gitread row, not named on the command line) and never re-reads "
-    "the HEAD it moved; the phase reads the checked-out file",
-)
 def test_j_am_abort_to_a_planted_orig_head(tmp_path: Path, seccomp: None) -> None:
     """``git am --abort`` checks the worktree out at a planted ``ORIG_HEAD``: the future."""
     proc, audit = _run(tmp_path, _AM_ABORT, _future)
@@ -314,13 +288,6 @@ print("tries", 1)
 
 
 @pytest.mark.heavy
-@pytest.mark.xfail(
-    strict=False,
-    raises=AssertionError,
-    reason="wins now and before the change (an old hole, not the seal's): git log --merge -p "
-    "(no revision in its argv) walks HEAD...MERGE_HEAD, MERGE_HEAD the future, planted by the "
-    "phase in a linked worktree's folder with a conflicted index (no gitread row for it)",
-)
 def test_l_log_merge_over_a_planted_merge_head(tmp_path: Path, seccomp: None) -> None:
     """``git log --merge -p`` over a planted ``MERGE_HEAD`` prints the future's diff."""
     proc, audit = _run(tmp_path, _LOG_MERGE, _future)

@@ -322,3 +322,123 @@ def test_a_commondir_or_graft_file_new_in_the_task_repository_is_a_finding(
     other.mkdir()
     (other / "commondir").write_text("x")
     assert judge_git_reads([_exec(), _read("pointer", other / "commondir")], [task]) == []
+
+
+# --- what git reads beside the task's own files (issue 29, red team of ab9a8ad: D-L) ---
+
+
+@pytest.fixture
+def future_task(tmp_path: Path) -> dict[str, Any]:
+    """A task repository whose ``future`` branch holds a commit beyond the base (HEAD: main)."""
+    work = make_repo(tmp_path / "fwork")
+    commit_file(work, "a.txt", "base\n", "base")
+    git(work, "checkout", "-q", "-b", "future")
+    commit_file(work, "a.txt", "future\n", "future")
+    git(work, "checkout", "-q", "main")
+    trace = tmp_path / "fraw.trace"
+    git_guard.before_phase([work], trace)
+    (repo,) = git_guard.task_repositories(trace)
+    repo["future"] = git(work, "rev-parse", "future")
+    return repo
+
+
+def _over_objects(task: dict[str, Any], *reads: dict[str, Any]) -> list[dict[str, Any]]:
+    """A git process that read the task's HEAD and objects, and ``reads``."""
+    gd = Path(task["path"])
+    head = _read("head", gd / "HEAD", content=task["head"])
+    return [_exec(), head, *reads, _read("objects", gd / "objects")]
+
+
+def test_a_worktree_commondir_naming_a_folder_of_its_own_is_a_finding(
+    task: dict[str, Any], tmp_path: Path
+) -> None:
+    """(E/F/G) a linked worktree's own commondir is judged by the folder its text names,
+    relative to its own folder as git resolves it: the task's git directory, or a finding."""
+    wt = Path(task["path"]) / "worktrees" / "w"
+    wt.mkdir(parents=True)
+    (wt / "commondir").write_text("../..\n")
+    benign = _read("pointer", wt / "commondir", content="../..\n")
+    assert judge_git_reads(_over_objects(task, benign), [task]) == []
+    attack = {**benign, "content": "/tmp/c\n"}
+    (finding,) = judge_git_reads(_over_objects(task, attack), [task])
+    assert "through a commondir naming '/tmp/c'" in finding["change"]
+    # no task objects read: nothing to judge
+    assert judge_git_reads([_exec(), attack], [task]) == []
+
+
+def test_a_graft_file_that_is_not_the_task_s_is_a_finding(
+    task: dict[str, Any], tmp_path: Path
+) -> None:
+    """(D, E) a graft file read by a git over the task's objects: only the task's own."""
+    gd = Path(task["path"])
+    (gd / "info").mkdir(exist_ok=True)
+    (gd / "info" / "grafts").write_text("")
+    task = {**task, "pointers": ["info/grafts"]}
+    own = _read("pointer", gd / "info" / "grafts", content="")
+    assert judge_git_reads(_over_objects(task, own), [task]) == []
+    other = tmp_path / "c" / "info"
+    other.mkdir(parents=True)
+    (other / "grafts").write_text("a b\n")
+    attack = _read("pointer", other / "grafts", content="a b\n")
+    (finding,) = judge_git_reads(_over_objects(task, attack), [task])
+    assert "a graft file that is not the task's" in finding["change"]
+
+
+def test_a_task_reference_read_under_another_name_is_a_finding(
+    future_task: dict[str, Any], tmp_path: Path
+) -> None:
+    """(F/G) references are judged by identity: the task's refs/heads/future reached through a
+    link named refs/heads/main (or refs/replace/<base>) of a folder of its own is a finding."""
+    gd = Path(future_task["path"])
+    own = _read("ref", gd / "refs" / "heads" / "future")
+    assert judge_git_reads(_over_objects(future_task, own), [future_task]) == []
+    link = tmp_path / "c" / "refs" / "heads" / "main"
+    link.parent.mkdir(parents=True)
+    link.symlink_to(gd / "refs" / "heads" / "future")
+    attack = {**_read("ref", link), "resolved": str(gd / "refs" / "heads" / "future")}
+    (finding,) = judge_git_reads(_over_objects(future_task, attack), [future_task])
+    assert "refs/heads/future read under another name" in finding["change"]
+
+
+def test_git_common_dir_naming_another_folder_is_a_finding(task: dict[str, Any]) -> None:
+    """(D) GIT_COMMON_DIR in git's environment: the task's git directory, or a finding when git
+    read the task's objects."""
+    rows = _over_objects(task)
+    rows[0] = {**rows[0], "git_env": [f"GIT_COMMON_DIR={task['path']}"]}
+    assert judge_git_reads(rows, [task]) == []
+    rows[0] = {**rows[0], "git_env": ["GIT_COMMON_DIR=/tmp/c"]}
+    (finding,) = judge_git_reads(rows, [task])
+    assert "GIT_COMMON_DIR=/tmp/c" in finding["change"]
+    assert judge_git_reads(rows[:1], [task]) == []  # no task objects read
+
+
+@pytest.mark.parametrize(
+    "name", ["ORIG_HEAD", "MERGE_HEAD", "FETCH_HEAD", "rebase-merge/orig-head"]
+)
+def test_a_state_pointer_naming_the_future_is_a_finding(
+    future_task: dict[str, Any], tmp_path: Path, name: str
+) -> None:
+    """(J, L) a state pointer (sealed, its text in the row) read by a git over the task's
+    objects: naming the base or a commit of the phase's own is plain git (am, merge, rebase of
+    its own work); naming a commit the task's references reach beyond the base is a finding
+    (FETCH_HEAD: every line)."""
+    wt = Path(future_task["path"]) / "worktrees" / "w"
+    (wt / name).parent.mkdir(parents=True, exist_ok=True)
+    (wt / name).write_text("x\n")
+    base, future = future_task["head_commit"], future_task["future"]
+    own = "1" * 40  # a commit of the phase's own: no task reference reaches it
+
+    def read(text: str) -> dict[str, Any]:
+        return _read("head", wt / name, content=text)
+
+    for text in (f"{base}\n", f"{own}\n", f"{base}\t\tbranch 'main' of ../o\n"):
+        assert judge_git_reads(_over_objects(future_task, read(text)), [future_task]) == []
+    for text in (
+        f"{future}\n",
+        f"{base}\t\tbranch 'main' of ../o\n{future}\tnot-for-merge\tbranch 'f' of ../o\n",
+        "ref: refs/heads/future\n",
+    ):
+        (finding,) = judge_git_reads(_over_objects(future_task, read(text)), [future_task])
+        assert future[:40] in finding["change"] and "beyond the base" in finding["change"]
+    # read by a git over no task objects: nothing to judge
+    assert judge_git_reads([_exec(), read(f"{future}\n")], [future_task]) == []

@@ -43,6 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from evotree.harness.audit.git_argv import _git_split, _positionals
+from evotree.harness.audit.trace_beside import beside_findings, is_state_read
 
 __all__ = [
     "AGENT_SESSIONS",
@@ -623,8 +624,11 @@ def judge_git_reads(
     store named through /proc or /dev (which the tracer cannot walk). So is a trace with more
     git reads than the tracer
     records, and a git run with ``GIT_GRAFT_FILE`` or ``GIT_REPLACE_REF_BASE`` (another history
-    under the same HEAD, references and objects)."""
-    findings = [_history_finding(row) for row in rows if row.get("git_env")]
+    under the same HEAD, references and objects). What such a process reads beside the task's
+    own files — a commondir or graft file of the phase's own, a task reference under another
+    name, ``GIT_COMMON_DIR``, a state pointer (``ORIG_HEAD``, ``MERGE_HEAD`` ...) naming a commit
+    beyond the base — is judged by :func:`evotree.harness.audit.trace_beside.beside_findings`."""
+    findings = [_history_finding(row) for row in rows if _history_env(row)]
     findings += _pointer_findings(rows, repos)
     for process in _git_processes(rows):
         findings += _judge_process_reads(process, repos)
@@ -659,11 +663,17 @@ def _pointer_findings(
     return out
 
 
+def _history_env(row: dict[str, Any]) -> list[str]:
+    """The variables of ``git_env`` judged wherever git runs (``GIT_COMMON_DIR`` is judged by
+    the repository whose objects git read: trace_beside)."""
+    return [str(v) for v in row.get("git_env") or () if not str(v).startswith("GIT_COMMON_DIR=")]
+
+
 def _history_finding(row: dict[str, Any]) -> dict[str, Any]:
     """The machine's git run with a variable that shows it another history (a graft file, another
     base of replacement references: ``git_env``, read from the environment the kernel copied)."""
     command = " ".join(str(a) for a in row.get("argv") or ["git"])[:200]
-    names = ", ".join(str(v)[:120] for v in row.get("git_env") or ())
+    names = ", ".join(v[:120] for v in _history_env(row))
     return _read_finding(
         str(row.get("path")), f"git ({command}) ran with {names}: a history other than its refs'"
     )
@@ -721,7 +731,13 @@ def _judge_process_reads(
         ):
             continue
         known = {tuple(k) for k in repo.get("known") or ()}
-        heads = [r for r in reads if r.get("what") == "head" and r.get("type") in ("file", "other")]
+        heads = [
+            r
+            for r in reads
+            if r.get("what") == "head"
+            and r.get("type") in ("file", "other")
+            and not is_state_read(r)
+        ]
         if process["exec"] is not None and not heads and repo.get("head_file", True):
             # git opens a HEAD file to take a folder as a git directory; a HEAD that is a
             # symbolic link it reads with readlink, which the tracer does not see (a task
@@ -736,6 +752,8 @@ def _judge_process_reads(
         for r in reads:
             if r.get("what") not in ("head", "ref") or r.get("type") not in ("file", "other"):
                 continue  # a folder lists names; a path that named nothing read nothing
+            if is_state_read(r):
+                continue  # ORIG_HEAD, MERGE_HEAD ...: judged by what they name (trace_beside)
             if _identity(r) in known or _worktree_head(r, repo):
                 continue
             what = "HEAD" if r["what"] == "head" else "reference"
@@ -747,6 +765,7 @@ def _judge_process_reads(
                     f"through a {what} that is not the task repository's{named}",
                 )
             )
+        out += beside_findings(reads, process["exec"], repo, repos, command)
     return out
 
 

@@ -1,0 +1,259 @@
+"""What the machine's git reads *beside* a task repository's own files (issue 29, red team of
+ab9a8ad: holes D-L), judged for a git process that read the task repository's objects.
+
+:func:`evotree.harness.audit.trace.judge_git_reads` allows such a process the task's HEAD and
+references by identity; these rules judge what else can show it another history:
+
+- a ``commondir`` (a linked worktree's own, writable) whose text does not resolve, as git
+  resolves it (relative to its own folder), to a task repository's git directory: git then takes
+  references, objects and grafts from a folder of the phase's own (E/F/G);
+- a graft file (``info/grafts``) that is not the task repository's own (D, E);
+- a task reference file read under another name than its own (a link elsewhere naming the task's
+  ``refs/heads/future``: F/G) — references are judged by identity, so the name git read matters;
+- ``GIT_COMMON_DIR`` in git's environment naming another folder than a task git directory (D);
+- a git state pointer (``ORIG_HEAD``, ``MERGE_HEAD``, ``FETCH_HEAD``, ... ``rebase-*/orig-head``:
+  sealed copies whose text is in the row) naming a commit beyond the base — one the task's
+  references (locked during the phase) reach and its HEAD does not (J, L). A commit of the
+  phase's own (a merge, am or rebase of its own work) is none.
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+import re
+from collections.abc import Sequence
+from typing import Any
+
+__all__ = ["STATE_FILES", "beside_findings", "is_state_read"]
+
+#: git's state pointers: each names a commit git may act on with no revision on its command line
+#: (``am --abort`` resets to ORIG_HEAD, ``log --merge`` walks to MERGE_HEAD, ``commit`` takes
+#: MERGE_HEAD/CHERRY_PICK_HEAD as parents ...)
+STATE_FILES = frozenset(
+    {
+        "ORIG_HEAD",
+        "MERGE_HEAD",
+        "FETCH_HEAD",
+        "CHERRY_PICK_HEAD",
+        "REVERT_HEAD",
+        "REBASE_HEAD",
+        "AUTO_MERGE",
+        "BISECT_HEAD",
+    }
+)
+#: a rebase session's own pointer to the branch it started from (``rebase --abort`` resets to it)
+_STATE_TAILS = ("rebase-merge/orig-head", "rebase-apply/orig-head")
+_ID = re.compile(r"^([0-9a-f]{40}|[0-9a-f]{64})(?![0-9a-f])")
+
+
+def is_state_read(row: dict[str, Any]) -> bool:
+    """A ``gitread`` row of a state pointer (by the name git opened: the tracer seals and records
+    them as HEAD-like files)."""
+    if row.get("what") != "head":
+        return False
+    path = posixpath.normpath(str(row.get("path") or ""))
+    if posixpath.basename(path) in STATE_FILES:
+        return True
+    return any(path == t or path.endswith("/" + t) for t in _STATE_TAILS)
+
+
+def _finding(path: str, change: str) -> dict[str, Any]:
+    return {"kind": "git_state", "path": path, "change": change}
+
+
+def _real(path: str) -> str:
+    return posixpath.normpath(os.path.realpath(path))
+
+
+def _git_dirs(repos: Sequence[dict[str, Any]]) -> set[str]:
+    """Each task git directory as recorded and as its real path (the tracer's paths are real)."""
+    out: set[str] = set()
+    for repo in repos:
+        path = str(repo.get("path") or "")
+        if path:
+            out |= {posixpath.normpath(path), _real(path)}
+    return out
+
+
+def _commondir_target(row: dict[str, Any]) -> str:
+    """The folder a ``commondir`` read names, as git resolves it: relative to its own folder."""
+    text = str(row.get("content", "")).strip()
+    where = posixpath.dirname(str(row.get("resolved") or row.get("path") or ""))
+    return posixpath.normpath(posixpath.join(where, text)) if text else ""
+
+
+def beside_findings(
+    reads: list[dict[str, Any]],
+    exec_row: dict[str, Any] | None,
+    repo: dict[str, Any],
+    repos: Sequence[dict[str, Any]],
+    command: str,
+) -> list[dict[str, Any]]:
+    """The findings of one git process that read ``repo``'s objects (module doc); ``reads``: its
+    ``gitread`` rows, ``exec_row`` its exec (``None``: a fork), ``repos``: every task repository."""
+    gds = _git_dirs(repos)
+    own = _git_dirs([repo])
+    here = f"git ({command}) read the task repository's objects ({repo.get('path')})"
+    out: list[dict[str, Any]] = []
+    for r in reads:
+        if r.get("type") not in ("file", "other"):
+            continue
+        resolved = str(r.get("resolved") or r.get("path") or "")
+        name = posixpath.basename(resolved)
+        if r.get("what") == "pointer" and name == "commondir" and "content" in r:
+            target = _commondir_target(r)
+            if target not in gds and _real(target) not in gds:
+                out.append(
+                    _finding(
+                        resolved,
+                        f"{here} through a commondir naming {target[:120]!r}, no task git "
+                        "directory: references, objects and grafts of a folder of its own",
+                    )
+                )
+        elif r.get("what") == "pointer" and resolved.endswith("info/grafts"):
+            if posixpath.dirname(posixpath.dirname(resolved)) not in own:
+                out.append(
+                    _finding(
+                        resolved, f"{here} with a graft file that is not the task's: {resolved}"
+                    )
+                )
+        elif r.get("what") == "ref":
+            out += _renamed_ref(r, resolved, repo, own, here)
+    out += _common_dir_env(exec_row, gds, here)
+    out += _state_findings(reads, repo, here)
+    return out
+
+
+def _renamed_ref(
+    row: dict[str, Any], resolved: str, repo: dict[str, Any], own: set[str], here: str
+) -> list[dict[str, Any]]:
+    """A task reference (by identity) read under a name that is not its own (a link)."""
+    known = {tuple(k) for k in repo.get("known") or ()}
+    if (row.get("dev"), row.get("ino")) not in known:
+        return []
+    rel = next(
+        (posixpath.relpath(resolved, gd) for gd in own if resolved.startswith(gd + "/")), None
+    )
+    named = posixpath.normpath(str(row.get("path") or ""))
+    if rel is None or named == rel or named.endswith("/" + rel):
+        return []
+    return [
+        _finding(
+            named,
+            f"{here} through the task's reference {rel} read under another name ({named[:160]}): "
+            "a link of the phase's own",
+        )
+    ]
+
+
+def _common_dir_env(
+    exec_row: dict[str, Any] | None, gds: set[str], here: str
+) -> list[dict[str, Any]]:
+    """``GIT_COMMON_DIR`` in git's environment naming no task git directory."""
+    out = []
+    for entry in (exec_row or {}).get("git_env") or ():
+        text = str(entry)
+        if not text.startswith("GIT_COMMON_DIR="):
+            continue
+        value = text.split("=", 1)[1]
+        cwd = str((exec_row or {}).get("cwd") or "/")
+        target = posixpath.normpath(posixpath.join(cwd, value)) if value else ""
+        if target not in gds and _real(target) not in gds:
+            out.append(
+                _finding(target or "(empty)", f"{here} with {text[:160]}: another common dir")
+            )
+    return out
+
+
+def _state_findings(
+    reads: list[dict[str, Any]], repo: dict[str, Any], here: str
+) -> list[dict[str, Any]]:
+    """State pointers read whose text names a commit beyond the base (every id of a FETCH_HEAD
+    or MERGE_HEAD; a ``ref:`` text by what the task's reference names)."""
+    out: list[dict[str, Any]] = []
+    judge: _Future | None = None
+    for r in reads:
+        if not is_state_read(r) or r.get("type") not in ("file", "other"):
+            continue
+        text = str(r.get("content", ""))
+        if judge is None:
+            judge = _Future(repo)
+        beyond = [i for i in judge.ids(text) if judge.beyond(i)]
+        if beyond:
+            name = posixpath.normpath(str(r.get("path") or ""))
+            out.append(
+                _finding(
+                    str(r.get("resolved") or name),
+                    f"{here} and {posixpath.basename(name)} naming {beyond[0][:40]}, a commit "
+                    "beyond the base (the task's references reach it, its HEAD does not)",
+                )
+            )
+    return out
+
+
+class _Future:
+    """Whether a commit is beyond a task repository's base: reached from one of its references
+    (locked during the phase: as they were before it) and not from what its HEAD names."""
+
+    def __init__(self, repo: dict[str, Any]) -> None:
+        self.base = str(repo.get("head_commit") or "")
+        self.repo: Any = None
+        self.tips: list[Any] = []
+        try:
+            import pygit2
+
+            from evotree.harness.audit.repo_objects import allow_read_extensions
+
+            allow_read_extensions()
+            self.repo = pygit2.Repository(
+                str(repo.get("path")), pygit2.enums.RepositoryOpenFlag.NO_SEARCH
+            )
+            for ref in self.repo.references.objects:
+                try:
+                    self.tips.append(ref.peel(pygit2.Commit).id)
+                except (pygit2.GitError, KeyError, ValueError, pygit2.InvalidSpecError):
+                    continue
+        except Exception:  # noqa: BLE001 - an unreadable repository: judged closed below
+            self.repo = None
+
+    def ids(self, text: str) -> list[str]:
+        """The commit ids a state pointer's text names (one a line; ``ref: NAME`` resolved)."""
+        out = []
+        for line in text.splitlines():
+            line = line.strip()
+            if line.startswith("ref:"):
+                target = self._ref(line[4:].strip())
+                if target:
+                    out.append(target)
+                continue
+            m = _ID.match(line)
+            if m:
+                out.append(m.group(1))
+        return out
+
+    def _ref(self, name: str) -> str | None:
+        if self.repo is None:
+            return None
+        try:
+            import pygit2
+
+            return str(self.repo.references[name].peel(pygit2.Commit).id)
+        except Exception:  # noqa: BLE001 - a name the task does not have: judged by its own read
+            return None
+
+    def beyond(self, commit: str) -> bool:
+        """Beyond the base (an unreadable repository: every id but the base's, fails closed)."""
+        if not commit or commit == self.base:
+            return False
+        if self.repo is None:
+            return True
+        try:
+            import pygit2
+
+            oid = pygit2.Oid(hex=commit)
+            if self.base and self.repo.descendant_of(pygit2.Oid(hex=self.base), oid):
+                return False
+            return any(t == oid or self.repo.descendant_of(t, oid) for t in self.tips)
+        except Exception:  # noqa: BLE001 - an id not in the store: no task commit
+            return False
