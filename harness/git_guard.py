@@ -267,6 +267,32 @@ def _object_files(objects: Path) -> list[list[int]]:
     return out
 
 
+#: git's state pointers (each may name a commit git acts on with no revision on its command line)
+_STATE_FILES = (
+    "ORIG_HEAD",
+    "MERGE_HEAD",
+    "FETCH_HEAD",
+    "CHERRY_PICK_HEAD",
+    "REVERT_HEAD",
+    "REBASE_HEAD",
+    "AUTO_MERGE",
+    "BISECT_HEAD",
+)
+
+
+def _state_ids(gd: Path) -> list[str]:
+    """The commit ids the git directory's state pointers name before the phase (an image's reset
+    leaves ``ORIG_HEAD`` naming the future, which then no reference may reach): what the trace's
+    judgement counts as the task's history beyond its base, with its references and reflogs."""
+    out: list[str] = []
+    for name in _STATE_FILES:
+        for line in (_read_small(gd / name) or "").splitlines():
+            word = line.strip().split("\t", 1)[0].split(" ", 1)[0]
+            if len(word) in (40, 64) and all(c in "0123456789abcdef" for c in word):
+                out.append(word)
+    return out
+
+
 def _is_fanout(name: str) -> bool:
     """A loose-object folder's name: two hex digits."""
     return len(name) == 2 and all(c in "0123456789abcdef" for c in name)
@@ -293,6 +319,7 @@ def snapshot(git_dirs: Sequence[Path], problems: Sequence[str] = ()) -> dict[str
                 "refs": _refs(gd),
                 "object_dirs": _object_dirs(gd / "objects"),
                 "object_files": _object_files(gd / "objects"),
+                "state_ids": _state_ids(gd),
             }
         )
     return {"repos": repos, "problems": list(problems)}
@@ -472,7 +499,8 @@ def task_repositories(trace: Path | str) -> list[dict[str, Any]]:
     phase), ``object_files`` (those of its loose objects and packs, recorded before the phase), ``known`` (device and inode of its HEAD, ``packed-refs`` and every file under
     ``refs/`` and ``logs/``, recorded before the phase), ``head`` (HEAD's text) and
     ``head_commit`` (what it names), ``head_file`` (whether HEAD was a regular file: one that is
-    a link is read by git without an open), ``pointers`` (``commondir``, ``info/grafts``: those
+    a link is read by git without an open), ``state_ids`` (the commits its state pointers, such
+    as ``ORIG_HEAD``, named before the phase), ``pointers`` (``commondir``, ``info/grafts``: those
     that could be there before the phase, locked). Empty without a snapshot."""
     before = _load_snapshot(trace)
     out: list[dict[str, Any]] = []
@@ -503,6 +531,7 @@ def task_repositories(trace: Path | str) -> list[dict[str, Any]]:
                     list(f) for f in repo.get("object_files") or () if isinstance(f, list)
                 ],
                 "known": known,
+                "state_ids": [str(i) for i in repo.get("state_ids") or ()],
                 "head": head.strip(),
                 "head_commit": _head_commit(gd, head),
                 "head_file": _is_file_entry(entries.get("HEAD")),

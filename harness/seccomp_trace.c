@@ -2236,7 +2236,10 @@ static const char *git_seal(const char *path, size_t len, uint64_t flags, struct
         else if ((got += (size_t)r) > GIT_SEALED_LIMIT) {
             /* a reflog (logs/HEAD: appended to, fstat'd, read backwards) or another HEAD-named file
              * outside a worktree's folder: its text is judged nowhere, so it is handed as pinned */
-            if (what == 'h' && *pinned->resolved && !git_worktree_file(pinned->resolved)) return NULL;
+            const char *leaf = strrchr(path, '/');
+            leaf = leaf ? leaf + 1 : path;
+            if (what == 'h' && !strcmp(leaf, "HEAD") && *pinned->resolved && !git_worktree_file(pinned->resolved))
+                return NULL;  /* a state pointer (ORIG_HEAD, FETCH_HEAD ...) is judged by its text anywhere */
             why = "a HEAD or pointer file of the machine's git over 65536 bytes (not handed: only a sealed copy is)";
         }
     }

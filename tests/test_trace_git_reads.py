@@ -442,3 +442,29 @@ def test_a_state_pointer_naming_the_future_is_a_finding(
         assert future[:40] in finding["change"] and "beyond the base" in finding["change"]
     # read by a git over no task objects: nothing to judge
     assert judge_git_reads([_exec(), read(f"{future}\n")], [future_task]) == []
+
+
+def test_a_state_pointer_naming_a_future_only_the_reflog_reaches_is_a_finding(
+    tmp_path: Path,
+) -> None:
+    """An image reset past the future (``git reset --hard HEAD~1``) leaves it in HEAD's reflog
+    and the task's own ``ORIG_HEAD`` only (recorded before the phase: ``state_ids``): a planted
+    ``MERGE_HEAD`` naming it is a finding; naming the base is none."""
+    work = make_repo(tmp_path / "rwork")
+    commit_file(work, "a.txt", "base\n", "base")
+    commit_file(work, "a.txt", "future\n", "future")
+    future = git(work, "rev-parse", "HEAD")
+    git(work, "reset", "-q", "--hard", "HEAD~1")
+    trace = tmp_path / "rraw.trace"
+    git_guard.before_phase([work], trace)
+    (repo,) = git_guard.task_repositories(trace)
+    assert repo["state_ids"] == [future]  # the image's ORIG_HEAD
+    wt = Path(repo["path"]) / "worktrees" / "w"
+    wt.mkdir(parents=True)
+    (wt / "MERGE_HEAD").write_text("x\n")
+    for tips in (repo, {**repo, "state_ids": []}):  # the reflog alone reaches it too
+        row = _read("head", wt / "MERGE_HEAD", content=f"{future}\n")
+        (finding,) = judge_git_reads(_over_objects(tips, row), [tips])
+        assert "MERGE_HEAD naming" in finding["change"]
+    row = _read("head", wt / "MERGE_HEAD", content=f"{repo['head_commit']}\n")
+    assert judge_git_reads(_over_objects(repo, row), [repo]) == []

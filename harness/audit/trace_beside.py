@@ -13,8 +13,9 @@ references by identity; these rules judge what else can show it another history:
 - ``GIT_COMMON_DIR`` in git's environment naming another folder than a task git directory (D);
 - a git state pointer (``ORIG_HEAD``, ``MERGE_HEAD``, ``FETCH_HEAD``, ... ``rebase-*/orig-head``:
   sealed copies whose text is in the row) naming a commit beyond the base — one the task's
-  references (locked during the phase) reach and its HEAD does not (J, L). A commit of the
-  phase's own (a merge, am or rebase of its own work) is none.
+  references and reflogs (locked during the phase) or its state pointers before the phase reach
+  and its HEAD does not (J, L). A commit of the phase's own (a merge, am or rebase of its own
+  work) is none.
 """
 
 from __future__ import annotations
@@ -193,8 +194,9 @@ def _state_findings(
 
 
 class _Future:
-    """Whether a commit is beyond a task repository's base: reached from one of its references
-    (locked during the phase: as they were before it) and not from what its HEAD names."""
+    """Whether a commit is beyond a task repository's base: reached from one of its references or
+    reflog entries (locked during the phase: as they were before it) or from what its state
+    pointers named before the phase (``state_ids``), and not from what its HEAD names."""
 
     def __init__(self, repo: dict[str, Any]) -> None:
         self.base = str(repo.get("head_commit") or "")
@@ -209,13 +211,33 @@ class _Future:
             self.repo = pygit2.Repository(
                 str(repo.get("path")), pygit2.enums.RepositoryOpenFlag.NO_SEARCH
             )
-            for ref in self.repo.references.objects:
+            for ref in [*self.repo.references.objects, self.repo.references.get("HEAD")]:
+                self.tips += self._tips(ref, pygit2)
+            for word in repo.get("state_ids") or ():
                 try:
-                    self.tips.append(ref.peel(pygit2.Commit).id)
-                except (pygit2.GitError, KeyError, ValueError, pygit2.InvalidSpecError):
+                    self.tips.append(pygit2.Oid(hex=str(word)))
+                except (ValueError, TypeError):
                     continue
         except Exception:  # noqa: BLE001 - an unreadable repository: judged closed below
             self.repo = None
+
+    @staticmethod
+    def _tips(ref: Any, pygit2: Any) -> list[Any]:
+        """What a reference names and every commit of its reflog (``logs/`` is locked: as
+        before the phase): an image's reset leaves the future in HEAD's reflog only."""
+        out: list[Any] = []
+        if ref is None:
+            return out
+        try:
+            out.append(ref.peel(pygit2.Commit).id)
+        except Exception:  # noqa: BLE001 - a reference naming no commit
+            pass
+        try:
+            for entry in ref.log():
+                out += [entry.oid_old, entry.oid_new]
+        except Exception:  # noqa: BLE001 - no reflog
+            pass
+        return [o for o in out if o and str(o).strip("0")]
 
     def ids(self, text: str) -> list[str]:
         """The commit ids a state pointer's text names (one a line; ``ref: NAME`` resolved)."""
