@@ -448,13 +448,22 @@ STOPPED = {
     "repr_of_repr": [f'python3 -c "{LOAD}print(repr(repr({LINES}[{QUOTED}])))"'],
     "repr_of_dumps": [f'python3 -c "{LOAD}print(repr(json.dumps({LINES}[{QUOTED}])))"'],
     "dumps_of_repr": [f'python3 -c "{LOAD}print(json.dumps(repr({LINES}[{QUOTED}])))"'],
+    "json_dump_stdout": [f"python3 -c \"import sys; {LOAD}json.dump(d['meta'], sys.stdout)\""],
+    "stdout_write": [f"python3 -c \"import sys; {LOAD}sys.stdout.write(str(d['elapsed']))\""],
+    "print_file_stdout": [f"python3 -c \"import sys; {LOAD}print(d['elapsed'], file=sys.stdout)\""],
+    "dev_stdout": [f"python3 -c \"{LOAD}print(d['elapsed'], file=open('/dev/stdout', 'w'))\""],
+    "env_python": ["env " + RUN],
+    "unquoted_dollar": ["P=1", RUN[:-1] + ' ; x = $P"'],
+    "here_string": [f"python3 - <<< \"{LOAD}print(d['elapsed'])\""],
 }
 
 
 @pytest.mark.parametrize("how", sorted(STOPPED))
 def test_stopped(till: dict[str, str | Path], tmp_path: Path, how: str) -> None:
     """A link to the hidden file made by the trajectory (the audit's checkout has none), a file
-    opened with a mode by name, a fix line escaped twice by ``repr``: flagged."""
+    opened with a mode by name, a fix line escaped twice by ``repr``, ``json.dump``/
+    ``sys.stdout``/``print(file=)``/``/dev/stdout``, ``env python3``, ``$P`` outside a comment
+    (``x = $P``: not Python to the evaluator), a here-string: flagged."""
     steps, _ = _session(till, tmp_path, STOPPED[how])
     _require(all("Traceback" not in (s.output or "") for s in steps), "the program failed")
     assert _flagged(till, steps, repo=True)
