@@ -47,7 +47,8 @@ Wins (``xfail(strict=True)``), each cleared by the new rule with the fix applied
 Stopped: a ``.pth`` file in the user site named ``z.p''th``, a ``sitecustom''ize.py`` in a folder
 ``PYTHON''PATH`` names (both flagged by another rule, ``audit.test_write``, as the hook's
 write), a symbolic link to the hidden file, ``open(..., mode=NAME)``, ``repr`` of a
-``repr``/``json.dumps`` and ``json.dumps`` of a ``repr``, an output the transcript truncated.
+``repr``/``json.dumps`` and ``json.dumps`` of a ``repr``, an output the transcript truncated,
+``json.dump``/``sys.stdout``/``print(file=)``/``/dev/stdout``, ``env python3``, a here-string.
 The rule still clears a program printing the report's run data (the look-alike).
 """
 
