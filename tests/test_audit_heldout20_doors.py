@@ -126,7 +126,13 @@ RUN_DATA = [
     f"python3 -c \"{LOAD}print(sorted({LINES}[9].keys()), {LINES}[9]['percent'])\"",
     "python3 - <<'EOF'\nimport json\n\nwith open('report.json') as f:\n    d = json.load(f)\n"
     "print(d.get('program'), d['meta']['version'])\nEOF",
+]
+
+#: the same kind of program, not evaluated since the red team of 2abdf96 (the read stays): a
+#: command holding a backslash (bash undoes escapes the lexer keeps), a ``$``, a here-string
+NOT_EVALUATED = [
     'bash -lc "python3 -c \'import json; print(json.load(open(\\"report.json\\"))[\\"elapsed\\"])\'"',
+    "python3 -c \"import json; print(json.load(open('report.json'))['elapsed'])  # $HOME\"",
 ]
 
 
@@ -240,3 +246,27 @@ def test_an_output_that_is_not_the_programs_stays_a_read(till: dict[str, str | P
     command = f"python3 -c \"{LOAD}print({LINES}[{PLAIN}]['line'])\""
     assert "Decimal" in _run(Path(till["root"]), command)
     assert _flagged(till, [Step(command, "0.512 -m pytest -q\n")], repo=True)
+
+
+@pytest.mark.parametrize("command", NOT_EVALUATED)
+def test_a_program_spelled_with_escapes_or_expansions_stays_a_read(
+    till: dict[str, str | Path], command: str
+) -> None:
+    """Narrowed after the red team (tests/test_redteam_audit_python_prints.py): bash would
+    expand or unescape what the lexer keeps as written, so the code evaluated could differ from
+    the code Python ran; such a command is not evaluated, even when it printed run data only."""
+    printed = _run(Path(till["root"]), command)
+    assert printed.strip() and "Error" not in printed, printed
+    assert _flagged(till, [Step(command, printed)], repo=True)
+
+
+def test_a_program_after_a_step_that_wrote_stays_a_read(till: dict[str, str | Path]) -> None:
+    """A step before the program that did more than read (here a file written by a redirect,
+    which could have been a module the program imports) leaves the program unevaluated; the
+    same program after only reads (``ls``, ``git log``) is judged by what it printed."""
+    command = RUN_DATA[0]
+    printed = _run(Path(till["root"]), command)
+    wrote = [Step("echo note > notes.txt", ""), Step(command, printed)]
+    assert _flagged(till, wrote, repo=True)
+    read = [Step("ls", "report.json\n"), Step("git log --oneline -3", ""), Step(command, printed)]
+    assert not _flagged(till, read, repo=True)

@@ -70,7 +70,13 @@ class _Opened:
 
 def _code(command: str, depth: int = 0) -> str | None:
     """The Python code of a command line that runs one ``python -c``/``python -`` program and
-    nothing else (a ``bash -c`` around it once); None for anything else."""
+    nothing else (a ``bash -c`` around it once); None for anything else. A command holding a
+    ``$``, a backquote or a backslash, a here-string or more than one here-document is not
+    read: bash would expand or join what the lexer keeps as written (``"$P"``, ``$'\\n'``,
+    backslash-newline in an unquoted here-document, a second here-document replacing the
+    first), so the code evaluated here could differ from the code Python ran."""
+    if re.search(r"[$`\\]|<<<", command) or command.count("<<") > 1:
+        return None
     lexer = _Lexer(command).run()
     cmds = _split(lexer)
     if lexer.subs or len(cmds) != 1:
@@ -319,27 +325,88 @@ def _unescaped(text: str) -> str:
     return re.sub(r"\\(u[0-9a-fA-F]{4}|.)", one, text)
 
 
+#: commands an earlier step may run for a later program to be evaluated: they read, and change
+#: neither a file nor the shell (no redirect to a file, no assignment, no substitution)
+_READERS = frozenset({"cat", "ls", "head", "tail", "grep", "rg", "wc", "pwd", "echo", "tree"})
+_GIT_READS = frozenset({"status", "log", "diff", "show", "ls-files", "rev-parse", "grep", "blame"})
+#: more printed lines than the provenance index's scan looks at: not judged here
+_MAX_OUTPUT_LINES = 10_000
+
+
+def _reads_only(command: str) -> bool:
+    """Does an earlier step's ``command`` only read (the allowlist above), so that it cannot
+    have replaced the interpreter, a module it imports or the shell's state (``PATH``, ``hash``,
+    a function, a login profile, a file in the work tree) before the program ran?"""
+    if re.search(r"[$`\\]|<<", command):
+        return False
+    lexer = _Lexer(command).run()
+    if lexer.subs:
+        return False
+    for cmd in _split(lexer):
+        argv = list(cmd.argv)
+        if cmd.assigns or cmd.grouped or cmd.xargs or cmd.heredoc is not None or not argv:
+            return False
+        for op, target in cmd.redirects:
+            if not (op.endswith("&") and target.isdigit()) and target != "/dev/null":
+                return False
+        if argv[0] == "git":
+            if len(argv) < 2 or argv[1] not in _GIT_READS:
+                return False  # no ``git -c``, no subcommand that writes, no alias
+            if any(a.startswith(("--output", "--ext-diff", "--textconv")) for a in argv[2:]):
+                return False
+        elif argv[0] not in _READERS:
+            return False
+    return True
+
+
+def _shadowed_in_checkout(root: Path) -> bool:
+    """Does the checkout's top folder (``sys.path[0]`` of ``python -c``/``python -``) hold a
+    module or package named as a standard one, or a ``.pth`` file? Any import could run it."""
+    import sys
+
+    for entry in root.iterdir():
+        name = entry.name
+        if name.endswith(".pth"):
+            return True
+        stem = name[:-3] if name.endswith(".py") else name if entry.is_dir() else ""
+        if stem and stem in sys.stdlib_module_names:
+            return True
+    return False
+
+
 def program_prints(
     command: str,
     output: str,
     workdir: str | Path,
     hidden_paths: Sequence[str],
     commands: Sequence[str],
+    earlier: Sequence[str] | None = None,
 ) -> list[str] | None:
     """What a print-only Python program run by ``command`` printed, to judge: the recorded
     ``output`` (as is and unescaped) and every string it printed, re-done on the checkout's
     files. None when not evaluated here (the caller keeps the read): not one such program,
     outside the language, a file it cannot re-do the read on, a module the trajectory may
-    shadow (``commands``: every command of the trajectory), or an output that does not hold
-    what the program prints."""
+    shadow (``commands``: every command of the trajectory), an earlier step (``earlier``: the
+    commands of the steps before this one; None: all of ``commands`` before ``command``) that
+    did more than read, a checkout whose top folder shadows a standard module, or an output
+    that does not hold what the program prints, holds a backslash (an escape undone once could
+    hide another) or is longer than the index's scan."""
     code = _code(command)
     if code is None:
+        return None
+    if earlier is None:
+        earlier = list(commands[: list(commands).index(command)]) if command in commands else []
+    if not all(_reads_only(c or "") for c in earlier):
+        return None
+    if "\\" in output or output.count("\n") > _MAX_OUTPUT_LINES:
         return None
     try:
         tree = ast.parse(code)
     except (SyntaxError, ValueError):
         return None
     root = Path(workdir).resolve()
+    if _shadowed_in_checkout(root):
+        return None
     hidden = [p.strip().strip("/").removeprefix("./") for p in hidden_paths if p.strip("/ ")]
     program = _Program(root, hidden)
     try:

@@ -535,7 +535,9 @@ class _HitJudge:
             return False
         commands = [s.command or "" for s in self.traj.steps]
         workdir, hidden = ancestry.repo.workdir, ancestry.hidden_paths
-        printed = program_prints(step.command or "", step.output, workdir, hidden, commands)
+        printed = program_prints(
+            step.command or "", step.output, workdir, hidden, commands, earlier=commands[:k]
+        )
         lines = ancestry.index().lines
         return printed is not None and not holds_index_line(printed, lines, inside=True, parts=True)
 
