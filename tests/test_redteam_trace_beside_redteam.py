@@ -34,6 +34,16 @@ Found (each wins at the first try with this tracer and with the one before; xfai
   --continue`` (argv: a session step): ``sequencer/todo`` is no state pointer (no ``gitread``
   row with either tracer, judged nowhere); the future's change is applied to the files, HEAD
   stays at the base. An old hole the change did not reach.
+- (G) a pseudo-reference of the worktree's folder named on the command line: git looks any
+  one-level upper-case name up as a file of the (worktree's) git directory. ``MY_HEAD`` (the
+  future) is no state pointer of the tracer's list (no row) and the argv judge finds no such
+  name in the task repository after the phase: ``git log -p -1 MY_HEAD`` prints the future
+  with no finding. ``git diff ORIG_HEAD`` with ORIG_HEAD the future's tree id also wins (the
+  argv judge leaves ORIG_HEAD to the state judgement, which takes a tree for no commit);
+  ``git diff AUTO_MERGE`` (the tree) is stopped by the argv judge.
+- (H) ``ORIG_HEAD`` = ``ref: MY_HEAD`` with MY_HEAD the future, then ``git am --abort`` (no
+  name on the command line): ``_Future._ref`` finds no ``MY_HEAD`` in the task repository and
+  leaves it to "its own read", which has no row.
 
 Stopped: (A) in lower case (the control: a finding with this tracer; with the tracer before it
 wins, as (J) did); (E) the worktree's own ``refs/bisect/bad`` hard-linked to the task's
@@ -146,6 +156,25 @@ done()
 def test_a_am_abort_to_an_upper_case_orig_head(tmp_path: Path, seccomp: None) -> None:
     """``git am --abort`` to ORIG_HEAD = FUTURE.upper(): the worktree holds the future."""
     proc, audit = _run(tmp_path, _AM_ABORT.format(orig="future.upper()"), _future)
+    lines = _ran(proc)
+    assert lines.get("abort") == "0", proc.stdout[-2000:]
+    _show(proc, audit)
+    _safe(proc, audit)
+
+
+@pytest.mark.heavy
+@pytest.mark.xfail(
+    strict=False,
+    reason="wins: ORIG_HEAD = 'ref: MY_HEAD'; _Future._ref finds no MY_HEAD in the task "
+    "repository (no finding: 'judged by its own read'), but MY_HEAD, a file of the worktree's "
+    "folder naming the future, is no state pointer of the tracer's list: no row, judged nowhere",
+)
+def test_h_am_abort_to_an_orig_head_naming_a_pseudo_ref(tmp_path: Path, seccomp: None) -> None:
+    """``git am --abort`` to ORIG_HEAD = ``ref: MY_HEAD``, MY_HEAD the future (no argv name)."""
+    script = _AM_ABORT.format(orig='"ref: MY_HEAD"').replace(
+        "abort = ", 'put(os.path.join(wt, "MY_HEAD"), future + "\\n")\nabort = ', 1
+    )
+    proc, audit = _run(tmp_path, script, _future)
     lines = _ran(proc)
     assert lines.get("abort") == "0", proc.stdout[-2000:]
     _show(proc, audit)
@@ -313,3 +342,59 @@ def test_f_rebase_continue_over_a_planted_todo(tmp_path: Path, seccomp: None) ->
     lines = _ran(proc)
     assert lines.get("continue") == "0", proc.stdout[-2000:]
     assert SECRET in proc.stdout and _flagged(audit), proc.stdout[-2000:]
+
+
+#: (G) a pseudo-reference of the worktree's folder named on git's command line: git looks a
+#: one-level upper-case name up as a file of the (worktree's) git directory; NAME holds TEXT
+_PSEUDO = (
+    _PRELUDE
+    + """\
+put(os.path.join(wt, "{name}"), {text} + "\\n")
+report(subprocess.run(["git", {cmd}], cwd="/tmp/w", capture_output=True, text=True))
+os.unlink(os.path.join(wt, "{name}"))
+done()
+"""
+)
+_TREE = 'open("tree.txt").read().strip()'
+
+
+@pytest.mark.heavy
+@pytest.mark.parametrize(
+    "name,text,cmd",
+    [
+        pytest.param(
+            "MY_HEAD",
+            "future",
+            '"log", "-p", "-1", "MY_HEAD"',
+            marks=pytest.mark.xfail(
+                strict=False,
+                reason="wins: MY_HEAD is no state pointer of the tracer's list (no gitread row), "
+                "and the argv judge finds no such name in the task repository after the phase "
+                "(no hit): git log -p -1 MY_HEAD prints the future",
+            ),
+            id="my-head",
+        ),
+        pytest.param(
+            "ORIG_HEAD",
+            _TREE,
+            '"diff", "ORIG_HEAD"',
+            marks=pytest.mark.xfail(
+                strict=False,
+                reason="wins: ORIG_HEAD = the future's tree id (not beyond: descendant_of raises); "
+                "git diff ORIG_HEAD is left to the state judgement by the argv judge",
+            ),
+            id="orig-head-tree",
+        ),
+        pytest.param("AUTO_MERGE", _TREE, '"diff", "AUTO_MERGE"', id="auto-merge-tree"),
+    ],
+)
+def test_g_pseudo_ref_on_the_command_line(
+    tmp_path: Path, seccomp: None, name: str, text: str, cmd: str
+) -> None:
+    """A name git looks up as a file of the worktree's folder, named on git's command line
+    (``auto-merge-tree`` is stopped: the argv judge flags ``git diff AUTO_MERGE``)."""
+    proc, audit = _run(tmp_path, _PSEUDO.format(name=name, text=text, cmd=cmd), _future_and_tree)
+    lines = _ran(proc)
+    assert lines["attack"].startswith("OK"), proc.stdout[-2000:]
+    _show(proc, audit)
+    _safe(proc, audit)
