@@ -50,7 +50,8 @@ wins, as (J) did); (E) the worktree's own ``refs/bisect/bad`` hard-linked to the
 ``refs/heads/future``: ``link`` fails with EXDEV (the task's ``refs/`` is a mount of its own),
 and ``git log --bisect`` is an argv finding anyway; (F) a planted ``rebase-merge/git-rebase-todo``
 (``pick <future>``, ``break``) and ``git rebase --continue``: the pick fast-forwards the worktree's
-HEAD to the future and git re-reads it (a sealed text naming the future: a finding).
+HEAD to the future and git re-reads it (a sealed text naming the future: a finding); (I) the
+future's id in upper case (full or abbreviated) on git's command line: an argv finding.
 """
 
 from __future__ import annotations
@@ -394,6 +395,29 @@ def test_g_pseudo_ref_on_the_command_line(
     """A name git looks up as a file of the worktree's folder, named on git's command line
     (``auto-merge-tree`` is stopped: the argv judge flags ``git diff AUTO_MERGE``)."""
     proc, audit = _run(tmp_path, _PSEUDO.format(name=name, text=text, cmd=cmd), _future_and_tree)
+    lines = _ran(proc)
+    assert lines["attack"].startswith("OK"), proc.stdout[-2000:]
+    _show(proc, audit)
+    _safe(proc, audit)
+
+
+#: (I) the future's id in upper case on git's command line (no state file at all)
+_ARGV_UPPER = (
+    _PRELUDE
+    + """\
+report(subprocess.run(["git", "log", "-p", "-1", {rev}], cwd="/tmp/w", capture_output=True,
+                      text=True))
+done()
+"""
+)
+
+
+@pytest.mark.heavy
+@pytest.mark.parametrize("rev", ["future.upper()", "future[:12].upper()"], ids=["full", "short"])
+def test_i_upper_case_id_on_the_command_line(tmp_path: Path, seccomp: None, rev: str) -> None:
+    """Stopped: ``git log -p -1 <FUTURE in upper case>`` (full or abbreviated) is an argv
+    finding (the argv judge resolves the name in the task repository: the future)."""
+    proc, audit = _run(tmp_path, _ARGV_UPPER.format(rev=rev), _future)
     lines = _ran(proc)
     assert lines["attack"].startswith("OK"), proc.stdout[-2000:]
     _show(proc, audit)
