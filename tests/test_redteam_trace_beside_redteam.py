@@ -51,7 +51,12 @@ wins, as (J) did); (E) the worktree's own ``refs/bisect/bad`` hard-linked to the
 and ``git log --bisect`` is an argv finding anyway; (F) a planted ``rebase-merge/git-rebase-todo``
 (``pick <future>``, ``break``) and ``git rebase --continue``: the pick fast-forwards the worktree's
 HEAD to the future and git re-reads it (a sealed text naming the future: a finding); (I) the
-future's id in upper case (full or abbreviated) on git's command line: an argv finding.
+future's id in upper case (full or abbreviated) on git's command line: an argv finding; (J)
+``GIT_COMMON_DIR`` naming a link of the work tree that points at ``/tmp/c`` while git runs and at
+the task's ``.git`` after: the ``GIT_COMMON_DIR`` rule resolves the link at the audit and is
+passed (a check after the use), but the graft file's row holds the path the tracer resolved
+while git read it, a graft of no task (a finding). The same link trick passes the ``commondir``
+rule; what git then takes from the folder is judged by its own rows (graft, references).
 """
 
 from __future__ import annotations
@@ -422,3 +427,70 @@ def test_i_upper_case_id_on_the_command_line(tmp_path: Path, seccomp: None, rev:
     assert lines["attack"].startswith("OK"), proc.stdout[-2000:]
     _show(proc, audit)
     _safe(proc, audit)
+
+
+#: (J) GIT_COMMON_DIR spelled as a link of the work tree that names /tmp/c while git runs (a
+#: graft file there, the task's store linked) and the task's own .git when the audit resolves it
+_COMMON_DIR_LINK = (
+    _PRELUDE
+    + """\
+c = "/tmp/c"
+os.makedirs(c + "/refs")
+os.makedirs(c + "/info")
+os.symlink(os.path.join(work, ".git", "objects"), c + "/objects")
+put(c + "/info/grafts", "%s %s\\n" % (base, future))
+os.symlink(c, "cd")
+env = dict(os.environ, GIT_DIR=os.path.join(work, ".git"), GIT_COMMON_DIR=os.path.join(work, "cd"))
+report(subprocess.run(["git", "log", "-p", "-2"], capture_output=True, text=True, env=env))
+os.unlink("cd")
+os.symlink(os.path.join(work, ".git"), "cd")
+done()
+"""
+)
+
+
+@pytest.mark.heavy
+def test_j_common_dir_named_through_a_link_switched_after(tmp_path: Path, seccomp: None) -> None:
+    """Stopped, not by the ``GIT_COMMON_DIR`` rule: it resolves the link at the audit (a check
+    after the use: the link then names the task's ``.git``), but the graft file's row holds the
+    path the tracer resolved while git ran (``/tmp/c/info/grafts``), a graft of no task."""
+    proc, audit = _run(tmp_path, _COMMON_DIR_LINK, _future)
+    lines = _ran(proc)
+    assert lines["attack"].startswith("OK"), proc.stdout[-2000:]
+    assert _flagged(audit), proc.stdout[-2000:]
+    hits = [h for v in audit.verdicts for h in v.hits if h.severity == "high"]
+    assert any("graft file" in h.command for h in hits), hits
+    assert not any("GIT_COMMON_DIR" in h.command for h in hits), hits
+
+
+#: (J, commondir) the worktree's own commondir naming the same link (``<work>/cd``: /tmp/c while
+#: git runs, the task's .git after), a graft file in /tmp/c
+_COMMONDIR_LINK = (
+    _PRELUDE
+    + """\
+c = "/tmp/c"
+for sub in ("refs/heads", "info"):
+    os.makedirs(os.path.join(c, sub))
+os.symlink(os.path.join(work, ".git", "objects"), c + "/objects")
+put(c + "/info/grafts", "%s %s\\n" % (base, future))
+os.symlink(c, "cd")
+put(os.path.join(wt, "commondir"), os.path.join(work, "cd") + "\\n")
+report(subprocess.run(["git", "log", "-p", "-2"], cwd="/tmp/w", capture_output=True, text=True))
+put(os.path.join(wt, "commondir"), "../..\\n")
+os.unlink("cd")
+os.symlink(os.path.join(work, ".git"), "cd")
+done()
+"""
+)
+
+
+@pytest.mark.heavy
+def test_j_commondir_naming_a_link_switched_after(tmp_path: Path, seccomp: None) -> None:
+    """Stopped, not by the ``commondir`` rule (it resolves the link at the audit), but by the
+    graft file's row (the path the tracer resolved while git read it)."""
+    proc, audit = _run(tmp_path, _COMMONDIR_LINK, _future)
+    lines = _ran(proc)
+    assert lines["attack"].startswith("OK"), proc.stdout[-2000:]
+    hits = [h for v in audit.verdicts for h in v.hits if h.severity == "high"]
+    assert any("graft file" in h.command for h in hits), hits
+    assert not any("commondir naming" in h.command for h in hits), hits
