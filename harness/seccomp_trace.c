@@ -1892,7 +1892,8 @@ static const char *GIT_STATE_FILES[] = {"ORIG_HEAD", "MERGE_HEAD", "FETCH_HEAD",
                                         "REVERT_HEAD", "REBASE_HEAD", "AUTO_MERGE", "BISECT_HEAD"};
 
 /* Which part of a repository's layout PATH (as git wrote it) is: 'h' a HEAD file or a state
- * pointer (GIT_STATE_FILES, rebase-merge/orig-head, rebase-apply/orig-head), 'r' a reference
+ * pointer (GIT_STATE_FILES, rebase-merge/orig-head, rebase-apply/orig-head; in a git directory
+ * any pseudo-reference and any file of a sequencer, rebase or am session), 'r' a reference
  * (refs/, packed-refs, reftable/), 'o' something of an object store (*dir_len: the length of the
  * store's folder in PATH), 'c' a commondir or info/grafts, 0 none. */
 static int git_layout(const char *p, size_t n, size_t *dir_len) {
@@ -1904,6 +1905,21 @@ static int git_layout(const char *p, size_t n, size_t *dir_len) {
     if (!strcmp(base, "orig-head") && base - p >= 13 &&
         (!strncmp(base - 13, "rebase-merge/", 13) || !strncmp(base - 13, "rebase-apply/", 13)))
         return 'h';
+    /* in a git directory (a path through ".git/" or a worktree's folder, or relative "./"): any
+     * pseudo-reference (a one-level name of capitals and '_': git resolves "MY_HEAD" as a file
+     * there), and every file of a rebase, am or cherry-pick/revert session (the todo lists name
+     * the commits git will apply with no revision on its command line): HEAD-like, sealed and
+     * their text in the row (red team of b44d85d: C, G, H) */
+    int in_gitdir = strstr(p, ".git/") || strstr(p, "/worktrees/") || !strncmp(p, "worktrees/", 10) ||
+                    !strncmp(p, "./", 2);
+    if (in_gitdir) {
+        int pseudo = base[0] >= 'A' && base[0] <= 'Z';
+        for (const char *c = base; *c && pseudo; c++) pseudo = (*c >= 'A' && *c <= 'Z') || *c == '_';
+        if (pseudo) return 'h';
+        if (strstr(p, "/sequencer/") || strstr(p, "/rebase-merge/") || strstr(p, "/rebase-apply/") ||
+            !strncmp(p, "sequencer/", 10) || !strncmp(p, "rebase-merge/", 13) || !strncmp(p, "rebase-apply/", 13))
+            return 'h';
+    }
     /* what points git elsewhere: a commondir (another git directory's references and objects),
      * a graft file (commits given other parents) */
     if (!strcmp(base, "commondir") || (n >= 11 && !strcmp(p + n - 11, "info/grafts"))) return 'c';

@@ -16,7 +16,10 @@ git shows the future with no finding. Every test first asserts that its attack r
 with the one before: ``git show 86148ea~2:harness/seccomp_trace.c``, compiled; the judgement is
 Python and is the new one either way, so "before" compares only the tracer part).
 
-Found (each wins at the first try with this tracer and with the one before; xfail non-strict):
+Found (each won at the first try with the tracer of 86148ea and with the one before); closed since
+(the tracer seals and rows every pseudo-reference and session file of a git directory; the
+judge reads ids in either case, abbreviations in session files, and trees, blobs and tags of
+the future), so each is a plain test now:
 
 - (A) ``git am --abort`` over an am session planted in a linked worktree's folder whose
   ``ORIG_HEAD`` holds the future's id in UPPER case: git's ``get_oid_hex`` takes A-F, the
@@ -154,11 +157,6 @@ done()
 
 
 @pytest.mark.heavy
-@pytest.mark.xfail(
-    strict=False,
-    reason="wins: ORIG_HEAD holding the future's id in upper case; git's get_oid_hex takes A-F, "
-    "trace_beside._ID matches only [0-9a-f] (no id, no finding); git am --abort checks it out",
-)
 def test_a_am_abort_to_an_upper_case_orig_head(tmp_path: Path, seccomp: None) -> None:
     """``git am --abort`` to ORIG_HEAD = FUTURE.upper(): the worktree holds the future."""
     proc, audit = _run(tmp_path, _AM_ABORT.format(orig="future.upper()"), _future)
@@ -169,12 +167,6 @@ def test_a_am_abort_to_an_upper_case_orig_head(tmp_path: Path, seccomp: None) ->
 
 
 @pytest.mark.heavy
-@pytest.mark.xfail(
-    strict=False,
-    reason="wins: ORIG_HEAD = 'ref: MY_HEAD'; _Future._ref finds no MY_HEAD in the task "
-    "repository (no finding: 'judged by its own read'), but MY_HEAD, a file of the worktree's "
-    "folder naming the future, is no state pointer of the tracer's list: no row, judged nowhere",
-)
 def test_h_am_abort_to_an_orig_head_naming_a_pseudo_ref(tmp_path: Path, seccomp: None) -> None:
     """``git am --abort`` to ORIG_HEAD = ``ref: MY_HEAD``, MY_HEAD the future (no argv name)."""
     script = _AM_ABORT.format(orig='"ref: MY_HEAD"').replace(
@@ -197,12 +189,6 @@ def test_a_control_lower_case_orig_head(tmp_path: Path, seccomp: None) -> None:
 
 
 @pytest.mark.heavy
-@pytest.mark.xfail(
-    strict=False,
-    reason="wins: ORIG_HEAD holding the future's TREE id: _Future.beyond asks descendant_of, "
-    "which raises for a tree (caught: False); am --abort's clean_index checks the tree out "
-    "(parse_tree_indirect) before update_ref refuses a non-commit HEAD (HEAD unchanged)",
-)
 def test_d_am_abort_to_a_tree_id(tmp_path: Path, seccomp: None) -> None:
     """``git am --abort`` to ORIG_HEAD = the future's tree id (given from outside, as the
     commit is): the files are checked out, then git dies on the HEAD update."""
@@ -236,10 +222,6 @@ done()
 
 
 @pytest.mark.heavy
-@pytest.mark.xfail(
-    strict=False,
-    reason="wins: MERGE_HEAD holding the future's id in upper case (trace_beside._ID: a-f only)",
-)
 def test_b_log_merge_over_an_upper_case_merge_head(tmp_path: Path, seccomp: None) -> None:
     """``git log --merge -p`` over MERGE_HEAD = FUTURE.upper() prints the future's diff."""
     proc, audit = _run(tmp_path, _LOG_MERGE, _future)
@@ -272,11 +254,6 @@ done()
 
 
 @pytest.mark.heavy
-@pytest.mark.xfail(
-    strict=False,
-    reason="wins: sequencer/todo is no state pointer (no gitread row, judged nowhere); "
-    "cherry-pick --continue names nothing on argv and applies 'pick <future>' (no-commit)",
-)
 def test_c_cherry_pick_continue_over_a_planted_todo(tmp_path: Path, seccomp: None) -> None:
     """``git cherry-pick --continue`` over a planted ``sequencer/todo``: the future's change."""
     proc, audit = _run(tmp_path, _SEQUENCER, _future)
@@ -372,23 +349,12 @@ _TREE = 'open("tree.txt").read().strip()'
             "MY_HEAD",
             "future",
             '"log", "-p", "-1", "MY_HEAD"',
-            marks=pytest.mark.xfail(
-                strict=False,
-                reason="wins: MY_HEAD is no state pointer of the tracer's list (no gitread row), "
-                "and the argv judge finds no such name in the task repository after the phase "
-                "(no hit): git log -p -1 MY_HEAD prints the future",
-            ),
             id="my-head",
         ),
         pytest.param(
             "ORIG_HEAD",
             _TREE,
             '"diff", "ORIG_HEAD"',
-            marks=pytest.mark.xfail(
-                strict=False,
-                reason="wins: ORIG_HEAD = the future's tree id (not beyond: descendant_of raises); "
-                "git diff ORIG_HEAD is left to the state judgement by the argv judge",
-            ),
             id="orig-head-tree",
         ),
         pytest.param("AUTO_MERGE", _TREE, '"diff", "AUTO_MERGE"', id="auto-merge-tree"),

@@ -468,3 +468,43 @@ def test_a_state_pointer_naming_a_future_only_the_reflog_reaches_is_a_finding(
         assert "MERGE_HEAD naming" in finding["change"]
     row = _read("head", wt / "MERGE_HEAD", content=f"{repo['head_commit']}\n")
     assert judge_git_reads(_over_objects(repo, row), [repo]) == []
+
+
+def test_state_texts_git_parses_otherwise_are_judged_as_git_reads_them(
+    future_task: dict[str, Any],
+) -> None:
+    """(red team of b44d85d) an id in capitals (git's hex parser takes A-F), the future's tree or
+    tag (``am --abort`` checks a tree out), any pseudo-reference of a git directory (``MY_HEAD``)
+    and a session's todo list naming the future by an abbreviation are findings; the base, its
+    tree and an abbreviation of the base are none."""
+    gd = Path(future_task["path"])
+    wt = gd / "worktrees" / "w"
+    work = gd.parent
+    git(work, "tag", "-a", "-m", "t", "ftag", "future")
+    base, future = future_task["head_commit"], future_task["future"]
+    tree = git(work, "rev-parse", "future^{tree}")
+    base_tree = git(work, "rev-parse", f"{base}^{{tree}}")
+    tag = git(work, "rev-parse", "ftag")
+
+    def judged(name: str, text: str) -> list[dict[str, Any]]:
+        (wt / name).parent.mkdir(parents=True, exist_ok=True)
+        (wt / name).write_text(text)
+        row = _read("head", wt / name, content=text)
+        return judge_git_reads(_over_objects(future_task, row), [future_task])
+
+    for name, text in (
+        ("ORIG_HEAD", f"{future.upper()}\n"),
+        ("ORIG_HEAD", f"{tree}\n"),
+        ("ORIG_HEAD", f"{tag}\n"),
+        ("MY_HEAD", f"{future}\n"),
+        ("sequencer/todo", f"pick {base[:7]} base\npick {future[:5]} future\n"),
+        ("rebase-merge/git-rebase-todo", f"pick {future[:9]} future\n"),
+    ):
+        assert len(judged(name, text)) == 1, (name, text)
+    for name, text in (
+        ("ORIG_HEAD", f"{base.upper()}\n"),
+        ("ORIG_HEAD", f"{base_tree}\n"),
+        ("MY_HEAD", f"{base}\n"),
+        ("sequencer/todo", f"pick {base[:7]} base\n# a comment naming nothing\n"),
+    ):
+        assert judged(name, text) == [], (name, text)

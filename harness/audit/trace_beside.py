@@ -45,7 +45,18 @@ STATE_FILES = frozenset(
 )
 #: a rebase session's own pointer to the branch it started from (``rebase --abort`` resets to it)
 _STATE_TAILS = ("rebase-merge/orig-head", "rebase-apply/orig-head")
-_ID = re.compile(r"^([0-9a-f]{40}|[0-9a-f]{64})(?![0-9a-f])")
+#: a session's folders: every file in them is read by git to act on commits it names (a todo list:
+#: ``pick <id>``, ``rebase --continue``, ``cherry-pick --continue``)
+_SESSION_DIRS = frozenset({"sequencer", "rebase-merge", "rebase-apply"})
+#: git's pseudo-reference syntax: a one-level name of capitals and ``_`` (``MY_HEAD``) is a file
+#: of the git directory git resolves as a revision
+_PSEUDO = re.compile(r"[A-Z][A-Z_]*")
+#: a full id at a line's start, in either case (git's hex parser takes A-F too)
+_ID = re.compile(r"^([0-9a-fA-F]{40}|[0-9a-fA-F]{64})(?![0-9a-fA-F])")
+#: an id or an abbreviation anywhere in a session file's line (git takes 4 hex digits or more)
+_WORD = re.compile(r"(?<![0-9A-Za-z])([0-9a-fA-F]{4,64})(?![0-9A-Za-z])")
+#: objects walked to tell a tree or blob of the future from the base's (past it: fails closed)
+_WALK_LIMIT = 200_000
 
 
 def is_state_read(row: dict[str, Any]) -> bool:
@@ -54,9 +65,15 @@ def is_state_read(row: dict[str, Any]) -> bool:
     if row.get("what") != "head":
         return False
     path = posixpath.normpath(str(row.get("path") or ""))
-    if posixpath.basename(path) in STATE_FILES:
+    name = posixpath.basename(path)
+    if name in STATE_FILES or (name != "HEAD" and _PSEUDO.fullmatch(name)):
         return True
-    return any(path == t or path.endswith("/" + t) for t in _STATE_TAILS)
+    return _in_session(path) or any(path == t or path.endswith("/" + t) for t in _STATE_TAILS)
+
+
+def _in_session(path: str) -> bool:
+    """Is ``path`` a file of a sequencer, rebase or am session's folder?"""
+    return bool(_SESSION_DIRS & set(posixpath.dirname(path).split("/")))
 
 
 def _finding(path: str, change: str) -> dict[str, Any]:
@@ -180,14 +197,16 @@ def _state_findings(
         text = str(r.get("content", ""))
         if judge is None:
             judge = _Future(repo)
-        beyond = [i for i in judge.ids(text) if judge.beyond(i)]
+        session = _in_session(posixpath.normpath(str(r.get("path") or "")))
+        beyond = [i for i in judge.ids(text, anywhere=session) if judge.beyond(i)]
         if beyond:
             name = posixpath.normpath(str(r.get("path") or ""))
             out.append(
                 _finding(
                     str(r.get("resolved") or name),
-                    f"{here} and {posixpath.basename(name)} naming {beyond[0][:40]}, a commit "
-                    "beyond the base (the task's references reach it, its HEAD does not)",
+                    f"{here} and {posixpath.basename(name)} naming {beyond[0][:40]}, beyond "
+                    "the base (a commit the task's references reach and its HEAD does not, or a "
+                    "tree, blob or tag only such a commit holds)",
                 )
             )
     return out
@@ -202,6 +221,8 @@ class _Future:
         self.base = str(repo.get("head_commit") or "")
         self.repo: Any = None
         self.tips: list[Any] = []
+        self._future_objects: set[str] | None = None
+        self._walk_failed = False
         try:
             import pygit2
 
@@ -239,8 +260,10 @@ class _Future:
             pass
         return [o for o in out if o and str(o).strip("0")]
 
-    def ids(self, text: str) -> list[str]:
-        """The commit ids a state pointer's text names (one a line; ``ref: NAME`` resolved)."""
+    def ids(self, text: str, *, anywhere: bool = False) -> list[str]:
+        """The object ids a state pointer's text names (a full id at a line's start, either case;
+        ``ref: NAME`` resolved); ``anywhere`` (a session's file: a todo list), every id or
+        abbreviation of 4 hex digits or more in a line, resolved in the task's store."""
         out = []
         for line in text.splitlines():
             line = line.strip()
@@ -249,10 +272,26 @@ class _Future:
                 if target:
                     out.append(target)
                 continue
+            if anywhere:
+                out += [i for w in _WORD.findall(line) if (i := self._full(w.lower()))]
+                continue
             m = _ID.match(line)
             if m:
-                out.append(m.group(1))
+                out.append(m.group(1).lower())
         return out
+
+    def _full(self, word: str) -> str | None:
+        """The full id of the one object ``word`` abbreviates in the task's store (None: none,
+        or ambiguous)."""
+        if len(word) in (40, 64):
+            return word
+        if self.repo is None:
+            return None
+        try:
+            obj = self.repo.git_object_lookup_prefix(word)
+        except Exception:  # noqa: BLE001 - ambiguous or malformed: names nothing for sure
+            return None
+        return str(obj.id) if obj is not None else None
 
     def _ref(self, name: str) -> str | None:
         if self.repo is None:
@@ -274,8 +313,66 @@ class _Future:
             import pygit2
 
             oid = pygit2.Oid(hex=commit)
+            obj = self.repo.get(oid)
+            if obj is None:
+                return False  # not in the store: names no task object
+            if obj.type == pygit2.enums.ObjectType.TAG:
+                oid = obj.peel(pygit2.Commit).id  # a tag of the future is the future
+            elif obj.type != pygit2.enums.ObjectType.COMMIT:
+                return self._future_only(str(oid))  # a tree or blob git can check out
             if self.base and self.repo.descendant_of(pygit2.Oid(hex=self.base), oid):
                 return False
             return any(t == oid or self.repo.descendant_of(t, oid) for t in self.tips)
-        except Exception:  # noqa: BLE001 - an id not in the store: no task commit
-            return False
+        except Exception:  # noqa: BLE001 - unreadable: fails closed
+            return True
+
+    def _future_only(self, oid: str) -> bool:
+        """Is tree or blob ``oid`` held by a commit beyond the base (reached by the tips, not by
+        the base) and by no commit of the base's history? Past :data:`_WALK_LIMIT` objects, or an
+        unreadable store: yes (fails closed)."""
+        if self._future_objects is None:
+            try:
+                self._future_objects = self._objects(self.tips, hide=self.base) - self._objects(
+                    [self.base] if self.base else [], hide=""
+                )
+            except _TooMany:
+                self._future_objects = set()
+                self._walk_failed = True
+        return self._walk_failed or oid in self._future_objects
+
+    def _objects(self, tips: Sequence[Any], hide: str) -> set[str]:
+        """Every tree and blob of the commits ``tips`` reach (``hide``'s history left out)."""
+        import pygit2
+
+        seen: set[str] = set()
+        walker = None
+        for tip in tips:
+            try:
+                if walker is None:
+                    walker = self.repo.walk(pygit2.Oid(hex=str(tip)), pygit2.enums.SortMode.NONE)
+                else:
+                    walker.push(pygit2.Oid(hex=str(tip)))
+            except Exception:  # noqa: BLE001 - a tip that is no commit
+                continue
+        if walker is None:
+            return seen
+        if hide:
+            walker.hide(pygit2.Oid(hex=hide))
+        stack = [c.tree for c in walker]
+        while stack:
+            tree = stack.pop()
+            if str(tree.id) in seen:
+                continue
+            seen.add(str(tree.id))
+            if len(seen) > _WALK_LIMIT:
+                raise _TooMany
+            for entry in tree:
+                if entry.type_str == "tree":
+                    stack.append(self.repo[entry.id])
+                elif entry.type_str == "blob":
+                    seen.add(str(entry.id))
+        return seen
+
+
+class _TooMany(Exception):
+    """More objects than :data:`_WALK_LIMIT`: the walk stops and the judgement fails closed."""
