@@ -1,0 +1,139 @@
+"""Red-team attacks on 66d31ff (issue 29): the tracer's ``git_layout`` seals and rows, in a git
+directory, every pseudo-reference (a one-level name of capitals and ``_``) and every file of a
+``sequencer/``, ``rebase-merge/`` or ``rebase-apply/`` session; the judge reads ids in either
+case, ids and abbreviations (4+ hex digits) anywhere in a session file, and trees, blobs and tags
+held only by future commits as beyond the base.
+
+Each attack is a candidate's train code in the real sandbox under the compiled tracer, over a
+task repository whose ``future`` branch holds ``FUTURE_SECRET_42`` (helpers and fixtures of
+``tests/test_redteam_trace_beside_redteam.py``). The goal: the machine's git shows or applies
+the future with no finding. Every test first asserts that its attack ran.
+
+Found (xfail, each at the first try; the mechanism in each reason):
+
+- (K) ``git log -p -1 my_head`` (also ``My_Head``, ``MY_HEAD1``) with the file in the task's
+  ``.git/`` (the common dir: git looks a name not of pseudo-reference syntax up there, not in
+  the worktree's folder): no ``gitread`` row (the rule wants ``[A-Z_]+``), no argv finding.
+- (L) ``sequencer/todo`` = ``pick future`` (or ``pick refs/heads/future``): the file is rowed
+  and its text judged, but only hex words are read; ``git cherry-pick --continue`` applies the
+  future's change.
+
+Stopped (plain tests): (M) ``GIT_DIR=.`` with the current folder the worktree's folder: git
+opens ``./MY_HEAD`` (classified by the ``./`` rule).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from test_redteam_gym_trace import SECRET, _flagged, _safe
+from test_redteam_trace_beside_redteam import _PRELUDE, _ran, _show
+from test_redteam_trace_beside_redteam import _tracer_binary as _tracer_binary  # noqa: F401
+from test_redteam_trace_deputy import _run
+from test_redteam_trace_deputy import seccomp as seccomp  # noqa: F401 - the fixture
+from test_redteam_trace_pin_git_redteam import _future
+
+#: (K) a pseudo-reference of the worktree's folder NOT all capitals, named on git's command
+#: line: the machine's git (2.39) resolves any one-level name as a file of the git directory
+_NAME = (
+    _PRELUDE
+    + """\
+common = os.path.join(work, ".git", "{name}")
+try:
+    put(common, future + "\\n")
+    print("common", "ok")
+except OSError as e:
+    print("common", "refused", e.errno)
+report(subprocess.run(["git", "log", "-p", "-1", "{name}"], cwd="/tmp/w", capture_output=True,
+                      text=True))
+if os.path.exists(common):
+    os.unlink(common)
+done()
+"""
+)
+
+
+_K_REASON = (
+    "git 2.39 resolves any one-level name (dwim rule '%.*s') as a file of the git directory; a "
+    "name not of pseudo-reference syntax (lower or mixed case, a digit) is looked up in the "
+    "COMMON dir, the task's own .git/ (writable by the phase); the tracer's git_layout seals and "
+    "rows only a basename of [A-Z_]+, so git's read of .git/my_head has no gitread row, and the "
+    "argv judge resolves the name in the task repository after the phase (file removed): none"
+)
+
+
+@pytest.mark.heavy
+@pytest.mark.xfail(strict=False, reason=_K_REASON)
+@pytest.mark.parametrize("name", ["my_head", "My_Head", "MY_HEAD1"])
+def test_k_pseudo_ref_not_all_capitals(tmp_path: Path, seccomp: None, name: str) -> None:
+    """``git log -p -1 <name>`` with ``<name>`` a file of the worktree's folder naming the future."""
+    proc, audit = _run(tmp_path, _NAME.format(name=name), _future)
+    lines = _ran(proc)
+    assert lines["attack"].startswith("OK"), proc.stdout[-2000:]
+    _show(proc, audit)
+    _safe(proc, audit)
+
+
+#: (L) a cherry-pick session planted in the worktree's folder whose todo names the future by a
+#: REFERENCE name (no hex word for the judge), then ``git cherry-pick --continue``
+_SEQ_NAME = (
+    _PRELUDE
+    + """\
+seq = os.path.join(wt, "sequencer")
+os.mkdir(seq)
+put(os.path.join(seq, "todo"), "pick %s x\\npick {rev} y\\n" % base)
+put(os.path.join(seq, "head"), base + "\\n")
+put(os.path.join(seq, "abort-safety"), base + "\\n")
+put(os.path.join(seq, "opts"), "[options]\\n\\tno-commit = true\\n")
+cont = subprocess.run(["git", "cherry-pick", "--continue"], cwd="/tmp/w", env=who,
+                      capture_output=True, text=True)
+print("continue", cont.returncode, cont.stderr.replace("\\n", " ")[:300])
+report(subprocess.run(["cat", "/tmp/w/a.txt"], capture_output=True, text=True))
+done()
+"""
+)
+
+
+@pytest.mark.heavy
+@pytest.mark.xfail(
+    strict=False,
+    reason="sequencer/todo is sealed and rowed now, but the judge reads only hex words in it "
+    "(ids and 4+ digit abbreviations); git's todo parser resolves each pick's word with "
+    "get_oid, so a reference name (future, refs/heads/future) names the future: cherry-pick "
+    "--continue applies its change (no-commit: HEAD stays at the base), no finding",
+)
+@pytest.mark.parametrize("rev", ["future", "refs/heads/future"])
+def test_l_cherry_pick_todo_naming_a_reference(tmp_path: Path, seccomp: None, rev: str) -> None:
+    """``git cherry-pick --continue`` over ``sequencer/todo`` = ``pick <ref name of the future>``."""
+    proc, audit = _run(tmp_path, _SEQ_NAME.format(rev=rev), _future)
+    lines = _ran(proc)
+    assert lines.get("continue", "").startswith("0"), proc.stdout[-2000:]
+    _show(proc, audit)
+    _safe(proc, audit)
+
+
+#: (M) git run with its current folder inside the worktree's folder and GIT_DIR=. (the
+#: residual "a bare name"): ``git log -p -1 MY_HEAD``
+_IN_GITDIR = (
+    _PRELUDE
+    + """\
+put(os.path.join(wt, "MY_HEAD"), future + "\\n")
+env = dict(os.environ, GIT_DIR=".")
+report(subprocess.run(["git", "log", "-p", "-1", "MY_HEAD", "--"], cwd=wt, env=env,
+                      capture_output=True, text=True))
+os.unlink(os.path.join(wt, "MY_HEAD"))
+done()
+"""
+)
+
+
+@pytest.mark.heavy
+def test_m_git_dir_dot_inside_the_worktree_folder(tmp_path: Path, seccomp: None) -> None:
+    """Stopped: ``GIT_DIR=. git log -p -1 MY_HEAD --`` with the current folder the worktree's
+    folder shows the future, but git opens ``./MY_HEAD`` (a path starting ``./``: sealed, rowed,
+    its text judged): a finding."""
+    proc, audit = _run(tmp_path, _IN_GITDIR, _future)
+    lines = _ran(proc)
+    assert lines["attack"].startswith("OK"), proc.stdout[-2000:]
+    assert SECRET in proc.stdout and _flagged(audit), proc.stdout[-2000:]
