@@ -16,10 +16,16 @@ Found (xfail, each at the first try; the mechanism in each reason):
   the worktree's folder): no ``gitread`` row (the rule wants ``[A-Z_]+``), no argv finding.
 - (L) ``sequencer/todo`` = ``pick future`` (or ``pick refs/heads/future``): the file is rowed
   and its text judged, but only hex words are read; ``git cherry-pick --continue`` applies the
-  future's change.
+  future's change. (P, message-search) the same with ``pick :/the fix`` (a message search).
+- (N) ``ORIG_HEAD`` = ``ref: my_head`` (``.git/my_head`` the future) and ``git am --abort``:
+  the judge resolves ``my_head`` in the task repository after the phase (gone) and leaves it to
+  a read that has no row.
 
 Stopped (plain tests): (M) ``GIT_DIR=.`` with the current folder the worktree's folder: git
-opens ``./MY_HEAD`` (classified by the ``./`` rule).
+opens ``./MY_HEAD`` (classified by the ``./`` rule); (P) todo words ``<abbrev>^{commit}`` and
+``<ABBREV>~0``: read by the judge's ``_WORD`` (a finding); (R) a planted worktree reflog and
+``git log -p -1 HEAD@{1}``/``@{1}``: git takes the old id of the newer entry (a line's start:
+an id elsewhere on the line is not used), and the argv judge flags the reflog revision.
 """
 
 from __future__ import annotations
@@ -134,6 +140,108 @@ def test_m_git_dir_dot_inside_the_worktree_folder(tmp_path: Path, seccomp: None)
     folder shows the future, but git opens ``./MY_HEAD`` (a path starting ``./``: sealed, rowed,
     its text judged): a finding."""
     proc, audit = _run(tmp_path, _IN_GITDIR, _future)
+    lines = _ran(proc)
+    assert lines["attack"].startswith("OK"), proc.stdout[-2000:]
+    assert SECRET in proc.stdout and _flagged(audit), proc.stdout[-2000:]
+
+
+#: (N) ``ORIG_HEAD`` = ``ref: <name>`` with the name's file in the task's ``.git/`` (the common
+#: dir) naming the future, then ``git am --abort`` (no name on the command line)
+_AM_ABORT_REF = (
+    _PRELUDE
+    + """\
+put(os.path.join(work, ".git", "{name}"), future + "\\n")
+os.mkdir(os.path.join(wt, "rebase-apply"))
+for name, text in (("next", "1\\n"), ("last", "1\\n"), ("abort-safety", base + "\\n")):
+    put(os.path.join(wt, "rebase-apply", name), text)
+put(os.path.join(wt, "ORIG_HEAD"), "ref: {name}\\n")
+abort = subprocess.run(["git", "am", "--abort"], cwd="/tmp/w", env=who, capture_output=True)
+print("abort", abort.returncode, abort.stderr.decode().replace("\\n", " ")[:300])
+report(subprocess.run(["cat", "/tmp/w/a.txt"], capture_output=True, text=True))
+os.unlink(os.path.join(work, ".git", "{name}"))
+done()
+"""
+)
+
+
+@pytest.mark.heavy
+@pytest.mark.xfail(
+    strict=False,
+    reason="ORIG_HEAD is rowed, but its text 'ref: my_head' is left by _Future._ref (which "
+    "finds no my_head in the task repository after the phase: the file is removed) to the "
+    "read of .git/my_head, which has no row (not a [A-Z_]+ name); am --abort checks the "
+    "future out (as H of the earlier red team, with a lower-case name)",
+)
+@pytest.mark.parametrize("name", ["my_head"])
+def test_n_am_abort_to_an_orig_head_naming_a_lower_case_name(
+    tmp_path: Path, seccomp: None, name: str
+) -> None:
+    """``git am --abort`` to ORIG_HEAD = ``ref: my_head``, ``.git/my_head`` the future."""
+    proc, audit = _run(tmp_path, _AM_ABORT_REF.format(name=name), _future)
+    lines = _ran(proc)
+    assert lines.get("abort", "").startswith("0"), proc.stdout[-2000:]
+    _show(proc, audit)
+    _safe(proc, audit)
+
+
+#: (P) a cherry-pick todo naming the future by an expression: TODO is a Python expression
+_SEQ_EXPR = _SEQ_NAME.replace('"pick %s x\\npick {rev} y\\n" % base', "{todo}")
+
+
+@pytest.mark.heavy
+@pytest.mark.parametrize(
+    "todo",
+    [
+        '"pick %s x\\npick %s^{commit} y\\n" % (base, future[:7])',
+        '"pick %s x\\npick %s~0 y\\n" % (base, future[:7].upper())',
+        pytest.param(
+            '"pick %s x\\npick :/the fix y\\n" % base',
+            marks=pytest.mark.xfail(
+                strict=False,
+                reason="the todo's word ':/the fix' (a search of commit messages from every "
+                "reference, the future's included) holds no hex word for the judge; git's todo "
+                "parser resolves it with get_oid: cherry-pick --continue applies the future",
+            ),
+        ),
+    ],
+    ids=["abbrev-peel", "upper-abbrev-tilde", "message-search"],
+)
+def test_p_cherry_pick_todo_expressions(tmp_path: Path, seccomp: None, todo: str) -> None:
+    """``git cherry-pick --continue`` over todo words that are no plain id: an abbreviation
+    with ``^{commit}`` or ``~0`` (upper case) is stopped (the judge's ``_WORD`` reads it, a
+    finding); a message search wins."""
+    proc, audit = _run(tmp_path, _SEQ_EXPR.format(todo=todo), _future)
+    lines = _ran(proc)
+    assert lines.get("continue", "").startswith("0"), proc.stdout[-2000:]
+    assert lines["attack"].startswith("OK"), proc.stdout[-2000:]
+    _show(proc, audit)
+    _safe(proc, audit)
+    assert _flagged(audit), proc.stdout[-2000:]
+
+
+#: (R) the worktree's reflog (``logs/HEAD``: the new id second on the line) naming the future,
+#: then ``git log -p -1 HEAD@{0}``
+_REFLOG = (
+    _PRELUDE
+    + """\
+os.makedirs(os.path.join(wt, "logs"), exist_ok=True)
+put(os.path.join(wt, "logs", "HEAD"), "%s %s a <a@b> 1 +0000\\tx\\n%s %s a <a@b> 2 +0000\\ty\\n"
+    % ("0" * 40, future, future, base))
+report(subprocess.run(["git", "log", "-p", "-1", "{rev}"], cwd="/tmp/w", capture_output=True,
+                      text=True))
+done()
+"""
+)
+
+
+@pytest.mark.heavy
+@pytest.mark.parametrize("rev", ["HEAD@{1}", "@{1}"], ids=["head-at-1", "at-1"])
+def test_r_reflog_entry_naming_the_future(tmp_path: Path, seccomp: None, rev: str) -> None:
+    """Stopped: ``git log -p -1 HEAD@{1}`` (or ``@{1}``) over a planted worktree reflog shows
+    the future (git takes the OLD id of the newer entry, at a line's start: an id elsewhere on
+    the line, or zeros, is not used), but the argv judge flags a reflog revision ("reads a
+    revision outside HEAD's history")."""
+    proc, audit = _run(tmp_path, _REFLOG.format(rev=rev), _future)
     lines = _ran(proc)
     assert lines["attack"].startswith("OK"), proc.stdout[-2000:]
     assert SECRET in proc.stdout and _flagged(audit), proc.stdout[-2000:]
