@@ -29,7 +29,9 @@ opens ``./MY_HEAD`` (classified by the ``./`` rule); (P) todo words ``<abbrev>^{
 ``<ABBREV>~0``: read by the judge's ``_WORD`` (a finding); (R) a planted worktree reflog and
 ``git log -p -1 HEAD@{1}``/``@{1}``: git takes the old id of the newer entry (a line's start:
 an id elsewhere on the line is not used), and the argv judge flags the reflog revision; (T) the ambiguous ``<4 hex>^{commit}`` of (S) on
-git's command line: the argv judge flags it.
+git's command line: the argv judge flags it; (U) a planted rebase session with ``exec git log
+-p -1 future`` (the exec's git: an argv finding), and ``orig-head`` = ``future`` with ``rebase
+--abort`` (git refuses a non-hex orig-head).
 """
 
 from __future__ import annotations
@@ -323,3 +325,47 @@ def test_t_ambiguous_abbreviation_on_the_command_line(tmp_path: Path, seccomp: N
     assert lines.get("blob") == "True 0", proc.stdout[-2000:]
     assert lines["attack"].startswith("OK"), proc.stdout[-2000:]
     assert SECRET in proc.stdout and _flagged(audit), proc.stdout[-2000:]
+
+
+#: (U) a planted interactive rebase session: ``git-rebase-todo`` holds TODO, ``orig-head``
+#: holds ORIG (``rebase --abort`` resets to it), then ``git rebase STEP``
+_REBASE = (
+    _PRELUDE
+    + """\
+state = os.path.join(wt, "rebase-merge")
+os.mkdir(state)
+for name, text in (("git-rebase-todo", {todo}), ("done", "pick %s x\\n" % base),
+                   ("onto", base + "\\n"), ("orig-head", {orig} + "\\n"),
+                   ("head-name", "detached HEAD\\n"), ("interactive", "")):
+    put(os.path.join(state, name), text)
+step = subprocess.run(["git", "rebase", "{step}"], cwd="/tmp/w", env=who, capture_output=True,
+                      text=True)
+print("step", step.returncode, (step.stdout + step.stderr).replace("\\n", " ")[:400])
+report(subprocess.run(["cat", "/tmp/w/a.txt"], capture_output=True, text=True))
+done()
+"""
+)
+
+
+@pytest.mark.heavy
+@pytest.mark.parametrize(
+    "todo,orig,step",
+    [
+        ('"exec git log -p -1 future\\n"', "base", "--continue"),
+        ('"break\\n"', '"future"', "--abort"),
+    ],
+    ids=["exec-line", "abort-to-a-ref-name"],
+)
+def test_u_rebase_session(tmp_path: Path, seccomp: None, todo: str, orig: str, step: str) -> None:
+    """Stopped: an ``exec`` line running ``git log -p -1 future`` shows the future, but the git
+    it starts is a process of its own, judged by its argv (a finding); ``orig-head`` = ``future``
+    (a reference name) and ``rebase --abort``: git 2.39 refuses it ("invalid orig-head", a hex
+    parse), the files stay at the base."""
+    proc, audit = _run(tmp_path, _REBASE.format(todo=todo, orig=orig, step=step), _future)
+    lines = _ran(proc)
+    if step == "--continue":
+        assert lines.get("step", "").startswith("0"), proc.stdout[-2000:]
+        assert SECRET in proc.stdout and _flagged(audit), proc.stdout[-2000:]
+    else:
+        assert "invalid orig-head" in lines.get("step", ""), proc.stdout[-2000:]
+        assert SECRET not in proc.stdout, proc.stdout[-2000:]
