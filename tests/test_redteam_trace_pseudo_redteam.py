@@ -31,7 +31,9 @@ opens ``./MY_HEAD`` (classified by the ``./`` rule); (P) todo words ``<abbrev>^{
 an id elsewhere on the line is not used), and the argv judge flags the reflog revision; (T) the ambiguous ``<4 hex>^{commit}`` of (S) on
 git's command line: the argv judge flags it; (U) a planted rebase session with ``exec git log
 -p -1 future`` (the exec's git: an argv finding), and ``orig-head`` = ``future`` with ``rebase
---abort`` (git refuses a non-hex orig-head).
+--abort`` (git refuses a non-hex orig-head); (V) a git directory of the phase's own (``/tmp/g``,
+no ``.git/`` in its path: ``MY_HEAD`` there has no row) borrowing the task's store by
+alternates: a finding for the HEAD git read the task's objects through.
 """
 
 from __future__ import annotations
@@ -369,3 +371,39 @@ def test_u_rebase_session(tmp_path: Path, seccomp: None, todo: str, orig: str, s
     else:
         assert "invalid orig-head" in lines.get("step", ""), proc.stdout[-2000:]
         assert SECRET not in proc.stdout, proc.stdout[-2000:]
+
+
+#: (V) a git directory of the phase's own at a path with no ``.git/`` or ``/worktrees/`` in it
+#: (``/tmp/g``), its store borrowing the task's (``objects/info/alternates``), ``MY_HEAD`` there
+_OWN_GITDIR = (
+    _PRELUDE
+    + """\
+g = "/tmp/g"
+for sub in ("refs/heads", "objects/info"):
+    os.makedirs(os.path.join(g, sub))
+put(os.path.join(g, "HEAD"), {head})
+put(os.path.join(g, "config"), "[core]\\n\\trepositoryformatversion = 0\\n\\tbare = true\\n")
+put(os.path.join(g, "objects", "info", "alternates"), os.path.join(work, ".git", "objects") + "\\n")
+put(os.path.join(g, "MY_HEAD"), future + "\\n")
+report(subprocess.run(["git", "--git-dir", g, "log", "-p", "-1", "MY_HEAD"], capture_output=True,
+                      text=True))
+done()
+"""
+)
+
+
+@pytest.mark.heavy
+@pytest.mark.parametrize("head", ['"ref: refs/heads/x\\n"', 'base + "\\n"'], ids=["unborn", "base"])
+def test_v_pseudo_ref_of_an_own_git_dir_borrowing_the_store(
+    tmp_path: Path, seccomp: None, head: str
+) -> None:
+    """Stopped: ``git --git-dir /tmp/g log -p -1 MY_HEAD`` (/tmp/g's store the task's, by
+    alternates; ``/tmp/g/MY_HEAD`` is not classified: no row) shows the future, but git read the
+    task's objects through a HEAD that is not the task repository's (unborn or the base): a
+    finding."""
+    proc, audit = _run(tmp_path, _OWN_GITDIR.format(head=head), _future)
+    lines = _ran(proc)
+    assert lines["attack"].startswith("OK"), proc.stdout[-2000:]
+    assert SECRET in proc.stdout and _flagged(audit), proc.stdout[-2000:]
+    hits = [h for v in audit.verdicts for h in v.hits if h.severity == "high"]
+    assert any("HEAD that is not the task repository's" in h.command for h in hits), hits
