@@ -22,7 +22,8 @@ Found (xfail, each at the first try; the mechanism in each reason):
   a read that has no row.
 - (S) ``pick <4 hex>^{commit}`` with the prefix made ambiguous by a blob the phase writes
   (``hash-object -w``): the judge's prefix lookup raises (taken as naming nothing), git's
-  ``^{commit}`` lookup takes the commit.
+  ``^{commit}`` lookup takes the commit; a plain prefix with ``core.disambiguate=committish``
+  (set through ``GIT_CONFIG_*`` in the environment) too.
 
 Stopped (plain tests): (M) ``GIT_DIR=.`` with the current folder the worktree's folder: git
 opens ``./MY_HEAD`` (classified by the ``./`` rule); (P) todo words ``<abbrev>^{commit}`` and
@@ -274,11 +275,12 @@ made = subprocess.run(["git", "hash-object", "-w", "--stdin"], input=body, captu
 print("blob", made.stdout.decode().strip()[:4] == prefix, made.returncode)
 seq = os.path.join(wt, "sequencer")
 os.mkdir(seq)
-put(os.path.join(seq, "todo"), "pick %s x\\npick %s^{commit} y\\n" % (base, prefix))
+put(os.path.join(seq, "todo"), "pick %s x\\npick %s{peel} y\\n" % (base, prefix))
 put(os.path.join(seq, "head"), base + "\\n")
 put(os.path.join(seq, "abort-safety"), base + "\\n")
 put(os.path.join(seq, "opts"), "[options]\\n\\tno-commit = true\\n")
-cont = subprocess.run(["git", "cherry-pick", "--continue"], cwd="/tmp/w", env=who,
+env = dict(who, **{env})
+cont = subprocess.run(["git", "cherry-pick", "--continue"], cwd="/tmp/w", env=env,
                       capture_output=True, text=True)
 print("continue", cont.returncode, cont.stderr.replace("\\n", " ")[:300])
 report(subprocess.run(["cat", "/tmp/w/a.txt"], capture_output=True, text=True))
@@ -292,15 +294,31 @@ _S_REASON = (
     "raises for a prefix two objects share (caught: 'names nothing for sure'); git's peel "
     "'^{commit}' looks the prefix up among commits only (GET_OID_COMMITTISH) and takes the "
     "future; the phase makes the prefix ambiguous by writing a blob of the same first 4 hex "
-    "digits (hash-object -w; it stays in the task's store for the audit)"
+    "digits (hash-object -w; it stays in the task's store for the audit); a plain prefix with "
+    "core.disambiguate=committish (GIT_CONFIG_COUNT/KEY/VALUE in git's environment) does the same"
 )
 
 
 @pytest.mark.heavy
 @pytest.mark.xfail(strict=False, reason=_S_REASON)
-def test_s_cherry_pick_todo_with_an_ambiguous_abbreviation(tmp_path: Path, seccomp: None) -> None:
-    """``pick <4 hex>^{commit}``, the prefix shared by the future and a blob the phase wrote."""
-    proc, audit = _run(tmp_path, _AMBIGUOUS, _future)
+@pytest.mark.parametrize(
+    "peel,env",
+    [
+        ("^{commit}", "{}"),
+        (
+            "",
+            '{"GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": "core.disambiguate", '
+            '"GIT_CONFIG_VALUE_0": "committish"}',
+        ),
+    ],
+    ids=["peel", "core-disambiguate"],
+)
+def test_s_cherry_pick_todo_with_an_ambiguous_abbreviation(
+    tmp_path: Path, seccomp: None, peel: str, env: str
+) -> None:
+    """``pick <4 hex>^{commit}`` (or a plain ``<4 hex>`` with ``core.disambiguate=committish``),
+    the prefix shared by the future and a blob the phase wrote."""
+    proc, audit = _run(tmp_path, _AMBIGUOUS.format(peel=peel, env=env), _future)
     lines = _ran(proc)
     assert lines.get("blob") == "True 0", proc.stdout[-2000:]
     assert lines.get("continue", "").startswith("0"), proc.stdout[-2000:]
