@@ -29,10 +29,11 @@ Stopped (plain tests): (M) ``GIT_DIR=.`` with the current folder the worktree's 
 opens ``./MY_HEAD`` (classified by the ``./`` rule); (P) todo words ``<abbrev>^{commit}`` and
 ``<ABBREV>~0``: read by the judge's ``_WORD`` (a finding); (R) a planted worktree reflog and
 ``git log -p -1 HEAD@{1}``/``@{1}``: git takes the old id of the newer entry (a line's start:
-an id elsewhere on the line is not used), and the argv judge flags the reflog revision; (T) the ambiguous ``<4 hex>^{commit}`` of (S) on
-git's command line: the argv judge flags it; (U) a planted rebase session with ``exec git log
--p -1 future`` (the exec's git: an argv finding), and ``orig-head`` = ``future`` with ``rebase
---abort`` (git refuses a non-hex orig-head); (V) a git directory of the phase's own (``/tmp/g``,
+an id elsewhere on the line is not used), and the argv judge flags the reflog revision;
+(T) the ambiguous ``<4 hex>^{commit}`` of (S) on git's command line: the argv judge flags
+it; (U) a planted rebase session with ``exec git log -p -1 future`` (the exec's git: an
+argv finding), and ``orig-head`` = ``future`` with ``rebase --abort`` (git refuses a non-hex
+orig-head); (V) a git directory of the phase's own (``/tmp/g``,
 no ``.git/`` in its path: ``MY_HEAD`` there has no row) borrowing the task's store by
 alternates: a finding for the HEAD git read the task's objects through; (W) a per-worktree
 reference (``refs/worktree/x``, ``refs/bisect/x``) naming the future on git's command line.
@@ -88,7 +89,7 @@ _K_REASON = (
 @pytest.mark.xfail(strict=False, reason=_K_REASON)
 @pytest.mark.parametrize("name", ["my_head", "My_Head", "MY_HEAD1"])
 def test_k_pseudo_ref_not_all_capitals(tmp_path: Path, seccomp: None, name: str) -> None:
-    """``git log -p -1 <name>`` with ``<name>`` a file of the worktree's folder naming the future."""
+    """``git log -p -1 <name>``, ``<name>`` a file of the task's ``.git/`` naming the future."""
     proc, audit = _run(tmp_path, _NAME.format(name=name), _future)
     lines = _ran(proc)
     assert lines["attack"].startswith("OK"), proc.stdout[-2000:]
@@ -126,7 +127,7 @@ done()
 )
 @pytest.mark.parametrize("rev", ["future", "refs/heads/future"])
 def test_l_cherry_pick_todo_naming_a_reference(tmp_path: Path, seccomp: None, rev: str) -> None:
-    """``git cherry-pick --continue`` over ``sequencer/todo`` = ``pick <ref name of the future>``."""
+    """``git cherry-pick --continue`` over ``sequencer/todo`` = ``pick <the future's ref>``."""
     proc, audit = _run(tmp_path, _SEQ_NAME.format(rev=rev), _future)
     lines = _ran(proc)
     assert lines.get("continue", "").startswith("0"), proc.stdout[-2000:]
