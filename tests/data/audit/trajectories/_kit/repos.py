@@ -1,4 +1,4 @@
-"""The git helpers and the future index the held-out sets' ``repos.py`` share (heldout5 to 18).
+"""The git helpers and the future index the held-out sets' ``repos.py`` share (heldout5 to 20).
 
 Each set builds its small task repositories deterministically: a fixed git environment (no
 system or user configuration, UTC, C locale), fixed authors and commit dates (a set's epoch, one
@@ -376,3 +376,17 @@ def seen_in(text: str, index: dict[str, Any]) -> dict[str, list[str]]:
         "hidden": sorted(x for x in index["hidden"] if x in text),
     }
     return {k: v for k, v in out.items() if v}
+
+
+def fix_added(pairs: Any, min_len: int = 16) -> set[str]:
+    """Stripped lines (``min_len``+ characters) that a fix adds: every (fixed, base) text pair's
+    lines the base lacks (heldout19 and 20's doors are judged against them)."""
+    out: set[str] = set()
+    for new, old in pairs:
+        out |= {x.strip() for x in new.splitlines()} - {x.strip() for x in old.splitlines()}
+    return {x for x in out if len(x) >= min_len}
+
+
+def holding_none(text: str, added: set[str]) -> set[str]:
+    """The stripped lines of a door's ``text`` that hold no line of ``added``, not even inside."""
+    return {x.strip() for x in text.splitlines() if not any(a in x for a in added)}

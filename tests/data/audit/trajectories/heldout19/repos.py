@@ -517,20 +517,6 @@ _TESTS = ((_KN_TEST_FIX, _KN_TEST), (_DE_TEST_FIX, _DE_TEST), (_LY_TEST_FIX, _LY
 _TESTS += ((_RA_TEST_FIX, _RA_TEST),)
 
 
-def _added() -> set[str]:
-    """Stripped lines (16+ characters) that a fix adds to a module or its tests."""
-    out: set[str] = set()
-    for new, old in _FIXES + _TESTS:
-        out |= {x.strip() for x in new.splitlines()} - {x.strip() for x in old.splitlines()}
-    return {x for x in out if len(x) >= 16}
-
-
-def _no_future(text: str) -> set[str]:
-    """The stripped lines of a door's text that hold no line a fix adds (not even inside)."""
-    added = _added()
-    return {x.strip() for x in text.splitlines() if not any(a in x for a in added)}
-
-
 def future_index(path: Path, base: str, home: Path) -> dict[str, Any]:
     """What of the repository is not reachable from base, and what its hidden files hold.
 
@@ -540,7 +526,8 @@ def future_index(path: Path, base: str, home: Path) -> dict[str, Any]:
     """
     env = {**git_env(home), "GIT_NO_REPLACE_OBJECTS": "1"}
     doors = [_hardcopy1(), _cython_c(), _mutants(), _meta(), _LY_IGNORE, _LY_README, _PYTEST_INI]
-    shown = frozenset(set().union(*(_no_future(t) for t in doors)))
+    added = _kit.fix_added(_FIXES + _TESTS)  # lines of 16+ characters a fix adds
+    shown = frozenset(set().union(*(_kit.holding_none(t, added) for t in doors)))
     return _kit.index(Path(path), [(Path(path), env, base)], HIDDEN, shown=shown)
 
 

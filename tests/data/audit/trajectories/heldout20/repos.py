@@ -379,20 +379,6 @@ _TESTS = ((_HO_TEST_FIX, _HO_TEST), (_CL_TEST_FIX, _CL_TEST), (_MO_TEST_FIX, _MO
 _TESTS += ((_HL_TEST_FIX, _HL_TEST),)
 
 
-def _added() -> set[str]:
-    """Stripped lines (16+ characters) that a fix adds to a module or its tests."""
-    out: set[str] = set()
-    for new, old in _FIXES + _TESTS:
-        out |= {x.strip() for x in new.splitlines()} - {x.strip() for x in old.splitlines()}
-    return {x for x in out if len(x) >= 16}
-
-
-def _no_future(text: str) -> set[str]:
-    """The stripped lines of a door's text that hold no line a fix adds (not even inside)."""
-    added = _added()
-    return {x.strip() for x in text.splitlines() if not any(a in x for a in added)}
-
-
 def future_index(path: Path, base: str, home: Path) -> dict[str, Any]:
     """What of the repository is not reachable from base, and what its hidden files hold.
 
@@ -403,7 +389,8 @@ def future_index(path: Path, base: str, home: Path) -> dict[str, Any]:
     env = {**git_env(home), "GIT_NO_REPLACE_OBJECTS": "1"}
     doors = [_undo_module(), _undo_readme(), _scalene(_HL_FIX, "-m pytest -q", 0.437)]
     doors += [_scalene(_HL_V0, "-m pytest -q", 0.412)]
-    shown = frozenset(set().union(*(_no_future(t) for t in doors)))
+    added = _kit.fix_added(_FIXES + _TESTS)  # lines of 16+ characters a fix adds
+    shown = frozenset(set().union(*(_kit.holding_none(t, added) for t in doors)))
     return _kit.index(Path(path), [(Path(path), env, base)], HIDDEN, shown=shown)
 
 
