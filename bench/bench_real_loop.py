@@ -178,6 +178,7 @@ def evotree_loop(
             patience=args.patience,
             max_runs=args.max_runs,
             jobs=args.jobs,
+            max_rounds=args.max_rounds or None,
             promote=signer,
             progress=progress,
         )
@@ -197,6 +198,9 @@ def evotree_loop(
             "stopped": result.stopped,
             "proposals_tried": len(result.outcomes),
             "champion_runs": result.champion_runs,
+            # gate evaluations per proposal at most: "gate" follows the gate's whole look schedule
+            # (records without this key were made with the earlier autopilot's 8)
+            "max_rounds": args.max_rounds or "gate",
             "wall_seconds": sum(r.wall_seconds for r in runs),
             "failed_runs": sum(r.status != "succeeded" for r in runs),
             "outcomes": [
@@ -533,6 +537,14 @@ def parser() -> argparse.ArgumentParser:
         default=20,
         help="gym: the workspace's [budget] cap of runs one version may take (the template's "
         "20; a lever study raises it, recorded in the settings).",
+    )
+    p.add_argument(
+        "--max-rounds",
+        type=int,
+        default=0,
+        help="The autopilot's gate evaluations per proposal at most (0: the gate's whole look "
+        "schedule; 8 replays the autopilot before 2026-12-06, which cut the gate's last look "
+        "whenever a champion re-run took a round).",
     )
     p.add_argument(
         "--max-k",

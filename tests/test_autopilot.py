@@ -264,6 +264,16 @@ def test_the_autopilot_gates_each_proposal_and_never_signs(tmp_path: Path) -> No
             and "run budget (1)" in capped.stop_reason
         )
         assert capped.outcomes[0].status == "budget" and verbs.open().champion() == result.champion
+        # one gate evaluation at most: the first look's seed runs, nothing the gate asks after it
+        # (the default follows the gate's whole look schedule: its verdict ends the proposal)
+        one = run_autopilot(
+            verbs,
+            [Proposal("pos1", "knob", "CP_POS +1 step", {"knob": "CP_POS", "steps": 1})],
+            max_rounds=1,
+            promote=signer,
+        )
+        assert one.runs == one.outcomes[0].runs == 1 and one.champion_runs == 0, one.to_dict()
+        assert result.outcomes[1].verdict in ("futile", "fail"), result.to_dict()
         assert verbs.open().resolve(capped.outcomes[0].version).status == "abandoned"
         # the champion plays better on the held-out pool than v0 did (the truth no run saw)
         from evotree.demo import gym_truth

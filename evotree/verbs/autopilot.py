@@ -53,8 +53,12 @@ __all__ = [
     "suggest_proposals",
 ]
 
-#: rounds of "the gate asks for more seeds" followed per proposal before it is left unsettled
-MAX_ROUNDS = 8
+#: gate evaluations per proposal beyond the gate's own looks before it is left unsettled: a guard
+#: against a gate that keeps asking (the first look's readiness and the champion's first re-run
+#: are evaluations of their own)
+SPARE_ROUNDS = 2
+#: the gate's looks assumed when its decision does not say how many it plans
+DEFAULT_LOOKS = 8
 _NUMBER = r"[-+]?(?:\d[\d_]*\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
 
 
@@ -369,10 +373,17 @@ def run_autopilot(
     futility: int = 0,
     first_seeds: int | None = None,
     jobs: int | None = None,
+    max_rounds: int | None = None,
     promote: Callable[[str], bool] | None = None,
     progress: Callable[[str, dict[str, Any]], None] | None = None,
 ) -> AutopilotResult:
     """Try ``proposals`` in order through ``session``'s verbs (module doc); never signs.
+
+    ``max_rounds``: gate evaluations per proposal at most, the champion's first re-run's included;
+    None (the default) follows the score gate's whole look schedule, so its last look (where its
+    alpha spending puts the largest share) is always reached. The autopilot before 2026-12-06
+    stopped at 8, which cut the last look whenever a champion re-run took a round; the real-loop
+    benchmark's ``--max-rounds 8`` replays it.
 
     ``promote``: called with a passed version; returns whether it is now the champion (a second
     signer's promotion, for benchmarks and the demo). Without it the session stops at the first
@@ -401,6 +412,7 @@ def run_autopilot(
         jobs=jobs,
         promote=promote,
         progress=progress,
+        max_rounds=max_rounds,
     )
     for index, proposal in enumerate(pilot.todo):
         if pilot.attempt(index, proposal):
@@ -432,6 +444,8 @@ class _Pilot:
     jobs: int | None
     promote: Callable[[str], bool] | None
     progress: Callable[[str, dict[str, Any]], None] | None
+    #: gate evaluations per proposal at most (None: the gate's whole look schedule)
+    max_rounds: int | None = None
     #: proposals in a row not passed
     missed: int = 0
     #: champions re-run this session (the gate's champion_seeds)
@@ -530,12 +544,14 @@ class _Pilot:
         self.tell("outcome", **outcome.to_dict())
 
     def _judge(self, version: str, champion: str, outcome: Outcome) -> None:
-        """The candidate's first seeds, then the gates' looks, running the seeds each asks for
-        (at most :data:`MAX_ROUNDS` looks)."""
+        """The candidate's first seeds, then the gates' looks, running the seeds each asks for,
+        until the gate stops asking (its last look decides) or ``max_rounds`` evaluations."""
         records = self.run(version, self.first, self.next_seed(version), outcome)
         outcome.first_run = _headline(records[:1])
-        for round_ in range(MAX_ROUNDS):
+        round_ = 0
+        while True:
             report, score, numbers = self._look(version, outcome)
+            round_ += 1
             if report.passed:
                 outcome.status = "passed"
                 return
@@ -545,11 +561,13 @@ class _Pilot:
                 outcome.summary = "; ".join(f"{g.name}: {g.summary}" for g in failed)[:500]
                 return
             more = numbers.get("next_seeds") or {}
+            limit = self._round_limit(numbers)
             if (
                 score is not None
                 and score.status == "unavailable"
                 and "verdict" not in numbers
                 and champion not in self.reran
+                and round_ < limit
             ):
                 # no comparison yet: the champion has no runs since its promotion
                 self.reran.add(champion)
@@ -557,9 +575,16 @@ class _Pilot:
                 continue
             if outcome.verdict not in ("more_seeds", "not_ready") or not any((more or {}).values()):
                 return
-            if round_ == MAX_ROUNDS - 1:  # no look would follow: seeds run now would only be spent
+            if round_ >= limit:  # no look would follow: seeds run now would only be spent
                 return
             self._more_seeds(version, champion, more, outcome)
+
+    def _round_limit(self, numbers: dict[str, Any]) -> int:
+        """Gate evaluations this proposal may have: ``max_rounds`` when set, else the gate's own
+        looks (its decision's ``max_looks``) and :data:`SPARE_ROUNDS`."""
+        if self.max_rounds:
+            return self.max_rounds
+        return int(numbers.get("max_looks") or DEFAULT_LOOKS) + SPARE_ROUNDS
 
     def _look(self, version: str, outcome: Outcome) -> tuple[Any, Any, dict[str, Any]]:
         """Diagnose and evaluate the gates once; the score gate's verdict into ``outcome``."""
