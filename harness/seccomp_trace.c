@@ -1891,9 +1891,71 @@ static int gitread_once(uint32_t tgid, uint64_t h) {
 static const char *GIT_STATE_FILES[] = {"ORIG_HEAD", "MERGE_HEAD", "FETCH_HEAD", "CHERRY_PICK_HEAD",
                                         "REVERT_HEAD", "REBASE_HEAD", "AUTO_MERGE", "BISECT_HEAD"};
 
+/* git's own names at the top of a ".git" folder (files and folders git keeps there). Any other
+ * name there is one git 2.39 may resolve as a revision: its dwim rule "%.*s" reads
+ * <common dir>/NAME for any name not of pseudo-reference syntax (my_head, My_Head, MY_HEAD1,
+ * foo/bar), and the phase can write the task's .git/ top folder (red team of 66d31ff: K, N). */
+static const char *GIT_OWN_NAMES[] = {
+    "HEAD", "config", "config.worktree", "description", "index", "packed-refs", "shallow",
+    "commondir", "gitdir", "locked", "prunable", "objects", "refs", "logs", "info", "hooks",
+    "worktrees", "branches", "remotes", "modules", "rr-cache", "reftable", "sequencer",
+    "rebase-merge", "rebase-apply", "lfs", "gc.pid", "gc.log", "fsmonitor--daemon",
+    "fsmonitor--daemon.ipc", "svn", "lost-found"};
+
+/* Whether REL (a path under a ".git" folder) is git's own: its first name one of GIT_OWN_NAMES, or
+ * a one-level lock file (git refuses a revision name ending ".lock"), git stash's temporary index
+ * (index.stash.<digits>) or a split index's shared part (sharedindex.<hex>). */
+static int git_own_name(const char *rel) {
+    const char *slash = strchr(rel, '/');
+    size_t first = slash ? (size_t)(slash - rel) : strlen(rel);
+    for (size_t k = 0; k < sizeof GIT_OWN_NAMES / sizeof *GIT_OWN_NAMES; k++)
+        if (strlen(GIT_OWN_NAMES[k]) == first && !strncmp(rel, GIT_OWN_NAMES[k], first)) return 1;
+    if (slash) return 0;
+    if (first > 5 && !strcmp(rel + first - 5, ".lock")) return 1;
+    int shared = !strncmp(rel, "sharedindex.", 12);
+    if (!shared && strncmp(rel, "index.stash.", 12)) return 0;
+    if (!rel[12]) return 0;
+    for (const char *c = rel + 12; *c; c++)
+        if (!((*c >= '0' && *c <= '9') || (shared && *c >= 'a' && *c <= 'f'))) return 0;
+    return 1;
+}
+
+/* The part of PATH under its last ".git" folder (".git/..." or ".../.git/..."), or NULL. */
+static const char *git_dir_rel(const char *p) {
+    const char *rel = strncmp(p, ".git/", 5) ? NULL : p + 5;
+    for (const char *s = p; (s = strstr(s, "/.git/")) != NULL; s += 5) rel = s + 6;
+    return rel;
+}
+
+/* REL with its empty, "." and ".." names taken out as written (".git//./x", ".git/objects/../x":
+ * git joins GIT_DIR as given) into OUT; 0 when it leaves its folder or does not fit. */
+static int git_rel_norm(const char *rel, char *out, size_t cap) {
+    size_t len = 0;
+    out[0] = 0;
+    while (*rel) {
+        size_t k = strcspn(rel, "/");
+        if (k == 2 && !strncmp(rel, "..", 2)) {
+            if (!len) return 0;
+            while (len && out[len - 1] != '/') len--;
+            if (len) len--;
+            out[len] = 0;
+        } else if (k && !(k == 1 && rel[0] == '.')) {
+            if (len + k + 2 > cap) return 0;
+            if (len) out[len++] = '/';
+            memcpy(out + len, rel, k);
+            len += k;
+            out[len] = 0;
+        }
+        rel += k;
+        while (*rel == '/') rel++;
+    }
+    return 1;
+}
+
 /* Which part of a repository's layout PATH (as git wrote it) is: 'h' a HEAD file or a state
  * pointer (GIT_STATE_FILES, rebase-merge/orig-head, rebase-apply/orig-head; in a git directory
- * any pseudo-reference and any file of a sequencer, rebase or am session), 'r' a reference
+ * any pseudo-reference and any file of a sequencer, rebase or am session; under a ".git" folder
+ * any file that is not git's own, GIT_OWN_NAMES), 'r' a reference
  * (refs/, packed-refs, reftable/), 'o' something of an object store (*dir_len: the length of the
  * store's folder in PATH), 'c' a commondir or info/grafts, 0 none. */
 static int git_layout(const char *p, size_t n, size_t *dir_len) {
@@ -1919,6 +1981,11 @@ static int git_layout(const char *p, size_t n, size_t *dir_len) {
         if (strstr(p, "/sequencer/") || strstr(p, "/rebase-merge/") || strstr(p, "/rebase-apply/") ||
             !strncmp(p, "sequencer/", 10) || !strncmp(p, "rebase-merge/", 13) || !strncmp(p, "rebase-apply/", 13))
             return 'h';
+        /* a name under the ".git" folder that is not git's own: a revision git could read
+         * (sealed, its text in the row, judged by what it names) */
+        const char *rel = git_dir_rel(p);
+        char norm[4096];
+        if (rel && git_rel_norm(rel, norm, sizeof norm) && *norm && !git_own_name(norm)) return 'h';
     }
     /* what points git elsewhere: a commondir (another git directory's references and objects),
      * a graft file (commits given other parents) */
@@ -1971,6 +2038,28 @@ static void open_base(const struct notif *n, const char *path, char *base, size_
     else snprintf(proc, sizeof proc, "/proc/%u/fd/%d", n->pid, dirfd);
     ssize_t b = readlink(proc, base, cap - 1);
     base[b < 0 ? 0 : b] = 0;
+}
+
+/* git_layout for call N: a path "./NAME" (git's git directory is the folder it starts from:
+ * GIT_DIR=., or git run in .git/ itself) that is not git's own (GIT_OWN_NAMES) is HEAD-like too
+ * when that folder is a git directory (HEAD and objects/ in it): git reads ./my_head as a
+ * revision there (red team of 66d31ff, K with GIT_DIR=.). */
+static int git_layout_of(const struct notif *n, const char *p, size_t len, size_t *dir_len) {
+    int what = git_layout(p, len, dir_len);
+    char norm[4096];
+    if (what || strncmp(p, "./", 2) || !git_rel_norm(p, norm, sizeof norm) || !*norm || git_own_name(norm))
+        return what;
+    char where[96];
+    int dirfd = n->nr == NR_OPEN ? -100 : (int)n->args[0];
+    int at = dirfd == -100 ? snprintf(where, sizeof where, "/proc/%u/cwd/", n->pid)
+                           : snprintf(where, sizeof where, "/proc/%u/fd/%d/", n->pid, dirfd);
+    if (at < 0 || (size_t)at + 8 > sizeof where) return 0;
+    struct stat st;
+    snprintf(where + at, sizeof where - (size_t)at, "objects");
+    if (stat(where, &st) != 0 || !S_ISDIR(st.st_mode)) return 0;
+    snprintf(where + at, sizeof where - (size_t)at, "HEAD");
+    if (stat(where, &st) != 0 || !S_ISREG(st.st_mode)) return 0;
+    return 'h';
 }
 
 /* PATH as a path from the root: itself when absolute, else joined to BASE (open_base). */
@@ -2096,7 +2185,7 @@ static void gitread_row(const struct notif *n, struct buf *row, uint32_t tgid, c
     uint64_t at = n->nr == NR_OPEN ? n->args[0] : n->args[1];
     size_t len = remote_string(n->pid, at, path, sizeof path);
     size_t dir_len = 0;
-    int what = len ? git_layout(path, len, &dir_len) : 0;
+    int what = len ? git_layout_of(n, path, len, &dir_len) : 0;
     uint64_t open_flags = n->nr == NR_OPEN ? n->args[1] : n->nr == NR_OPENAT ? n->args[2] : 0;
     char base[4096] = "";
     if (len && (what || !(open_flags & O_DIRECTORY))) open_base(n, path, base, sizeof base);  /* once, for both */
@@ -2235,9 +2324,10 @@ static int git_worktree_file(const char *resolved) {
     return grand_end - grand == 9 && !strncmp(grand, "worktrees", 9);
 }
 
-static const char *git_seal(const char *path, size_t len, uint64_t flags, struct reply *rep, struct git_pin *pinned) {
+static const char *git_seal(const struct notif *n, const char *path, size_t len, uint64_t flags, struct reply *rep,
+                            struct git_pin *pinned) {
     size_t dir_len = 0;
-    int what = git_layout(path, len, &dir_len);
+    int what = git_layout_of(n, path, len, &dir_len);
     if (what != 'h' && what != 'c') return NULL;
     struct stat st;
     const char *why = NULL;
@@ -2484,14 +2574,14 @@ static void open_row(const struct notif *n, struct buf *row, struct reply *rep) 
     /* the answer: pin_some pins only what its walk could not take as written (and every HEAD or
      * pointer file of git's: its text is judged, so git reads a sealed copy, git_seal) */
     size_t git_dir_len = 0;
-    int git_what = git ? git_layout(path, len, &git_dir_len) : 0;
+    int git_what = git ? git_layout_of(n, path, len, &git_dir_len) : 0;
     int git_text = git_what == 'h' || git_what == 'c';
     if (pinnable && !magic && !storage &&
         (!pin_some || judged || git_text || w.descriptor || w.fd < 0 || !walked || w.crossed))
         pin(n->pid, &w, flags, rep);
     if (git) {  /* its rows judge the walk git was handed (or answered from), none other */
         struct git_pin pinned = {-1, walked ? resolved : "", NULL, -1};
-        const char *unsealed = rep->fd >= 0 ? git_seal(path, len, flags, rep, &pinned) : NULL;
+        const char *unsealed = rep->fd >= 0 ? git_seal(n, path, len, flags, rep, &pinned) : NULL;
         if (unsealed) git_open_finding(n, full, walked ? resolved : NULL, unsealed);
         pinned.fd = rep->fd >= 0 ? w.fd : -1;
         int answered = rep->fd >= 0 || rep->error;

@@ -76,17 +76,7 @@ done()
 )
 
 
-_K_REASON = (
-    "git 2.39 resolves any one-level name (dwim rule '%.*s') as a file of the git directory; a "
-    "name not of pseudo-reference syntax (lower or mixed case, a digit) is looked up in the "
-    "COMMON dir, the task's own .git/ (writable by the phase); the tracer's git_layout seals and "
-    "rows only a basename of [A-Z_]+, so git's read of .git/my_head has no gitread row, and the "
-    "argv judge resolves the name in the task repository after the phase (file removed): none"
-)
-
-
 @pytest.mark.heavy
-@pytest.mark.xfail(strict=False, reason=_K_REASON)
 @pytest.mark.parametrize("name", ["my_head", "My_Head", "MY_HEAD1"])
 def test_k_pseudo_ref_not_all_capitals(tmp_path: Path, seccomp: None, name: str) -> None:
     """``git log -p -1 <name>``, ``<name>`` a file of the task's ``.git/`` naming the future."""
@@ -118,13 +108,6 @@ done()
 
 
 @pytest.mark.heavy
-@pytest.mark.xfail(
-    strict=False,
-    reason="sequencer/todo is sealed and rowed now, but the judge reads only hex words in it "
-    "(ids and 4+ digit abbreviations); git's todo parser resolves each pick's word with "
-    "get_oid, so a reference name (future, refs/heads/future) names the future: cherry-pick "
-    "--continue applies its change (no-commit: HEAD stays at the base), no finding",
-)
 @pytest.mark.parametrize("rev", ["future", "refs/heads/future"])
 def test_l_cherry_pick_todo_naming_a_reference(tmp_path: Path, seccomp: None, rev: str) -> None:
     """``git cherry-pick --continue`` over ``sequencer/todo`` = ``pick <the future's ref>``."""
@@ -181,13 +164,6 @@ done()
 
 
 @pytest.mark.heavy
-@pytest.mark.xfail(
-    strict=False,
-    reason="ORIG_HEAD is rowed, but its text 'ref: my_head' is left by _Future._ref (which "
-    "finds no my_head in the task repository after the phase: the file is removed) to the "
-    "read of .git/my_head, which has no row (not a [A-Z_]+ name); am --abort checks the "
-    "future out (as H of the earlier red team, with a lower-case name)",
-)
 @pytest.mark.parametrize("name", ["my_head"])
 def test_n_am_abort_to_an_orig_head_naming_a_lower_case_name(
     tmp_path: Path, seccomp: None, name: str
@@ -210,15 +186,7 @@ _SEQ_EXPR = _SEQ_NAME.replace('"pick %s x\\npick {rev} y\\n" % base', "{todo}")
     [
         '"pick %s x\\npick %s^{commit} y\\n" % (base, future[:7])',
         '"pick %s x\\npick %s~0 y\\n" % (base, future[:7].upper())',
-        pytest.param(
-            '"pick %s x\\npick :/the fix y\\n" % base',
-            marks=pytest.mark.xfail(
-                strict=False,
-                reason="the todo's word ':/the fix' (a search of commit messages from every "
-                "reference, the future's included) holds no hex word for the judge; git's todo "
-                "parser resolves it with get_oid: cherry-pick --continue applies the future",
-            ),
-        ),
+        '"pick %s x\\npick :/the fix y\\n" % base',
     ],
     ids=["abbrev-peel", "upper-abbrev-tilde", "message-search"],
 )
@@ -295,18 +263,7 @@ done()
 )
 
 
-_S_REASON = (
-    "the judge resolves a todo's abbreviation with pygit2's git_object_lookup_prefix, which "
-    "raises for a prefix two objects share (caught: 'names nothing for sure'); git's peel "
-    "'^{commit}' looks the prefix up among commits only (GET_OID_COMMITTISH) and takes the "
-    "future; the phase makes the prefix ambiguous by writing a blob of the same first 4 hex "
-    "digits (hash-object -w; it stays in the task's store for the audit); a plain prefix with "
-    "core.disambiguate=committish (GIT_CONFIG_COUNT/KEY/VALUE in git's environment) does the same"
-)
-
-
 @pytest.mark.heavy
-@pytest.mark.xfail(strict=False, reason=_S_REASON)
 @pytest.mark.parametrize(
     "peel,env",
     [

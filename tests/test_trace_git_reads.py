@@ -8,12 +8,16 @@ git) are in test_redteam_gym_trace.py.
 
 from __future__ import annotations
 
+import hashlib
 import os
+import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
 from conftest import commit_file, git, make_repo
+from test_redteam_trace_beside_redteam import _tracer_binary as _tracer_binary  # noqa: F401
+from test_redteam_trace_deputy import seccomp as seccomp  # noqa: F401 - the fixture
 
 from evotree.harness import git_guard
 from evotree.harness.audit.trace import judge_git_reads, read_trace_rows, seal_rows
@@ -508,3 +512,157 @@ def test_state_texts_git_parses_otherwise_are_judged_as_git_reads_them(
         ("sequencer/todo", f"pick {base[:7]} base\n# a comment naming nothing\n"),
     ):
         assert judged(name, text) == [], (name, text)
+
+
+# --- judged by what git resolves, not how a file spells it (red team of 66d31ff: K, N, L/P, S) ---
+
+
+def test_a_name_under_git_that_is_not_git_s_own_is_judged_by_what_it_names(
+    future_task: dict[str, Any],
+) -> None:
+    """(K, N) any file under the task's ``.git/`` that is not git's own (``my_head``: the tracer
+    seals and rows it as HEAD-like) is a revision git could read: naming the future is a
+    finding, the base none; ``ORIG_HEAD`` = ``ref: my_head`` is judged by that read."""
+    gd = Path(future_task["path"])
+    base, future = future_task["head_commit"], future_task["future"]
+    (gd / "my_head").write_text("x\n")
+    wt = gd / "worktrees" / "w"
+    wt.mkdir(parents=True)
+    (wt / "ORIG_HEAD").write_text("x\n")
+    pointer = _read("head", wt / "ORIG_HEAD", content="ref: my_head\n")
+    for name in ("my_head", "My_Head", "MY_HEAD1"):
+        row = {**_read("head", gd / "my_head", content=f"{future}\n"), "path": str(gd / name)}
+        (finding,) = judge_git_reads(_over_objects(future_task, pointer, row), [future_task])
+        assert f"{name} naming {future}" in finding["change"], finding
+    row = _read("head", gd / "my_head", content=f"{base}\n")
+    assert judge_git_reads(_over_objects(future_task, pointer, row), [future_task]) == []
+
+
+def test_session_words_are_judged_as_git_resolves_them(future_task: dict[str, Any]) -> None:
+    """(L, P) a todo command's word, or a file git reads as one revision, naming the future by a
+    reference name, a peel or a message search (``:/``) or reflog syntax (``@{``) is a finding;
+    git's own todo lists (ids, labels, exec lines, subjects naming anything) are none."""
+    gd = Path(future_task["path"])
+    wt = gd / "worktrees" / "w"
+    base = future_task["head_commit"]
+
+    def judged(name: str, text: str) -> list[dict[str, Any]]:
+        (wt / name).parent.mkdir(parents=True, exist_ok=True)
+        (wt / name).write_text(text)
+        row = _read("head", wt / name, content=text)
+        return judge_git_reads(_over_objects(future_task, row), [future_task])
+
+    for name, text in (
+        ("sequencer/todo", f"pick {base} x\npick future y\n"),
+        ("sequencer/todo", "revert refs/heads/future\n"),
+        ("sequencer/todo", "pick :/future y\n"),
+        ("sequencer/todo", "pick main@{1}\n"),
+        ("rebase-merge/git-rebase-todo", "fixup -C heads/future x\n"),
+        ("rebase-merge/git-rebase-todo", f"merge -C {base} future # Merge\n"),
+        ("rebase-merge/git-rebase-todo", "reset future~0\n"),
+        ("rebase-merge/git-rebase-todo", "pick main^{/future}\n"),
+        ("rebase-merge/onto", "future\n"),
+    ):
+        assert len(judged(name, text)) == 1, (name, text)
+    for name, text in (
+        ("sequencer/todo", f"pick {base} future work\n"),
+        (
+            "rebase-merge/git-rebase-todo",
+            f"label onto\nreset onto\npick {base[:7]} x\nlabel future\n"
+            f"merge -C {base} onto # Merge branch 'future'\nexec git log future\nbreak\n",
+        ),
+        ("rebase-merge/onto", f"{base}\n"),
+        ("rebase-merge/head-name", "refs/heads/main\n"),
+        ("rebase-merge/message", "future\n"),
+    ):
+        assert judged(name, text) == [], (name, text)
+
+
+def _colliding_blob(work: Path, prefix: str) -> str:
+    """A blob written to ``work``'s store whose id starts with ``prefix`` (found by hashing)."""
+    n = 0
+    while True:
+        body = b"x%d\n" % n
+        if hashlib.sha1(b"blob %d\0" % len(body) + body).hexdigest().startswith(prefix):
+            break
+        n += 1
+    made = subprocess.run(
+        ["git", "hash-object", "-w", "--stdin"], cwd=work, input=body, capture_output=True
+    ).stdout.decode()
+    assert made.startswith(prefix), made
+    return made.strip()
+
+
+def test_an_ambiguous_abbreviation_is_every_object_it_could_name(
+    future_task: dict[str, Any],
+) -> None:
+    """(S) a todo's abbreviation shared by the future and a blob of the phase's own names the
+    future whatever git's disambiguation (``^{commit}``, ``core.disambiguate``): a finding; so is
+    a patch's ``index`` line; an ambiguous prefix of the base's is none."""
+    gd = Path(future_task["path"])
+    wt = gd / "worktrees" / "w"
+    work = gd.parent
+    base, future = future_task["head_commit"], future_task["future"]
+    _colliding_blob(work, future[:4])
+    _colliding_blob(work, base[:4])
+
+    def judged(name: str, text: str) -> list[dict[str, Any]]:
+        (wt / name).parent.mkdir(parents=True, exist_ok=True)
+        (wt / name).write_text(text)
+        row = _read("head", wt / name, content=text)
+        return judge_git_reads(_over_objects(future_task, row), [future_task])
+
+    for text in (f"pick {future[:4]}^{{commit}} x\n", f"pick {future[:4]} x\n"):
+        (finding,) = judged("sequencer/todo", text)
+        assert future in finding["change"], finding
+    patch = f"diff --git a/a.txt b/a.txt\nindex {future[:4]}..{'0' * 7} 100644\n"
+    assert len(judged("rebase-apply/0001", patch)) == 1
+    assert judged("sequencer/todo", f"pick {base[:4]}^{{commit}} x\n") == []
+
+
+#: (K, the tracer) a file under the task's ``.git/`` that is not git's own, named on git's command
+#: line however git is pointed at the git directory, then removed: the machine's git opens
+#: ``./my_head``, ``.git/objects/../my_head``, ``.git//./my_head`` or ``.git/foo/bar``
+_PLANTED = """\
+if "/" in {name!r}:
+    os.makedirs(os.path.join(work, ".git", "foo"), exist_ok=True)
+put(os.path.join(work, ".git", {name!r}), future + "\\n")
+env = dict(os.environ, **{env})
+report(subprocess.run(["git", "log", "-p", "-1", {name!r}, "--"], cwd={cwd}, env=env,
+                      capture_output=True, text=True))
+os.unlink(os.path.join(work, ".git", {name!r}))
+if "/" in {name!r}:
+    os.rmdir(os.path.join(work, ".git", "foo"))
+done()
+"""
+
+
+@pytest.mark.heavy
+@pytest.mark.parametrize(
+    "name,cwd,env",
+    [
+        ("my_head", 'os.path.join(work, ".git")', '{"GIT_DIR": "."}'),
+        ("my_head", 'os.path.join(work, ".git")', "{}"),
+        ("my_head", "work", '{"GIT_DIR": ".git/objects/.."}'),
+        ("my_head", "work", '{"GIT_DIR": ".git//."}'),
+        ("foo/bar", "work", "{}"),
+    ],
+    ids=["git-dir-dot", "in-git-dir", "objects-dotdot", "slash-dot", "two-level"],
+)
+def test_a_planted_name_under_git_is_rowed_however_git_spells_its_path(
+    tmp_path: Path, seccomp: None, name: str, cwd: str, env: str
+) -> None:
+    """The traced attack (the real sandbox and tracer): git shows the future, and its read of the
+    planted file is rowed and judged by what it names (a finding). The tracer before this rule
+    (a row for ``[A-Z_]+`` names only) loses each."""
+    from test_redteam_gym_trace import SECRET, _flagged
+    from test_redteam_trace_beside_redteam import _PRELUDE, _ran
+    from test_redteam_trace_deputy import _run
+    from test_redteam_trace_pin_git_redteam import _future
+
+    script = _PRELUDE + _PLANTED.format(name=name, cwd=cwd, env=env)
+    proc, audit = _run(tmp_path, script, _future)
+    assert _ran(proc)["attack"].startswith("OK"), proc.stdout[-2000:]
+    assert SECRET in proc.stdout and _flagged(audit), proc.stdout[-2000:]
+    hits = [h.command for v in audit.verdicts for h in v.hits if h.severity == "high"]
+    assert any(f"{name.split('/')[-1]} naming" in h for h in hits), hits

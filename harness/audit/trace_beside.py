@@ -15,11 +15,21 @@ references by identity; these rules judge what else can show it another history:
   sealed copies whose text is in the row) naming a commit beyond the base — one the task's
   references and reflogs (locked during the phase) or its state pointers before the phase reach
   and its HEAD does not (J, L). A commit of the phase's own (a merge, am or rebase of its own
-  work) is none.
+  work) is none. Any other file the tracer seals and rows beside HEAD (a name under the task's
+  ``.git/`` that is not git's own: ``my_head``, red team of 66d31ff K/N) is judged the same way.
+- a session file's revisions judged by what git resolves them to, not how they are spelled (red
+  team of 66d31ff, L/P/S): a todo command's word (``pick future``, ``pick :/the fix``,
+  ``pick 1a2b^{commit}``), a file git reads as one revision (``onto``, ``head``...), a patch's
+  ``index`` line. A name is resolved in the task repository (its references are locked during the
+  phase: as before it); an abbreviation is every object of the store it could name, whatever
+  disambiguation git applied (fails closed); a message search or reflog syntax (``:/``, ``^{/``,
+  ``@{``, a leading ``:``) is resolved by state the phase can write or by a search the judge does
+  not repeat: a finding whenever the repository holds anything beyond the base.
 """
 
 from __future__ import annotations
 
+import bisect
 import os
 import posixpath
 import re
@@ -48,9 +58,36 @@ _STATE_TAILS = ("rebase-merge/orig-head", "rebase-apply/orig-head")
 #: a session's folders: every file in them is read by git to act on commits it names (a todo list:
 #: ``pick <id>``, ``rebase --continue``, ``cherry-pick --continue``)
 _SESSION_DIRS = frozenset({"sequencer", "rebase-merge", "rebase-apply"})
-#: git's pseudo-reference syntax: a one-level name of capitals and ``_`` (``MY_HEAD``) is a file
-#: of the git directory git resolves as a revision
-_PSEUDO = re.compile(r"[A-Z][A-Z_]*")
+#: a todo list's commands whose first word (after ``-C``/``-c``) git resolves as a commit
+_PICKS = frozenset(
+    {"pick", "p", "reword", "r", "edit", "e", "squash", "s", "fixup", "f", "drop", "d", "revert"}
+)
+#: commands whose label words git resolves as ``refs/rewritten/<label>``, else as a revision
+_LABELLED = frozenset({"reset", "t", "merge", "m"})
+#: a session's files that are todo lists (one command a line)
+_TODO_FILES = frozenset({"todo", "git-rebase-todo", "git-rebase-todo.backup", "done"})
+#: a session's files git reads as one revision (``onto`` with get_oid: a name works too)
+_REV_FILES = frozenset(
+    {
+        "onto",
+        "head",
+        "abort-safety",
+        "orig-head",
+        "stopped-sha",
+        "amend",
+        "squash-onto",
+        "autostash",
+        "head-name",
+        "original-commit",
+    }
+)
+#: revision syntax resolved by state the phase can write (reflogs, the index) or by a search of
+#: commit messages from every reference (``:/text``, ``rev^{/text}``)
+_UNSAFE = ("@{", ":/", "^{/")
+#: a patch's ``index <old>..<new>`` line (``am -3`` resolves ``<old>`` as a blob: get_oid_blob)
+_INDEX = re.compile(r"^index ([0-9a-fA-F]{4,64})\.\.([0-9a-fA-F]{4,64})")
+#: git describe's spelling of an abbreviation: ``anything-g<hex>``
+_DESCRIBED = re.compile(r"-g([0-9a-fA-F]{4,64})$")
 #: a full id at a line's start, in either case (git's hex parser takes A-F too)
 _ID = re.compile(r"^([0-9a-fA-F]{40}|[0-9a-fA-F]{64})(?![0-9a-fA-F])")
 #: an id or an abbreviation anywhere in a session file's line (git takes 4 hex digits or more)
@@ -60,15 +97,12 @@ _WALK_LIMIT = 200_000
 
 
 def is_state_read(row: dict[str, Any]) -> bool:
-    """A ``gitread`` row of a state pointer (by the name git opened: the tracer seals and records
-    them as HEAD-like files)."""
+    """A ``gitread`` row of a state pointer: every HEAD-like file (sealed, its text in the row)
+    that is not named ``HEAD`` — a state pointer, a pseudo-reference, a session's file, a name
+    under ``.git/`` that is not git's own (the tracer's ``git_layout``)."""
     if row.get("what") != "head":
         return False
-    path = posixpath.normpath(str(row.get("path") or ""))
-    name = posixpath.basename(path)
-    if name in STATE_FILES or (name != "HEAD" and _PSEUDO.fullmatch(name)):
-        return True
-    return _in_session(path) or any(path == t or path.endswith("/" + t) for t in _STATE_TAILS)
+    return posixpath.basename(posixpath.normpath(str(row.get("path") or ""))) != "HEAD"
 
 
 def _in_session(path: str) -> bool:
@@ -197,10 +231,28 @@ def _state_findings(
         text = str(r.get("content", ""))
         if judge is None:
             judge = _Future(repo)
-        session = _in_session(posixpath.normpath(str(r.get("path") or "")))
-        beyond = [i for i in judge.ids(text, anywhere=session) if judge.beyond(i)]
-        if beyond:
-            name = posixpath.normpath(str(r.get("path") or ""))
+        name = posixpath.normpath(str(r.get("path") or ""))
+        session = _in_session(name)
+        ids = judge.ids(text, anywhere=session)
+        unsafe: list[str] = []
+        if session:
+            for word in revision_words(posixpath.basename(name), text):
+                named = judge.revision(word)
+                if named is None:
+                    unsafe.append(word)
+                else:
+                    ids += named
+        beyond = [i for i in ids if judge.beyond(i)]
+        if unsafe and judge.anything_beyond():
+            out.append(
+                _finding(
+                    str(r.get("resolved") or name),
+                    f"{here} and {posixpath.basename(name)} naming {unsafe[0][:80]!r}: a "
+                    "revision resolved by a message search or by a reflog or index the phase "
+                    "can write, in a repository holding commits beyond the base",
+                )
+            )
+        elif beyond:
             out.append(
                 _finding(
                     str(r.get("resolved") or name),
@@ -209,6 +261,35 @@ def _state_findings(
                     "tree, blob or tag only such a commit holds)",
                 )
             )
+    return out
+
+
+def revision_words(name: str, text: str) -> list[str]:
+    """The words of session file ``name`` that git resolves as revisions: each todo command's
+    commit (``pick <rev>``, ``fixup -C <rev>``, ``merge -C <rev> <label>...``, ``reset <label>``),
+    the one word of a file git reads as a revision (``onto``), a patch's ``index`` ids."""
+    out: list[str] = []
+    for line in text.splitlines():
+        words = line.split()
+        if not words or words[0].startswith("#"):
+            continue
+        m = _INDEX.match(line)
+        if m:
+            out += [m.group(1), m.group(2)]
+            continue
+        if name in _REV_FILES and len(words) == 1:
+            out.append(words[0])
+        if name not in _TODO_FILES and name != "current-fixups":
+            continue
+        command, args = words[0].lower(), words[1:]
+        if command in _PICKS or command in _LABELLED:
+            while len(args) >= 2 and args[0] in ("-C", "-c"):
+                out.append(args[1])
+                args = args[2:]
+            if command in _PICKS:
+                out += args[:1]
+            else:
+                out += args[: args.index("#")] if "#" in args else args
     return out
 
 
@@ -223,6 +304,7 @@ class _Future:
         self.tips: list[Any] = []
         self._future_objects: set[str] | None = None
         self._walk_failed = False
+        self._all_ids: list[str] | None = None
         try:
             import pygit2
 
@@ -292,6 +374,59 @@ class _Future:
         except Exception:  # noqa: BLE001 - ambiguous or malformed: names nothing for sure
             return None
         return str(obj.id) if obj is not None else None
+
+    def revision(self, word: str) -> list[str] | None:
+        """Every object ``word`` could name as git resolves a revision in the task repository:
+        a name (its references, locked during the phase), every object an abbreviation could
+        name (ambiguous: all of them, whatever ``core.disambiguate`` or a peel would pick), a
+        describe spelling (``x-g<hex>``). ``None``: resolved by state the phase can write or by a
+        message search (:data:`_UNSAFE`, a leading ``:``), which the judge does not repeat."""
+        if any(u in word for u in _UNSAFE) or word.startswith(":"):
+            return None
+        if self.repo is None:
+            return []
+        out: list[str] = []
+        try:
+            out.append(str(self.repo.revparse_single(word).id))
+        except Exception:  # noqa: BLE001 - no such name, ambiguous or bad syntax: below
+            pass
+        head = re.split(r"[~^:]", word, maxsplit=1)[0]
+        rest = word[len(head) :]
+        hexes = [head] if re.fullmatch(r"[0-9a-fA-F]{4,64}", head) else []
+        m = _DESCRIBED.search(head)
+        if m:
+            hexes.append(m.group(1))
+        for prefix in hexes:
+            for oid in self._candidates(prefix.lower()):
+                try:
+                    out.append(str(self.repo.revparse_single(oid + rest).id))
+                except Exception:  # noqa: BLE001 - a peel or path that fails: the object itself
+                    out.append(oid)
+        return out
+
+    def _candidates(self, prefix: str) -> list[str]:
+        """Every object id of the store that starts with ``prefix`` (the one object when it is
+        unique; every one when it is ambiguous)."""
+        if len(prefix) in (40, 64):
+            return [prefix]
+        try:
+            obj = self.repo.git_object_lookup_prefix(prefix)
+            return [str(obj.id)] if obj is not None else []
+        except KeyError:
+            return []
+        except Exception:  # noqa: BLE001 - ambiguous: every object it could name
+            if self._all_ids is None:
+                self._all_ids = sorted(str(o) for o in self.repo.odb)
+            at = bisect.bisect_left(self._all_ids, prefix)
+            out = []
+            while at < len(self._all_ids) and self._all_ids[at].startswith(prefix):
+                out.append(self._all_ids[at])
+                at += 1
+            return out
+
+    def anything_beyond(self) -> bool:
+        """Does the repository hold a commit beyond the base (a tip the base does not reach)?"""
+        return self.repo is None or any(self.beyond(str(t)) for t in self.tips)
 
     def _ref(self, name: str) -> str | None:
         if self.repo is None:
