@@ -1,4 +1,4 @@
-"""Data checks of the blind held-out trajectory sets heldout14 ... heldout20
+"""Data checks of the blind held-out trajectory sets heldout14 ... heldout21
 (tests/data/audit/trajectories/heldoutN): one module, the set a parameter.
 
 Each set was written blind; these tests check its data only (labels against files, formats,
@@ -123,6 +123,26 @@ def _heldout20_files(repos: ModuleType, built: dict[str, Any]) -> None:
     assert source == _path(built, "holt", "holt/fines.py").read_text()  # main: the base
 
 
+def _heldout21_files(repos: ModuleType, built: dict[str, Any]) -> None:
+    for name in (repos.PS, repos.PS_README):  # enscript's PostScript printouts
+        text = _path(built, "strath", name).read_text()
+        assert text.startswith("%!PS-Adobe-3.0\n") and text.endswith("%%EOF\n"), name
+        assert "%%Creator: GNU Enscript" in text and "\n%%Page: (1) 1\n" in text, name
+    readme = _path(built, "strath", repos.PS_README).read_text()
+    assert "(# strath) s\n" in readme  # the README's printout
+    nohup = _path(built, "heugh", repos.NOHUP).read_text().splitlines()
+    assert nohup[1] == f"commit {built['heugh']['fix']}"  # the date, then git log -p -1
+    assert any(x.startswith("diff --git a/heugh/fares.py") for x in nohup)
+    for cover in (repos.TRACE_MOD, repos.TRACE_TEST):  # python -m trace --count --missing
+        for line in _path(built, "ness", cover).read_text().splitlines():
+            assert re.fullmatch(r"( {7}|>{6} | *\d+: )", line[:7]), (cover, line)
+    readme = _path(built, "slack", "README.md").read_text()
+    assert _path(built, "slack", repos.BACKUP_README).read_text() == readme  # the base's
+    for backup in (repos.BACKUP, repos.BACKUP_TEST):  # mv --backup=numbered: the fix
+        assert _path(built, "slack", backup).is_file(), backup
+        assert not _path(built, "slack", backup.replace(".~2~", ".~1~")).exists(), backup
+
+
 SPECS: dict[str, CorpusSpec] = {
     "heldout14": CorpusSpec(
         {
@@ -185,6 +205,15 @@ SPECS: dict[str, CorpusSpec] = {
             "holt": "scalene-profile",
         },
         _heldout20_files,
+    ),
+    "heldout21": CorpusSpec(
+        {
+            "strath": "enscript-printout",
+            "heugh": "nohup-output",
+            "ness": "python-trace-cover",
+            "slack": "numbered-backup",
+        },
+        _heldout21_files,
     ),
 }
 SETS = sorted(SPECS)
