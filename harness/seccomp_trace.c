@@ -1891,32 +1891,57 @@ static int gitread_once(uint32_t tgid, uint64_t h) {
 static const char *GIT_STATE_FILES[] = {"ORIG_HEAD", "MERGE_HEAD", "FETCH_HEAD", "CHERRY_PICK_HEAD",
                                         "REVERT_HEAD", "REBASE_HEAD", "AUTO_MERGE", "BISECT_HEAD"};
 
-/* git's own names at the top of a ".git" folder (files and folders git keeps there). Any other
- * name there is one git 2.39 may resolve as a revision: its dwim rule "%.*s" reads
- * <common dir>/NAME for any name not of pseudo-reference syntax (my_head, My_Head, MY_HEAD1,
- * foo/bar), and the phase can write the task's .git/ top folder (red team of 66d31ff: K, N). */
-static const char *GIT_OWN_NAMES[] = {
-    "HEAD", "config", "config.worktree", "description", "index", "packed-refs", "shallow",
-    "commondir", "gitdir", "locked", "prunable", "objects", "refs", "logs", "info", "hooks",
-    "worktrees", "branches", "remotes", "modules", "rr-cache", "reftable", "sequencer",
-    "rebase-merge", "rebase-apply", "lfs", "gc.pid", "gc.log", "fsmonitor--daemon",
-    "fsmonitor--daemon.ipc", "svn", "lost-found"};
+/* Whether REL (a path under a ".git" folder's objects/) is of an object store's layout: its last
+ * name a fan-out folder or a loose object in one, a pack or its companion (pack-*, tmp_*,
+ * multi-pack-index*), a folder or file of info/ (alternates, packs, commit graphs), pack/, info/
+ * or a push's quarantine (incoming-*); any folder above it may be a store of the phase's own
+ * (GIT_OBJECT_DIRECTORY=.git/objects/mine: judged by the identity of what git read there). */
+static int git_object_layout(const char *rel) {
+    const char *leaf = strrchr(rel, '/');
+    leaf = leaf ? leaf + 1 : rel;
+    size_t hex = strspn(leaf, "0123456789abcdef");
+    if (hex == 2 && !leaf[2]) return 1;
+    if (hex >= 38 && !leaf[hex] && leaf - rel >= 3 && leaf[-1] == '/' && strspn(leaf - 3, "0123456789abcdef") == 2 &&
+        (leaf - 3 == rel || leaf[-4] == '/'))
+        return 1;
+    static const char *names[] = {"pack", "info", "alternates", "http-alternates", "packs", "commit-graph", "commit-graphs"};
+    for (size_t k = 0; k < sizeof names / sizeof *names; k++)
+        if (!strcmp(leaf, names[k])) return 1;
+    if (!strncmp(leaf, "pack-", 5) || !strncmp(leaf, "tmp_", 4) || !strncmp(leaf, "multi-pack-index", 16) ||
+        !strncmp(leaf, "incoming-", 9) || !strncmp(leaf, "graph-", 6))
+        return 1;
+    return 0;
+}
 
-/* Whether REL (a path under a ".git" folder) is git's own: its first name one of GIT_OWN_NAMES, or
- * a one-level lock file (git refuses a revision name ending ".lock"), git stash's temporary index
- * (index.stash.<digits>) or a split index's shared part (sharedindex.<hex>). */
-static int git_own_name(const char *rel) {
+/* Whether REL (a path under a ".git" folder, normalized: git_rel_norm) is a file git could read
+ * as a revision that git_layout's other rules leave out (red team of 66d31ff: K, N): git 2.39's
+ * dwim rule "%.*s" reads <common dir>/NAME for any name not of pseudo-reference syntax (my_head,
+ * foo/bar, hooks/x, worktrees/w/my_head, even index or description), and the phase can write
+ * there. Left to other rules: config (git dies on a config that is an id; locked), packed-refs,
+ * refs/ and reftable/ (references, by identity), commondir and info/grafts (by their text), the
+ * object store's own layout (by identity), reflogs (logs/HEAD, logs/refs/); lock files (git
+ * refuses a revision name ending ".lock"); modules/ (a submodule's git directory: residual).
+ * 1, or 'q' under objects/ (a folder there is a store's: git_object_layout), or 0. */
+static int git_planted(const char *rel) {
+    size_t n = strlen(rel);
+    if (!n || (n > 5 && !strcmp(rel + n - 5, ".lock"))) return 0;
     const char *slash = strchr(rel, '/');
-    size_t first = slash ? (size_t)(slash - rel) : strlen(rel);
-    for (size_t k = 0; k < sizeof GIT_OWN_NAMES / sizeof *GIT_OWN_NAMES; k++)
-        if (strlen(GIT_OWN_NAMES[k]) == first && !strncmp(rel, GIT_OWN_NAMES[k], first)) return 1;
-    if (slash) return 0;
-    if (first > 5 && !strcmp(rel + first - 5, ".lock")) return 1;
-    int shared = !strncmp(rel, "sharedindex.", 12);
-    if (!shared && strncmp(rel, "index.stash.", 12)) return 0;
-    if (!rel[12]) return 0;
-    for (const char *c = rel + 12; *c; c++)
-        if (!((*c >= '0' && *c <= '9') || (shared && *c >= 'a' && *c <= 'f'))) return 0;
+    size_t first = slash ? (size_t)(slash - rel) : n;
+    const char *rest = slash ? slash + 1 : "";
+#define GIT_FIRST(s) (first == sizeof(s) - 1 && !strncmp(rel, s, first))
+    if ((GIT_FIRST("config") && !slash) || GIT_FIRST("packed-refs") || GIT_FIRST("commondir") || GIT_FIRST("refs") ||
+        GIT_FIRST("reftable") || GIT_FIRST("modules"))
+        return 0;
+    if (GIT_FIRST("objects")) return slash && !git_object_layout(rest) ? 'q' : 0;
+    if (GIT_FIRST("logs")) return slash && strcmp(rest, "HEAD") && strncmp(rest, "refs/", 5);
+    if (GIT_FIRST("info")) return slash && strcmp(rest, "grafts");
+    if (GIT_FIRST("worktrees") && slash) {  /* worktrees/<id>/<in>: the worktree's own folder */
+        const char *in = strchr(rest, '/');
+        if (!in) return 1;
+        in++;
+        return strcmp(in, "commondir") && strncmp(in, "refs/", 5) && strncmp(in, "logs/refs/", 10);
+    }
+#undef GIT_FIRST
     return 1;
 }
 
@@ -1954,8 +1979,9 @@ static int git_rel_norm(const char *rel, char *out, size_t cap) {
 
 /* Which part of a repository's layout PATH (as git wrote it) is: 'h' a HEAD file or a state
  * pointer (GIT_STATE_FILES, rebase-merge/orig-head, rebase-apply/orig-head; in a git directory
- * any pseudo-reference and any file of a sequencer, rebase or am session; under a ".git" folder
- * any file that is not git's own, GIT_OWN_NAMES), 'r' a reference
+ * any pseudo-reference and any file of a sequencer, rebase or am session), 'p' a file under a
+ * ".git" folder git could read as a revision (git_planted: HEAD-like, sealed whatever its size),
+ * 'r' a reference
  * (refs/, packed-refs, reftable/), 'o' something of an object store (*dir_len: the length of the
  * store's folder in PATH), 'c' a commondir or info/grafts, 0 none. */
 static int git_layout(const char *p, size_t n, size_t *dir_len) {
@@ -1981,11 +2007,13 @@ static int git_layout(const char *p, size_t n, size_t *dir_len) {
         if (strstr(p, "/sequencer/") || strstr(p, "/rebase-merge/") || strstr(p, "/rebase-apply/") ||
             !strncmp(p, "sequencer/", 10) || !strncmp(p, "rebase-merge/", 13) || !strncmp(p, "rebase-apply/", 13))
             return 'h';
-        /* a name under the ".git" folder that is not git's own: a revision git could read
-         * (sealed, its text in the row, judged by what it names) */
+        /* a file under the ".git" folder git could read as a revision (git_planted): 'p',
+         * HEAD-like (sealed whatever its size, the start of its text in the row, judged by what
+         * it names) */
         const char *rel = git_dir_rel(p);
         char norm[4096];
-        if (rel && git_rel_norm(rel, norm, sizeof norm) && *norm && !git_own_name(norm)) return 'h';
+        int planted = rel && git_rel_norm(rel, norm, sizeof norm) ? git_planted(norm) : 0;
+        if (planted) return planted == 'q' ? 'q' : 'p';
     }
     /* what points git elsewhere: a commondir (another git directory's references and objects),
      * a graft file (commits given other parents) */
@@ -2041,14 +2069,14 @@ static void open_base(const struct notif *n, const char *path, char *base, size_
 }
 
 /* git_layout for call N: a path "./NAME" (git's git directory is the folder it starts from:
- * GIT_DIR=., or git run in .git/ itself) that is not git's own (GIT_OWN_NAMES) is HEAD-like too
+ * GIT_DIR=., or git run in .git/ itself) that git could read as a revision (git_planted) is 'p' too
  * when that folder is a git directory (HEAD and objects/ in it): git reads ./my_head as a
  * revision there (red team of 66d31ff, K with GIT_DIR=.). */
 static int git_layout_of(const struct notif *n, const char *p, size_t len, size_t *dir_len) {
     int what = git_layout(p, len, dir_len);
     char norm[4096];
-    if (what || strncmp(p, "./", 2) || !git_rel_norm(p, norm, sizeof norm) || !*norm || git_own_name(norm))
-        return what;
+    int planted = what || strncmp(p, "./", 2) || !git_rel_norm(p, norm, sizeof norm) ? 0 : git_planted(norm);
+    if (!planted) return what;
     char where[96];
     int dirfd = n->nr == NR_OPEN ? -100 : (int)n->args[0];
     int at = dirfd == -100 ? snprintf(where, sizeof where, "/proc/%u/cwd/", n->pid)
@@ -2059,7 +2087,7 @@ static int git_layout_of(const struct notif *n, const char *p, size_t len, size_
     if (stat(where, &st) != 0 || !S_ISDIR(st.st_mode)) return 0;
     snprintf(where + at, sizeof where - (size_t)at, "HEAD");
     if (stat(where, &st) != 0 || !S_ISREG(st.st_mode)) return 0;
-    return 'h';
+    return planted == 'q' ? 'q' : 'p';
 }
 
 /* PATH as a path from the root: itself when absolute, else joined to BASE (open_base). */
@@ -2187,6 +2215,9 @@ static void gitread_row(const struct notif *n, struct buf *row, uint32_t tgid, c
     size_t dir_len = 0;
     int what = len ? git_layout_of(n, path, len, &dir_len) : 0;
     uint64_t open_flags = n->nr == NR_OPEN ? n->args[1] : n->nr == NR_OPENAT ? n->args[2] : 0;
+    /* a planted name's row is a HEAD-like file's; a folder under objects/ is a store's ('o') */
+    if (what == 'q') what = (open_flags & O_DIRECTORY) ? 'o' : 'p';
+    if (what == 'p') what = 'h';
     char base[4096] = "";
     if (len && (what || !(open_flags & O_DIRECTORY))) open_base(n, path, base, sizeof base);  /* once, for both */
     if (len && !(open_flags & O_DIRECTORY)) git_disguised_read(n, path, base, what != 0, open_flags, pinned);
@@ -2309,6 +2340,9 @@ static void gitread_row(const struct notif *n, struct buf *row, uint32_t tgid, c
  * as the file would. */
 #define GIT_SEALED_LIMIT 65536
 static char git_sealed[GIT_SEALED_LIMIT + 1];  /* the serving thread's one buffer */
+static char git_chunk[GIT_SEALED_LIMIT];        /* and its copy buffer for a planted name's file */
+/* the bytes of a planted name's file (git_planted) its row holds */
+#define GIT_PLANTED_TEXT 4096
 
 /* Whether the file a walk RESOLVED (the canonical path) is one whose text the audit can take for
  * a worktree's HEAD (trace.py _worktree_head: a file of <git dir>/worktrees/<name>/): its
@@ -2328,7 +2362,9 @@ static const char *git_seal(const struct notif *n, const char *path, size_t len,
                             struct git_pin *pinned) {
     size_t dir_len = 0;
     int what = git_layout_of(n, path, len, &dir_len);
-    if (what != 'h' && what != 'c') return NULL;
+    if (what == 'q') what = 'p';  /* under objects/: a folder is not sealed (not a regular file) */
+    if (what != 'h' && what != 'c' && what != 'p') return NULL;
+    int more = 0;  /* a planted name's file over GIT_SEALED_LIMIT: copied whole, chunk by chunk */
     struct stat st;
     const char *why = NULL;
     if (fstat(rep->fd, &st) != 0) why = "a HEAD or pointer file of the machine's git that cannot be read (not handed)";
@@ -2339,7 +2375,10 @@ static const char *git_seal(const struct notif *n, const char *path, size_t len,
         if (r < 0 && errno == EINTR) continue;
         if (r < 0) why = "a HEAD or pointer file of the machine's git that cannot be read (not handed)";
         else if (r == 0) break;
-        else if ((got += (size_t)r) > GIT_SEALED_LIMIT) {
+        else if ((got += (size_t)r) > GIT_SEALED_LIMIT && what == 'p') {
+            more = 1;
+            break;
+        } else if (got > GIT_SEALED_LIMIT) {
             /* a reflog (logs/HEAD: appended to, fstat'd, read backwards) or another HEAD-named file
              * outside a worktree's folder: its text is judged nowhere, so it is handed as pinned */
             const char *leaf = strrchr(path, '/');
@@ -2360,6 +2399,23 @@ static const char *git_seal(const struct notif *n, const char *path, size_t len,
             if (r <= 0) break;
             put_n += (size_t)r;
         }
+        /* the rest of a planted name's file (an index, a rerere preimage): copied as read */
+        off_t at = (off_t)got;
+        while (more && mfd >= 0 && put_n == got) {
+            ssize_t r = pread(rep->fd, git_chunk, sizeof git_chunk, at);
+            if (r < 0 && errno == EINTR) continue;
+            if (r < 0) { put_n = 0; break; }
+            if (r == 0) break;
+            ssize_t w = 0;
+            while (w < r) {
+                ssize_t k = write(mfd, git_chunk + w, (size_t)(r - w));
+                if (k < 0 && errno == EINTR) continue;
+                if (k <= 0) break;
+                w += k;
+            }
+            if (w != r) { put_n = 0; break; }
+            at += r;
+        }
         char self[64];
         snprintf(self, sizeof self, "/proc/self/fd/%d", mfd);
         /* git's open is to read: it is handed a read-only open of the sealed copy */
@@ -2373,7 +2429,8 @@ static const char *git_seal(const struct notif *n, const char *path, size_t len,
     rep->fd = sealed;
     if (why) { rep->error = EIO; return why; }
     pinned->content = git_sealed;
-    pinned->content_len = (ssize_t)got;
+    /* a planted name's text: its start, all git parses of a reference (an id or "ref: NAME") */
+    pinned->content_len = (ssize_t)(what == 'p' && got > GIT_PLANTED_TEXT ? GIT_PLANTED_TEXT : got);
     return NULL;
 }
 
@@ -2575,7 +2632,7 @@ static void open_row(const struct notif *n, struct buf *row, struct reply *rep) 
      * pointer file of git's: its text is judged, so git reads a sealed copy, git_seal) */
     size_t git_dir_len = 0;
     int git_what = git ? git_layout_of(n, path, len, &git_dir_len) : 0;
-    int git_text = git_what == 'h' || git_what == 'c';
+    int git_text = git_what == 'h' || git_what == 'c' || git_what == 'p' || git_what == 'q';
     if (pinnable && !magic && !storage &&
         (!pin_some || judged || git_text || w.descriptor || w.fd < 0 || !walked || w.crossed))
         pin(n->pid, &w, flags, rep);

@@ -620,19 +620,21 @@ def test_an_ambiguous_abbreviation_is_every_object_it_could_name(
     assert judged("sequencer/todo", f"pick {base[:4]}^{{commit}} x\n") == []
 
 
-#: (K, the tracer) a file under the task's ``.git/`` that is not git's own, named on git's command
-#: line however git is pointed at the git directory, then removed: the machine's git opens
-#: ``./my_head``, ``.git/objects/../my_head``, ``.git//./my_head`` or ``.git/foo/bar``
+#: (K, the tracer) a file under the task's ``.git/`` that git could read as a revision, named on
+#: git's command line however git is pointed at the git directory, then removed: the machine's
+#: git opens ``./my_head``, ``.git/objects/../my_head``, ``.git//./my_head``, ``.git/foo/bar``,
+#: ``.git/hooks/x``, ``.git/objects/x/y``, ``.git/worktrees/w/my_head`` ...
 _PLANTED = """\
-if "/" in {name!r}:
-    os.makedirs(os.path.join(work, ".git", "foo"), exist_ok=True)
-put(os.path.join(work, ".git", {name!r}), future + "\\n")
+path = os.path.join(work, ".git", {name!r})
+made = not os.path.isdir(os.path.dirname(path))
+os.makedirs(os.path.dirname(path), exist_ok=True)
+put(path, future + "\\n")
 env = dict(os.environ, **{env})
 report(subprocess.run(["git", "log", "-p", "-1", {name!r}, "--"], cwd={cwd}, env=env,
                       capture_output=True, text=True))
-os.unlink(os.path.join(work, ".git", {name!r}))
-if "/" in {name!r}:
-    os.rmdir(os.path.join(work, ".git", "foo"))
+os.unlink(path)
+if made:
+    os.rmdir(os.path.dirname(path))
 done()
 """
 
@@ -646,8 +648,26 @@ done()
         ("my_head", "work", '{"GIT_DIR": ".git/objects/.."}'),
         ("my_head", "work", '{"GIT_DIR": ".git//."}'),
         ("foo/bar", "work", "{}"),
+        ("hooks/x", "work", "{}"),
+        ("objects/x", "work", "{}"),
+        ("objects/x/y", "work", "{}"),
+        ("worktrees/w/my_head", "work", "{}"),
+        ("worktrees/w/index", "work", "{}"),
+        ("index", "work", "{}"),
     ],
-    ids=["git-dir-dot", "in-git-dir", "objects-dotdot", "slash-dot", "two-level"],
+    ids=[
+        "git-dir-dot",
+        "in-git-dir",
+        "objects-dotdot",
+        "slash-dot",
+        "two-level",
+        "hooks",
+        "objects-file",
+        "objects-deeper",
+        "worktree-folder",
+        "worktree-index",
+        "index",
+    ],
 )
 def test_a_planted_name_under_git_is_rowed_however_git_spells_its_path(
     tmp_path: Path, seccomp: None, name: str, cwd: str, env: str
