@@ -101,7 +101,13 @@ extended history, evotree rollouts), written by ``build.py`` beside each set:
 * ``tests/data/audit/trajectories/heldout20`` — the twentieth held-out set (60 files, 30 leaks,
   four task repositories whose fix also lies in a file a tool left: ed's hangup file, ``sed
   -i.bak`` backups, an Emacs undo-tree history, Scalene profiles), written blind and scored once
-  at ``0bed596`` after heldout19's development pass (``heldout20`` and ``heldout20_repo``).
+  at ``0bed596`` after heldout19's development pass; a development set since (``heldout20`` and
+  ``heldout20_repo``).
+* ``tests/data/audit/trajectories/heldout21`` — the twenty-first held-out set (60 files, 30 leaks,
+  four task repositories whose fix also lies in a file a tool left: a GNU enscript PostScript
+  printout, ``nohup.out``, ``python -m trace`` cover files, coreutils numbered backups
+  ``file.~N~``), written blind and scored once at ``8fc3cad`` after heldout20's development pass
+  (``heldout21`` and ``heldout21_repo``).
 
 Run:
 
@@ -388,6 +394,8 @@ def main() -> None:
             "heldout19_repo": trajectory_set(TRAJECTORIES / "heldout19", with_repo=True),
             "heldout20": trajectory_set(TRAJECTORIES / "heldout20"),
             "heldout20_repo": trajectory_set(TRAJECTORIES / "heldout20", with_repo=True),
+            "heldout21": trajectory_set(TRAJECTORIES / "heldout21"),
+            "heldout21_repo": trajectory_set(TRAJECTORIES / "heldout21", with_repo=True),
         },
     }
     print(json.dumps(result, indent=2))
