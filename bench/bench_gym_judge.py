@@ -23,7 +23,9 @@ Arms, timed in the same process, in an order rotated every repetition (--repeats
   one lane or when rounds are slow, ``runner._Pace``);
 * ``judge-2groups``  — the judge with ``runner.GROUPS = 2``: the lanes in two groups whose
   rounds overlap (this process steps one group's environments while the policy's process
-  answers the other's);
+  answers the other's); ``judge-1group`` — with ``runner.GROUPS = 1`` (one group: the two
+  processes take turns). The default (``GROUPS = None``) starts with one group and switches to
+  two while this process waits little for a CPU (``runner._Overlap``);
 * ``judge-fresh-env`` — the judge with a fresh environment for every episode (before
   ``driver.reusable``: CartPole's environment object now plays many episodes);
 * ``judge-16lanes``, ``judge-64lanes`` — the judge with ``lanes = 16`` / ``64`` (earlier
@@ -460,6 +462,9 @@ def main() -> int:
                 ),
                 "judge-2groups": partial(
                     arm_judge, candidate, seeds, workers=1, replay=0.25, env_id=env_id, groups=2
+                ),
+                "judge-1group": partial(
+                    arm_judge, candidate, seeds, workers=1, replay=0.25, env_id=env_id, groups=1
                 ),
                 "judge-fresh-env": partial(
                     arm_judge, candidate, seeds, workers=1, replay=0.25, env_id=env_id, fresh=True

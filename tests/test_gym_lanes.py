@@ -258,3 +258,49 @@ def test_two_groups_of_lanes_play_what_one_at_a_time_plays(
     one = _play(several, 1, tasks)
     monkeypatch.setattr(runner, "GROUPS", 2)
     assert _play(several, 6, tasks) == one
+
+
+@pytest.mark.heavy
+def test_lanes_regrouped_while_they_play_play_what_one_at_a_time_plays(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The default (``runner.GROUPS = None``) switches between one and two groups of lanes while
+    they play (``runner._Overlap``, by this thread's wait for a CPU): with a controller that
+    switches at every look (its window 0), and one that can never read the wait, every episode
+    plays what it plays alone, in the same order."""
+    from evotree.domains.gym import runner
+
+    candidate = _candidate(tmp_path, STOCHASTIC)
+    monkeypatch.setattr(runner, "GROUPS", 1)
+    alone = _play(candidate, 1)
+    monkeypatch.setattr(runner, "GROUPS", None)
+    looks: list[int] = []
+
+    def flip(self: runner._Overlap, now: float) -> int:
+        self.groups = 2 if self.groups == 1 else 1
+        looks.append(self.groups)
+        return self.groups
+
+    monkeypatch.setattr(runner._Overlap, "look", flip)
+    for lanes in (2, 5, 16):
+        assert _play(candidate, lanes) == alone, lanes
+    assert 1 in looks and 2 in looks
+    monkeypatch.undo()
+    monkeypatch.setattr(runner, "GROUPS", None)
+    monkeypatch.setattr(runner._Overlap, "PATH", str(tmp_path / "no-schedstat"))
+    assert runner._Overlap.start() is None
+    assert _play(candidate, 16) == alone
+
+
+def test_overlap_follows_the_wait_for_a_cpu(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two groups after a window in which this thread waited under ``LOW`` of it for a CPU,
+    one after a window over ``HIGH``, unchanged in between and within a window."""
+    from evotree.domains.gym import runner
+
+    waits = iter([0.0, 0.001, 0.001 + 0.05, 0.051 + 0.015])
+    monkeypatch.setattr(runner._Overlap, "waited", classmethod(lambda cls: next(waits)))
+    overlap = runner._Overlap(runner._Overlap.waited() or 0.0, 0.0)
+    assert overlap.look(0.1) == 1  # within the first window: not looked
+    assert overlap.look(0.2) == 2  # 1 ms of 200: 0.5 %
+    assert overlap.look(0.4) == 1  # 50 ms of 200: 25 %
+    assert overlap.look(0.6) == 1  # 15 ms of 200: 7.5 %, between LOW and HIGH
