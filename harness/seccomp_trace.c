@@ -1904,6 +1904,7 @@ static int git_object_layout(const char *rel) {
     if (hex >= 38 && !leaf[hex] && leaf - rel >= 3 && leaf[-1] == '/' && strspn(leaf - 3, "0123456789abcdef") == 2 &&
         (leaf - 3 == rel || leaf[-4] == '/'))
         return 1;
+    if (strstr(rel, "commit-graphs/") == rel || strstr(rel, "/commit-graphs/")) return 1;
     static const char *names[] = {"pack", "info", "alternates", "http-alternates", "packs", "commit-graph", "commit-graphs"};
     for (size_t k = 0; k < sizeof names / sizeof *names; k++)
         if (!strcmp(leaf, names[k])) return 1;
@@ -2068,13 +2069,20 @@ static void open_base(const struct notif *n, const char *path, char *base, size_
     base[b < 0 ? 0 : b] = 0;
 }
 
-/* git_layout for call N: a path "./NAME" (git's git directory is the folder it starts from:
- * GIT_DIR=., or git run in .git/ itself) that git could read as a revision (git_planted) is 'p' too
- * when that folder is a git directory (HEAD and objects/ in it): git reads ./my_head as a
- * revision there (red team of 66d31ff, K with GIT_DIR=.). */
-static int git_layout_of(const struct notif *n, const char *p, size_t len, size_t *dir_len) {
+/* git_layout for call N (RESOLVED: the path its walk reached, or NULL): a path "./NAME" (git's
+ * git directory is the folder it starts from: GIT_DIR=., or git run in .git/ itself) that git
+ * could read as a revision (git_planted) is 'p' too when that folder is a git directory (HEAD and
+ * objects/ in it): git reads ./my_head as a revision there (red team of 66d31ff, K with
+ * GIT_DIR=.); so is a path git_layout does not know whose walk reached such a file under a
+ * ".git" folder (a link of the phase's own: GIT_DIR=/tmp/g, /tmp/g -> the task's .git). */
+static int git_layout_of(const struct notif *n, const char *p, size_t len, size_t *dir_len, const char *resolved) {
     int what = git_layout(p, len, dir_len);
     char norm[4096];
+    /* a path through a link of the phase's own to a ".git" folder (GIT_DIR=/tmp/g, g -> .git):
+     * judged by the file the walk reached */
+    const char *real = !what && resolved && *resolved ? git_dir_rel(resolved) : NULL;
+    int through = real && git_rel_norm(real, norm, sizeof norm) ? git_planted(norm) : 0;
+    if (through) return through == 'q' ? 'q' : 'p';
     int planted = what || strncmp(p, "./", 2) || !git_rel_norm(p, norm, sizeof norm) ? 0 : git_planted(norm);
     if (!planted) return what;
     char where[96];
@@ -2213,7 +2221,7 @@ static void gitread_row(const struct notif *n, struct buf *row, uint32_t tgid, c
     uint64_t at = n->nr == NR_OPEN ? n->args[0] : n->args[1];
     size_t len = remote_string(n->pid, at, path, sizeof path);
     size_t dir_len = 0;
-    int what = len ? git_layout_of(n, path, len, &dir_len) : 0;
+    int what = len ? git_layout_of(n, path, len, &dir_len, pinned ? pinned->resolved : NULL) : 0;
     uint64_t open_flags = n->nr == NR_OPEN ? n->args[1] : n->nr == NR_OPENAT ? n->args[2] : 0;
     /* a planted name's row is a HEAD-like file's; a folder under objects/ is a store's ('o') */
     if (what == 'q') what = (open_flags & O_DIRECTORY) ? 'o' : 'p';
@@ -2361,7 +2369,7 @@ static int git_worktree_file(const char *resolved) {
 static const char *git_seal(const struct notif *n, const char *path, size_t len, uint64_t flags, struct reply *rep,
                             struct git_pin *pinned) {
     size_t dir_len = 0;
-    int what = git_layout_of(n, path, len, &dir_len);
+    int what = git_layout_of(n, path, len, &dir_len, pinned->resolved);
     if (what == 'q') what = 'p';  /* under objects/: a folder is not sealed (not a regular file) */
     if (what != 'h' && what != 'c' && what != 'p') return NULL;
     int more = 0;  /* a planted name's file over GIT_SEALED_LIMIT: copied whole, chunk by chunk */
@@ -2631,7 +2639,7 @@ static void open_row(const struct notif *n, struct buf *row, struct reply *rep) 
     /* the answer: pin_some pins only what its walk could not take as written (and every HEAD or
      * pointer file of git's: its text is judged, so git reads a sealed copy, git_seal) */
     size_t git_dir_len = 0;
-    int git_what = git ? git_layout_of(n, path, len, &git_dir_len) : 0;
+    int git_what = git ? git_layout_of(n, path, len, &git_dir_len, walked ? resolved : NULL) : 0;
     int git_text = git_what == 'h' || git_what == 'c' || git_what == 'p' || git_what == 'q';
     if (pinnable && !magic && !storage &&
         (!pin_some || judged || git_text || w.descriptor || w.fd < 0 || !walked || w.crossed))

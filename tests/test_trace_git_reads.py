@@ -623,8 +623,10 @@ def test_an_ambiguous_abbreviation_is_every_object_it_could_name(
 #: (K, the tracer) a file under the task's ``.git/`` that git could read as a revision, named on
 #: git's command line however git is pointed at the git directory, then removed: the machine's
 #: git opens ``./my_head``, ``.git/objects/../my_head``, ``.git//./my_head``, ``.git/foo/bar``,
-#: ``.git/hooks/x``, ``.git/objects/x/y``, ``.git/worktrees/w/my_head`` ...
+#: ``.git/hooks/x``, ``.git/objects/x/y``, ``.git/worktrees/w/my_head`` ..., or ``/tmp/g/my_head``
+#: through a link of its own (``/tmp/g`` -> the task's ``.git``)
 _PLANTED = """\
+os.symlink(os.path.join(work, ".git"), "/tmp/g")
 path = os.path.join(work, ".git", {name!r})
 made = not os.path.isdir(os.path.dirname(path))
 os.makedirs(os.path.dirname(path), exist_ok=True)
@@ -635,6 +637,7 @@ report(subprocess.run(["git", "log", "-p", "-1", {name!r}, "--"], cwd={cwd}, env
 os.unlink(path)
 if made:
     os.rmdir(os.path.dirname(path))
+os.unlink("/tmp/g")
 done()
 """
 
@@ -654,6 +657,9 @@ done()
         ("worktrees/w/my_head", "work", "{}"),
         ("worktrees/w/index", "work", "{}"),
         ("index", "work", "{}"),
+        ("my_head", '"/tmp"', '{"GIT_DIR": "/tmp/g"}'),
+        ("my_head", '"/tmp"', '{"GIT_DIR": "g"}'),
+        ("my_head", '"/tmp/g"', '{"GIT_DIR": "."}'),
     ],
     ids=[
         "git-dir-dot",
@@ -667,6 +673,9 @@ done()
         "worktree-folder",
         "worktree-index",
         "index",
+        "link-absolute",
+        "link-relative",
+        "link-cwd",
     ],
 )
 def test_a_planted_name_under_git_is_rowed_however_git_spells_its_path(
