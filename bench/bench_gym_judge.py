@@ -30,6 +30,12 @@ Arms, timed in the same process, in an order rotated every repetition (--repeats
   ``driver.reusable``: CartPole's environment object now plays many episodes);
 * ``judge-16lanes``, ``judge-64lanes`` — the judge with ``lanes = 16`` / ``64`` (earlier
   defaults): 16x / 4x more rounds;
+* ``plain-process``, ``judge-process``, ``judge-process-late`` — whole processes, timed from
+  their start to their exit (the interpreter and the imports included on both sides): a plain
+  loop's script; a judge run as the judge phase runs it (its policy's process started first,
+  ``launch.prestart``, while it imports the rest); the same with the policy's process started
+  when the first episode is boarded (before ``launch.prestart``). Their ratio to
+  ``plain-process`` is printed below the table (the table's ratios are to ``plain``);
 * ``vector-plain``   — a plain ``gymnasium.vector.SyncVectorEnv`` loop (8 envs, batches of 8
   seeds, one policy object per sub-env). The judge has no vectorized path (its policies act on
   one observation); this row is the plain vector loop, for reference;
@@ -267,6 +273,83 @@ def _arm_judge(
     }
 
 
+#: A whole plain loop as a process of its own: the interpreter, the imports (gymnasium) and the
+#: loop of :func:`arm_plain`; ``argv``: the environment id, the policy file, the seeds. Prints the
+#: returns (JSON).
+_PLAIN_PROCESS = """\
+import importlib.util, json, sys
+from evotree.domains.gym.catalog import make_env
+
+env_id, path, seeds = sys.argv[1], sys.argv[2], [int(s) for s in sys.argv[3:]]
+spec = importlib.util.spec_from_file_location("policy", path)
+module = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(module)
+env = make_env(env_id)
+returns = []
+for seed in seeds:
+    obs, _ = env.reset(seed=seed)
+    pol = module.Policy(env_id, env.observation_space, env.action_space)
+    pol.reset()
+    total = 0.0
+    while True:
+        obs, reward, terminated, truncated, _ = env.step(pol.act(obs))
+        total += float(reward)
+        if terminated or truncated:
+            break
+    returns.append(total)
+print(json.dumps(returns))
+"""
+
+#: A whole judge as a process of its own, in the order the judge phase runs
+#: (:func:`evotree.domains.gym.judge.main`): the policy's process started first
+#: (``launch.prestart``; not with ``late``), then the judge's imports, its settings and the
+#: episodes; ``argv``: ``early``/``late``, the environment id, the candidate, the seeds.
+_JUDGE_PROCESS = """\
+import json, sys
+from pathlib import Path
+
+when, env_id, candidate, seeds = sys.argv[1], sys.argv[2], Path(sys.argv[3]), [int(s) for s in sys.argv[4:]]
+if when == "early":
+    from evotree.domains.gym.launch import prestart
+    prestart(candidate, None)
+from evotree.domains.gym.judge import judge_episodes
+from evotree.domains.gym.runner import Task
+from evotree.domains.gym.settings import JudgeSettings, References
+
+settings = JudgeSettings(envs=[env_id], pools={}, workers=1, episode_timeout_seconds=60.0)
+refs = References(envs={env_id: {"random": -1e9, "expert": 1e9}})
+by_index = {}
+tasks = [Task(env_id, i, seed) for i, seed in enumerate(seeds)]
+for episode, _score in judge_episodes(candidate, tasks, settings, refs):
+    assert not episode.failed, episode.message
+    by_index[episode.index] = episode.ret
+print(json.dumps([by_index[i] for i in range(len(seeds))]))
+"""
+
+
+def arm_process(argv: list[str], seeds: list[int]) -> tuple[list[float], dict[str, float]]:
+    """A whole process (``python -P -c``, this machine's interpreter, the policy processes'
+    environment): episodes over its wall time from its start to its exit, start-up and imports
+    included on both sides (:data:`_PLAIN_PROCESS`, :data:`_JUDGE_PROCESS`)."""
+    import subprocess
+
+    from evotree.domains.gym.runner import worker_env
+
+    start = time.perf_counter()
+    proc = subprocess.run(
+        [sys.executable, "-P", "-c", *argv, *map(str, seeds)],
+        capture_output=True,
+        text=True,
+        env=worker_env(),
+        timeout=600,
+        check=False,
+    )
+    wall = time.perf_counter() - start
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    rate = len(seeds) / wall
+    return json.loads(proc.stdout), {"total": rate, "steady": rate}
+
+
 #: Runs the judge's loop inside a sandbox: ``argv[1]`` is the candidate, ``argv[2:]`` the seeds.
 #: Prints the returns, and wall and CPU time of a one-episode run and of the full run (JSON).
 _DRIVER = """\
@@ -473,6 +556,17 @@ def main() -> int:
                     arm_judge, candidate, seeds, workers=1, replay=0.25, env_id=env_id, lanes=64
                 ),
                 "vector-plain": partial(arm_vector, policy, seeds),
+                "plain-process": partial(
+                    arm_process,
+                    [_PLAIN_PROCESS, env_id, str(candidate / "policy.py")],
+                    seeds,
+                ),
+                "judge-process": partial(
+                    arm_process, [_JUDGE_PROCESS, "early", env_id, str(candidate)], seeds
+                ),
+                "judge-process-late": partial(
+                    arm_process, [_JUDGE_PROCESS, "late", env_id, str(candidate)], seeds
+                ),
                 "judge-eval-sandbox": partial(
                     arm_judge_sandboxed, candidate, seeds, nested=False, env_id=env_id
                 ),
@@ -539,6 +633,17 @@ def main() -> int:
                     f"{row['ratio_to_plain_steady']:15.3f} {row['ratio_to_plain_total']:12.3f} "
                     f"{row['cpu_ms_per_episode']:15.3f}"
                 )
+            if "plain-process" in rates:  # whole processes against the whole plain process
+                for arm in arms:
+                    if arm.endswith(("-process", "-process-late")):
+                        whole = statistics.median(
+                            j / p
+                            for j, p in zip(
+                                rates[arm]["total"], rates["plain-process"]["total"], strict=True
+                            )
+                        )
+                        summary[arm]["ratio_to_plain_process"] = whole
+                        print(f"{arm:19s} ratio to plain-process (whole processes): {whole:.3f}")
             if "judge-nested" in rates and "judge-eval-sandbox" in rates:
                 nested = [
                     n / b

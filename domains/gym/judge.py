@@ -24,23 +24,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
+# light imports only up to main()'s prestart: the policy's process starts while this one
+# imports the rest (numpy, gymnasium, the settings, the runner; launch.py)
 from evotree.harness.layout import ENV_CANDIDATE_DIR, ENV_EVIDENCE_DIR, ENV_JUDGE_SPLITS
 from evotree.domains.gym import JUDGE_FILE
 from evotree.domains.gym import REFERENCES_FILE
-from evotree.domains.gym.catalog import GymMissing
-from evotree.domains.gym.catalog import require_gymnasium
-from evotree.domains.gym.catalog import unavailable_reason
-from evotree.domains.gym.settings import SPLITS
-from evotree.domains.gym.settings import SettingsError
-from evotree.domains.gym.settings import load_judge_settings
-from evotree.domains.gym.settings import load_references
-from evotree.domains.gym.episode import Episode
-from evotree.domains.gym.runner import InvalidPolicy
-from evotree.domains.gym.runner import Task
-from evotree.domains.gym.runner import WorkerBroken
-from evotree.harness.recorder import get_recorder
-from evotree.domains.gym.runner import run_episodes
-from evotree.domains.gym.scoring import normalized_score
+from evotree.domains.gym.launch import prestart
 
 __all__ = ["main", "judge_episodes"]
 
@@ -51,6 +40,17 @@ def _say(message: str) -> None:
 
 def main(cwd: Path | None = None) -> int:
     cwd = Path(cwd or os.getcwd())
+    candidate = os.environ.get(ENV_CANDIDATE_DIR)
+    if candidate and Path(candidate).is_dir():
+        prestart(Path(candidate))  # before anything of the judge's is loaded (launch.py)
+
+    from evotree.domains.gym.catalog import GymMissing, require_gymnasium
+    from evotree.domains.gym.settings import (
+        SPLITS,
+        SettingsError,
+        load_judge_settings,
+        load_references,
+    )
 
     try:
         require_gymnasium()
@@ -64,7 +64,6 @@ def main(cwd: Path | None = None) -> int:
                 "(evotree judge export DIR; add them; evotree judge promote DIR)"
             )
         return 1
-    candidate = os.environ.get(ENV_CANDIDATE_DIR)
     if not candidate or not Path(candidate).is_dir():
         _say(f"${ENV_CANDIDATE_DIR} does not name the candidate's directory ({candidate!r})")
         return 1
@@ -98,6 +97,9 @@ def main(cwd: Path | None = None) -> int:
 def _judged_envs(settings: Any, refs: Any) -> list[str] | None:
     """The environments judged on this machine (an unavailable one is said and skipped); None
     when one has no reference pair (the judge cannot score it)."""
+    from evotree.domains.gym.catalog import unavailable_reason
+    from evotree.domains.gym.settings import SettingsError
+
     envs = []
     for env_id in settings.envs:
         reason = unavailable_reason(env_id)
@@ -118,6 +120,11 @@ def _judge_tasks(
 ) -> int:
     """Play every split's seeded episodes of ``envs``, record each normalized score, and print
     the per-environment means (a policy that cannot be loaded scores 0 on what remains)."""
+    from evotree.domains.gym.episode import Episode
+    from evotree.domains.gym.runner import InvalidPolicy, Task, WorkerBroken
+    from evotree.domains.gym.settings import SPLITS
+    from evotree.harness.recorder import get_recorder
+
     split_of: dict[tuple[str, int], str] = {}
     tasks = []
     for split in (s for s in splits if s in SPLITS):
@@ -195,6 +202,8 @@ def judge_episodes(
     completion order, once all episodes are played. Raises
     :class:`evotree.domains.gym.runner.InvalidPolicy` / ``WorkerBroken`` like ``run_episodes``.
     """
+    from evotree.domains.gym.runner import run_episodes
+    from evotree.domains.gym.scoring import normalized_score
 
     results = []
     for episode in run_episodes(

@@ -34,7 +34,6 @@ through ``/proc`` where the kernel lets a process of the same user do so.
 
 from __future__ import annotations
 
-import json
 import os
 import pickle
 import queue
@@ -62,11 +61,15 @@ from evotree.domains.gym.wire import (
     encode_request,
     send_bytes,
 )
+from evotree.domains.gym.launch import (
+    FROM_ENV,
+    WorkerBroken,
+    adopt,
+    policy_sandbox_from_env,
+    spawn,
+    worker_env,
+)
 from evotree.domains.gym.worker import InvalidPolicy
-from evotree.harness.sandbox_spec import ENV_POLICY_SANDBOX
-from evotree.harness.sandbox_spec import SandboxUnavailable
-from evotree.harness.sandbox_nested import policy_sandbox_argv
-from evotree.harness.sandbox_spec import POLICY_CANDIDATE_DIR
 
 __all__ = [
     "InvalidPolicy",
@@ -87,101 +90,12 @@ GROUPS: int | None = None
 #: bytes of rounds that may wait in the request pipe at once (its buffer is 64 KiB)
 _PIPE_ROOM = 48 * 1024
 
-_THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMEXPR_NUM_THREADS")
-
 
 @dataclass(frozen=True)
 class Task:
     env_id: str
     index: int
     seed: int
-
-
-class WorkerBroken(RuntimeError):
-    """The worker cannot run at all on this machine (not the policy's fault)."""
-
-
-#: Variables of the judge's environment a sandboxed worker does not get: they name the judge's
-#: folders (``PWD`` is the judge's working directory), which do not exist in its sandbox anyway.
-_JUDGE_PATH_VARS = ("PWD", "OLDPWD", "GIT_CEILING_DIRECTORIES")
-#: Default of ``sandbox``: read ``$EVOTREE_POLICY_SANDBOX`` when the worker starts.
-FROM_ENV: Any = object()
-
-
-def policy_sandbox_from_env(environ: dict[str, str] | None = None) -> dict[str, Any] | None:
-    """The judge phase's nested-sandbox spec (``$EVOTREE_POLICY_SANDBOX``), or ``None`` outside it.
-
-    A value that is not a JSON object is a spec that says nothing can be isolated (fail closed).
-    """
-
-    raw = (os.environ if environ is None else environ).get(ENV_POLICY_SANDBOX)
-    if raw is None:
-        return None
-    try:
-        spec = json.loads(raw)
-    except ValueError:
-        spec = None
-    if not isinstance(spec, dict):
-        return {"error": f"${ENV_POLICY_SANDBOX} is not a JSON object: {raw[:200]!r}"}
-    return spec
-
-
-_probed: dict[str, str | None] = {}
-_probe_lock = threading.Lock()
-
-
-def _probe_sandbox(spec: dict[str, Any]) -> None:
-    """Start one nested sandbox running Python (once per spec and process); :class:`WorkerBroken` if it
-    cannot start, with bubblewrap's message. Nothing of the candidate runs in it."""
-
-    key = json.dumps(spec, sort_keys=True)
-    with _probe_lock:
-        if key not in _probed:
-            try:
-                argv = policy_sandbox_argv(spec, None, [sys.executable, "-I", "-S", "-c", "pass"])
-                proc = subprocess.run(
-                    argv,
-                    capture_output=True,
-                    text=True,
-                    timeout=60,
-                    stdin=subprocess.DEVNULL,
-                    env=worker_env(),
-                    check=False,
-                )
-                lines = proc.stderr.strip().splitlines()
-                _probed[key] = (
-                    None
-                    if proc.returncode == 0
-                    else (
-                        f"the policy's sandbox does not start here: {lines[-1] if lines else proc.returncode}"
-                    )
-                )
-            except SandboxUnavailable as exc:
-                _probed[key] = f"{exc.message} (fix: {exc.fix})" if exc.fix else exc.message
-            except (OSError, subprocess.TimeoutExpired) as exc:
-                _probed[key] = f"the policy's sandbox does not start here: {exc}"
-        problem = _probed[key]
-    if problem is not None:
-        raise WorkerBroken(problem)
-
-
-def worker_env(base: dict[str, str] | None = None) -> dict[str, str]:
-    env = {
-        k: v
-        for k, v in (os.environ if base is None else base).items()
-        if not k.startswith("EVOTREE_")
-    }
-    env["PYTHONSAFEPATH"] = "1"
-    env["PYTHONHASHSEED"] = "0"
-    for var in _THREAD_VARS:
-        env.setdefault(var, "1")
-    if "PYTHONPATH" in env:  # an empty entry would put the working directory back on sys.path
-        parts = [p for p in env["PYTHONPATH"].split(os.pathsep) if p and p != "."]
-        if parts:
-            env["PYTHONPATH"] = os.pathsep.join(parts)
-        else:
-            del env["PYTHONPATH"]
-    return env
 
 
 class Worker:
@@ -213,34 +127,11 @@ class Worker:
     # ------------------------------------------------------------------ life cycle
     def start(self) -> None:
         """Start the process and wait until the policy is loaded; :class:`InvalidPolicy` if it cannot be."""
-        argv, env = self._command()
-        request_r, request_w = os.pipe()
-        reply_r, reply_w = os.pipe()
-        argv = [
-            str(request_r) if a == "{request}" else str(reply_w) if a == "{reply}" else a
-            for a in argv
-        ]
-        try:
-            self.proc = subprocess.Popen(
-                argv,
-                cwd=self.candidate_dir,
-                env=env,
-                pass_fds=(request_r, reply_w),
-                stdin=subprocess.DEVNULL,
-                stdout=2,  # the worker's prints go to our stderr (the log)
-                # a session of its own, as the nested sandbox gives it (bubblewrap's
-                # --new-session): its kill(0, ...) reaches its own group only, and where the
-                # scheduler groups by session (autogroup) the two processes get a share each;
-                # it dies with this process (the worker's parent-death signal)
-                start_new_session=True,
-            )
-        except BaseException:
-            for fd in (request_w, reply_r):
-                os.close(fd)
-            raise
-        finally:
-            os.close(request_r)
-            os.close(reply_w)
+        # the process started early for this candidate and sandbox (:func:`launch.prestart`,
+        # the judge phase), else a new one
+        self.proc, request_w, reply_r = adopt(self.candidate_dir, self.sandbox) or spawn(
+            self.candidate_dir, self.sandbox
+        )
         self.starts += 1
         self.request_fd = request_w
         os.set_blocking(request_w, False)  # writes wait by the deadline (send_bytes)
@@ -271,22 +162,6 @@ class Worker:
         if kind == "broken":
             raise WorkerBroken(str(message.get("message")))
         raise InvalidPolicy(str(message.get("message")))
-
-    def _command(self) -> tuple[list[str], dict[str, str]]:
-        """The worker's command line (``{request}``/``{reply}``: the pipes' numbers) and environment."""
-        worker = [sys.executable, "-P", "-m", "evotree.domains.gym.worker", "{request}", "{reply}"]
-        if self.sandbox is None:
-            return [*worker, str(self.candidate_dir / "policy.py")], worker_env()
-
-        _probe_sandbox(self.sandbox)
-        try:
-            argv = policy_sandbox_argv(
-                self.sandbox, self.candidate_dir, [*worker, f"{POLICY_CANDIDATE_DIR}/policy.py"]
-            )
-        except SandboxUnavailable as exc:
-            raise WorkerBroken(exc.message) from None
-        env = {k: v for k, v in worker_env().items() if k not in _JUDGE_PATH_VARS}
-        return argv, env
 
     def stop(self, *, exited: bool = False) -> int | None:
         """Kill the process (if any) and return its exit code.
@@ -786,8 +661,10 @@ class _Overlap:
     busy machine it costs more rounds and more CPU for nothing). The signal is this thread's
     own wait for a CPU (its run-queue time, ``/proc/thread-self/schedstat``) over each
     :attr:`WINDOW` of wall time: under :attr:`LOW` of it, two groups; over :attr:`HIGH`, one.
-    Processes at a lower priority (``nice``) barely delay it, so they do not count; the
-    machine's load average would count them, and this process's own policy process too."""
+    What counts is what delays this thread: the machine's load average would count this
+    process's own policy process too, and processes that delay it little. (Where the scheduler
+    shares the CPUs between sessions first, autogroup on this machine, a process at a low
+    priority in a session of its own delays it as much as any other.)"""
 
     WINDOW = 0.2
     LOW = 0.03

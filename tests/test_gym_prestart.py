@@ -1,0 +1,189 @@
+"""The policy's process started early (``launch.prestart``): the attacker's view of it.
+
+The judge phase starts its policy's process first thing, before it imports numpy, gymnasium
+or its settings (``evotree.domains.gym.judge.main``), and its first worker adopts it. These
+tests check that the early process is the one that plays, that it gets what a process started
+late gets and nothing more (its own two pipes and the standard descriptors, no ``EVOTREE_*``
+variable), and that the attacker's spy of ``tests/test_sandbox_gym_seed.py``, run both when
+policy.py is imported (the judge has read nothing yet) and at the episode's reset (the judge
+holds the seed), finds the seed nowhere it does not find it in a process started late: in
+the nested sandbox nowhere, in a plain process not in its own memory, arguments, environment
+or its parent's environment and command line.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("gymnasium")
+
+from evotree.domains.gym import launch  # noqa: E402
+from evotree.domains.gym.runner import Task, run_episodes  # noqa: E402
+from evotree.harness.sandbox import check_policy_sandbox, policy_sandbox_spec  # noqa: E402
+from evotree.harness.sandbox_spec import PolicySandbox  # noqa: E402
+from test_sandbox_gym_seed import ENV, SEED, SPY, _report  # noqa: E402
+
+#: appended to the spy: what the process holds when policy.py is imported (right after its
+#: start) and again at reset; the report carries both
+EARLY = r"""
+import os as _os
+
+
+def _fds():
+    return [fd for fd in range(1024) if _is_open(fd)]
+
+
+def _is_open(fd):
+    try:
+        _os.fstat(fd)
+    except OSError:
+        return False
+    return True
+
+
+def _look():
+    found, tried = spy(None, None)
+    return {
+        "found": found,
+        "tried": tried,
+        "fds": _fds(),
+        "pipes": [int(a) for a in sys.argv[1:3]],
+        "evotree_env": sorted(k for k in _os.environ if k.startswith("EVOTREE")),
+        "pid": _os.getpid(),
+    }
+
+
+AT_IMPORT = _look()
+_spy_reset = Policy.reset
+
+
+def _reset(self, *args):
+    try:
+        _spy_reset(self, *args)
+    except RuntimeError as exc:
+        report = json.loads(str(exc).split("REPORT", 1)[1].split("TROPER", 1)[0])
+        report.update(_look(), found=report["found"], tried=report["tried"], at_import=AT_IMPORT)
+        raise RuntimeError("REPORT" + json.dumps(report) + "TROPER") from None
+
+
+Policy.reset = _reset
+"""
+
+#: what a plain policy process must never find of the seed (its own process: the nested
+#: sandbox's to close the rest, see test_sandbox_gym_seed.py)
+IN_PROCESS = {
+    "numpy state",
+    "action space generator",
+    "observation space generator",
+    "frames",
+    "inspect.stack",
+    "gc",
+    "argv or environment",
+    "parent environ",
+    "parent cmdline",
+}
+
+
+def _setup(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A judge folder holding the seed (its working directory, as in test_sandbox_gym_seed.py),
+    a candidate holding the spy with :data:`EARLY`; no early process left from another test."""
+    judge = tmp_path / "judge-dir"
+    (judge / "judge").mkdir(parents=True)
+    (judge / "judge" / "gym.toml").write_text(f'[pools.validation]\n"{ENV}" = [{SEED}]\n')
+    candidate = tmp_path / "candidate"
+    candidate.mkdir()
+    digest = hashlib.sha256(str(SEED).encode()).hexdigest()
+    (candidate / "policy.py").write_text(SPY.format(digest=digest, judge_dir=str(judge)) + EARLY)
+    monkeypatch.chdir(judge)
+    monkeypatch.setattr(launch, "_early", None)
+    return candidate
+
+
+def _play(candidate: Path, sandbox: dict[str, Any] | None) -> dict[str, Any]:
+    (episode,) = run_episodes(candidate, [Task(ENV, 0, SEED)], timeout=120, sandbox=sandbox)
+    assert episode.failed, episode
+    return _report(episode.message)
+
+
+def _only_its_pipes(look: dict[str, Any]) -> None:
+    assert set(look["fds"]) <= {0, 1, 2, *look["pipes"]}, look["fds"]
+    assert look["evotree_env"] == [], look["evotree_env"]
+
+
+@pytest.mark.heavy
+def test_the_early_process_plays_and_holds_what_a_late_one_holds(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A plain policy process (sandbox off) started early: it is the one that plays; at import
+    and at reset it has only its pipes, no EVOTREE_* variable, and the seed in none of the
+    places a late process never has it."""
+    candidate = _setup(tmp_path, monkeypatch)
+    assert launch.prestart(candidate, None)
+    early = launch._early[1][0]  # type: ignore[index]
+    report = _play(candidate, None)
+    assert launch._early is None and early.poll() is not None  # adopted, then closed
+    assert report["pid"] == early.pid == report["at_import"]["pid"]
+    for look in (report, report["at_import"]):
+        _only_its_pipes(look)
+        assert not IN_PROCESS & set(look["found"]), look
+    # the control: the same spy in a process started late finds what this one found
+    late = _play(candidate, None)
+    assert set(late["found"]) == set(report["found"]), (late["found"], report["found"])
+
+
+@pytest.mark.heavy
+def test_in_the_nested_sandbox_the_early_process_finds_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The judge phase's configuration: started early in its nested sandbox, the spy finds
+    nothing at import or at reset (no parent's /proc, no seed file, nothing in its process)."""
+    if not check_policy_sandbox().ok:
+        pytest.skip(f"no nested sandbox here: {check_policy_sandbox().reason}")
+    candidate = _setup(tmp_path, monkeypatch)
+    sandbox = policy_sandbox_spec(PolicySandbox())
+    assert launch.prestart(candidate, sandbox)
+    early = launch._early[1][0]  # type: ignore[index]
+    report = _play(candidate, sandbox)
+    assert launch._early is None and early.poll() is not None
+    for look in (report, report["at_import"]):
+        assert look["found"] == [], look
+        assert look["tried"]["parent mem"] in ("no parent visible", "no maps"), look
+        assert all(size == 0 for key, size in look["tried"].items() if key.startswith("file "))
+        _only_its_pipes(look)
+
+
+@pytest.mark.heavy
+def test_an_early_process_for_something_else_is_killed_not_adopted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A process started early for another candidate (or sandbox) never plays: the worker kills
+    it and starts its own; one that cannot be started (no policy.py) is left to the worker."""
+    candidate = _setup(tmp_path, monkeypatch)
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "policy.py").write_text((candidate / "policy.py").read_text())
+    assert launch.prestart(other, None)
+    early = launch._early[1][0]  # type: ignore[index]
+    report = _play(candidate, None)
+    assert early.poll() is not None and report["pid"] != early.pid
+    assert not launch.prestart(tmp_path / "nothing-here", None) and launch._early is None
+
+
+def test_the_judge_starts_its_policy_before_its_heavy_imports() -> None:
+    """``python -m evotree.domains.gym.judge`` runs main() (which calls ``prestart`` first)
+    before anything imports numpy or gymnasium: the judge module's own imports are light."""
+    code = (
+        "import json, sys\nimport evotree.domains.gym.judge\n"
+        "print(json.dumps(sorted(m for m in ('numpy', 'gymnasium') if m in sys.modules)))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-P", "-c", code], capture_output=True, text=True, timeout=120, check=True
+    )
+    assert json.loads(out.stdout) == []
