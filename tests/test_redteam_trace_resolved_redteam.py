@@ -16,7 +16,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from test_redteam_gym_trace import _safe
+from test_redteam_gym_trace import SECRET, _flagged, _safe
 from test_redteam_trace_beside_redteam import _PRELUDE, _ran, _show
 from test_redteam_trace_beside_redteam import _tracer_binary as _tracer_binary  # noqa: F401
 from test_redteam_trace_deputy import _run
@@ -95,3 +95,68 @@ def test_a_symbolic_link_reference(
     assert lines["attack"].startswith("OK"), proc.stdout[-2000:]
     _show(proc, audit)
     _safe(proc, audit)
+
+
+#: (B) a planted interactive rebase session (``rebase-merge/``: ``done`` holds a pick of the base,
+#: so a fixup is allowed) whose ``git-rebase-todo`` is TODO, then ``git rebase --continue``
+_REBASE = (
+    _PRELUDE
+    + """\
+state = os.path.join(wt, "rebase-merge")
+os.mkdir(state)
+for name, text in (("git-rebase-todo", {todo}), ("done", "pick %s x\\n" % base),
+                   ("onto", base + "\\n"), ("orig-head", base + "\\n"),
+                   ("head-name", "detached HEAD\\n"), ("interactive", "")):
+    put(os.path.join(state, name), text)
+step = subprocess.run(["git", "rebase", "--continue"], cwd="/tmp/w", env=dict(who, **{env}),
+                      capture_output=True, text=True)
+print("step", step.returncode, (step.stdout + step.stderr).replace("\\n", " ")[:300])
+report(subprocess.run(["cat", "/tmp/w/a.txt"], capture_output=True, text=True))
+done()
+"""
+)
+
+
+_GLUED = pytest.mark.xfail(
+    strict=False,
+    reason="(B) git's todo parser takes fixup's -C by prefix (skip_prefix, spaces optional: "
+    "'-Cfuture' is -C and the commit future); revision_words wants -C as a word of its own, "
+    "takes '-Cfuture' for the commit word, which resolves to nothing (not unsafe: no finding); "
+    "the commit then fails (GIT_COMMITTER_DATE=garbage) with the future's change in the files, so "
+    "HEAD never moves and no notes copy runs",
+)
+
+
+@pytest.mark.heavy
+@pytest.mark.parametrize(
+    "todo,env",
+    [
+        pytest.param('"fixup -Cfuture x\\n"', "{}", id="fixup-C-glued-commits"),
+        pytest.param(
+            '"fixup -Cfuture x\\n"',
+            '{"GIT_COMMITTER_DATE": "garbage"}',
+            id="fixup-C-glued-no-commit",
+            marks=_GLUED,
+        ),
+        pytest.param(
+            '"f -Crefs/heads/future x\\n"',
+            '{"GIT_COMMITTER_DATE": "garbage"}',
+            id="f-C-glued-no-commit",
+            marks=_GLUED,
+        ),
+    ],
+)
+def test_b_fixup_option_glued_to_its_commit(
+    tmp_path: Path, seccomp: None, todo: str, env: str
+) -> None:
+    """``fixup -Cfuture`` in a planted rebase session, then ``git rebase --continue``. When the
+    fixup commits, the rebase finishes (HEAD moves, ``git notes copy --for-rewrite``): stopped
+    (findings). When the commit fails (a bad committer date), the future's change is in the files
+    and nothing else happened: won."""
+    proc, audit = _run(tmp_path, _REBASE.format(todo=todo, env=env), _future)
+    lines = _ran(proc)
+    assert lines.get("step", "").split(" ")[0] in ("0", "128"), proc.stdout[-2000:]
+    assert lines["attack"].startswith("OK"), proc.stdout[-2000:]
+    _show(proc, audit)
+    _safe(proc, audit)
+    assert SECRET in proc.stdout and _flagged(audit), proc.stdout[-2000:]
