@@ -13,6 +13,7 @@ future with no finding. Every test first asserts that its attack ran.
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -160,3 +161,93 @@ def test_b_fixup_option_glued_to_its_commit(
     _show(proc, audit)
     _safe(proc, audit)
     assert SECRET in proc.stdout and _flagged(audit), proc.stdout[-2000:]
+
+
+#: (C) a configuration of the phase's own (the environment's ``GIT_CONFIG_*``) defining an alias
+#: ``x = log -p -1 future``, then ``git x``
+_ALIAS = (
+    _PRELUDE
+    + """\
+env = dict(who, GIT_CONFIG_COUNT="1", GIT_CONFIG_KEY_0="alias.x",
+           GIT_CONFIG_VALUE_0="log -p -1 future")
+report(subprocess.run(["git", "x"], cwd="/tmp/w", env=env, capture_output=True, text=True))
+done()
+"""
+)
+
+
+@pytest.mark.heavy
+def test_c_alias_from_the_environment(tmp_path: Path, seccomp: None) -> None:
+    """Stopped: ``git x`` (``alias.x`` from ``GIT_CONFIG_*``) shows the future, but git runs the
+    expanded command as a process of its own (``git log -p -1 future``): an argv finding."""
+    proc, audit = _run(tmp_path, _ALIAS, _future)
+    lines = _ran(proc)
+    assert lines["attack"].startswith("OK"), proc.stdout[-2000:]
+    assert SECRET in proc.stdout and _flagged(audit), proc.stdout[-2000:]
+
+
+def _future_and_blob(work: Path) -> None:
+    """Outside the box: the future commit (``future.txt``) and its ``a.txt`` blob (``blob.txt``;
+    given from outside as the earlier red team gave the future's tree)."""
+    _future(work)
+    blob = subprocess.run(
+        ["git", "-C", str(work), "rev-parse", "future:a.txt"],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
+    (work / "blob.txt").write_text(blob)
+
+
+#: (D) the worktree's index written by Python (no git: ``a.txt`` at the future's blob), then a
+#: benign-looking git that reads the index: the index is a 'p' file (sealed, its first 4096 bytes
+#: in the row), judged for ids at a line's start only (the index holds binary ids)
+_INDEX = (
+    _PRELUDE
+    + """\
+import hashlib, struct
+blob = bytes.fromhex(open("blob.txt").read().strip())
+name = b"a.txt"
+entry = struct.pack(">10I", 0, 0, 0, 0, 0, 0, 0o100644, 0, 0, 17) + blob
+entry += struct.pack(">H", len(name)) + name
+entry += b"\\0" * (8 - (len(entry) % 8))
+body = b"DIRC" + struct.pack(">II", 2, 1) + entry
+fd = os.open(os.path.join(wt, "index"), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+os.write(fd, body + hashlib.sha1(body).digest())
+os.close(fd)
+step = subprocess.run({argv}, cwd="/tmp/w", env=who, capture_output=True, text=True)
+print("step", step.returncode, (step.stdout + step.stderr).replace("\\n", " ")[:300])
+report(subprocess.run(["cat", "/tmp/w/a.txt"], capture_output=True, text=True)
+       if "FUTURE_SECRET_42" not in step.stdout else step)
+done()
+"""
+)
+
+
+@pytest.mark.heavy
+@pytest.mark.parametrize(
+    "argv",
+    [
+        '["git", "checkout", "--", "a.txt"]',
+        '["git", "diff", "--cached"]',
+        '["git", "show", ":a.txt"]',
+    ],
+    ids=["checkout-path", "diff-cached", "show-index-path"],
+)
+@pytest.mark.xfail(
+    strict=False,
+    reason="(D) the index is a 'p' file (sealed, its first 4096 bytes in the row) but _Future.ids "
+    "reads only a line's leading hex id or ref:, and an index holds binary ids: the future's blob "
+    "it names is judged nowhere; git checkout -- a.txt, git diff --cached and git show :a.txt "
+    "(no revision on the argv judge's reading) read the blob from the task's store under the "
+    "task's HEAD (no finding). Given: the blob id from outside, as (D) of the b44d85d red team "
+    "gave a tree id",
+)
+def test_d_index_naming_the_future_blob(tmp_path: Path, seccomp: None, argv: str) -> None:
+    """The worktree's index (written without git) names the future's blob for ``a.txt``."""
+    proc, audit = _run(tmp_path, _INDEX.format(argv=argv), _future_and_blob)
+    lines = _ran(proc)
+    assert lines.get("step", "").startswith("0"), proc.stdout[-2000:]
+    assert lines["attack"].startswith("OK"), proc.stdout[-2000:]
+    _show(proc, audit)
+    _safe(proc, audit)
