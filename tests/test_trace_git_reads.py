@@ -558,6 +558,8 @@ def test_session_words_are_judged_as_git_resolves_them(future_task: dict[str, An
         ("sequencer/todo", "pick :/future y\n"),
         ("sequencer/todo", "pick main@{1}\n"),
         ("rebase-merge/git-rebase-todo", "fixup -C heads/future x\n"),
+        ("rebase-merge/git-rebase-todo", "fixup -Cfuture x\n"),
+        ("rebase-merge/git-rebase-todo", "merge -cfuture onto # x\n"),
         ("rebase-merge/git-rebase-todo", f"merge -C {base} future # Merge\n"),
         ("rebase-merge/git-rebase-todo", "reset future~0\n"),
         ("rebase-merge/git-rebase-todo", "pick main^{/future}\n"),

@@ -283,9 +283,16 @@ def revision_words(name: str, text: str) -> list[str]:
             continue
         command, args = words[0].lower(), words[1:]
         if command in _PICKS or command in _LABELLED:
-            while len(args) >= 2 and args[0] in ("-C", "-c"):
-                out.append(args[1])
-                args = args[2:]
+            # -C/-c and its commit, apart or glued (git's parser skips "-C" then blanks)
+            while args and args[0][:2] in ("-C", "-c"):
+                if len(args[0]) > 2:
+                    out.append(args[0][2:])
+                    args = args[1:]
+                elif len(args) >= 2:
+                    out.append(args[1])
+                    args = args[2:]
+                else:
+                    break
             if command in _PICKS:
                 out += args[:1]
             else:
