@@ -251,3 +251,38 @@ def test_d_index_naming_the_future_blob(tmp_path: Path, seccomp: None, argv: str
     assert lines["attack"].startswith("OK"), proc.stdout[-2000:]
     _show(proc, audit)
     _safe(proc, audit)
+
+
+#: (E) the worktree's own HEAD replaced by a symbolic link -> ``refs/heads/future`` (git reads it
+#: with readlink: the tracer sees no HEAD open), then git run in the worktree with ARGV
+_HEAD_LINK = (
+    _PRELUDE
+    + """\
+head = os.path.join(wt, "HEAD")
+os.unlink(head)
+os.symlink("refs/heads/future", head)
+report(subprocess.run({argv}, cwd="/tmp/w", capture_output=True, text=True))
+os.unlink(head)
+done()
+"""
+)
+
+
+@pytest.mark.heavy
+@pytest.mark.parametrize(
+    "argv",
+    [
+        '["git", "log", "-p", "-1"]',
+        '["git", "diff", "main-worktree/HEAD", "HEAD"]',
+    ],
+    ids=["log-alone", "diff-main-worktree-head"],
+)
+def test_e_worktree_head_a_symbolic_link(tmp_path: Path, seccomp: None, argv: str) -> None:
+    """Stopped: the worktree's HEAD a link to ``refs/heads/future`` (read with readlink, no row)
+    shows the future, but git that read the task's objects with no HEAD opened is a finding; made
+    to open the task's own HEAD too (``git diff main-worktree/HEAD HEAD``: the base-to-future
+    diff), the argv judge flags ``main-worktree/HEAD`` (a name it does not resolve)."""
+    proc, audit = _run(tmp_path, _HEAD_LINK.format(argv=argv), _future)
+    lines = _ran(proc)
+    assert lines["attack"].startswith("OK"), proc.stdout[-2000:]
+    assert SECRET in proc.stdout and _flagged(audit), proc.stdout[-2000:]
