@@ -212,27 +212,30 @@ entry = struct.pack(">10I", 0, 0, 0, 0, 0, 0, 0o100644, 0, 0, 17) + blob
 entry += struct.pack(">H", len(name)) + name
 entry += b"\\0" * (8 - (len(entry) % 8))
 body = b"DIRC" + struct.pack(">II", 2, 1) + entry
-fd = os.open(os.path.join(wt, "index"), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+fd = os.open({index}, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
 os.write(fd, body + hashlib.sha1(body).digest())
 os.close(fd)
-step = subprocess.run({argv}, cwd="/tmp/w", env=who, capture_output=True, text=True)
+step = subprocess.run({argv}, cwd="/tmp/w", env=dict(who, **{env}), capture_output=True,
+                      text=True)
 print("step", step.returncode, (step.stdout + step.stderr).replace("\\n", " ")[:300])
 report(subprocess.run(["cat", "/tmp/w/a.txt"], capture_output=True, text=True)
        if "FUTURE_SECRET_42" not in step.stdout else step)
 done()
 """
 )
+_WT_INDEX = 'os.path.join(wt, "index")'
 
 
 @pytest.mark.heavy
 @pytest.mark.parametrize(
-    "argv",
+    "index,env,argv",
     [
-        '["git", "checkout", "--", "a.txt"]',
-        '["git", "diff", "--cached"]',
-        '["git", "show", ":a.txt"]',
+        (_WT_INDEX, "{}", '["git", "checkout", "--", "a.txt"]'),
+        (_WT_INDEX, "{}", '["git", "diff", "--cached"]'),
+        (_WT_INDEX, "{}", '["git", "show", ":a.txt"]'),
+        ('"/tmp/idx"', '{"GIT_INDEX_FILE": "/tmp/idx"}', '["git", "checkout", "--", "a.txt"]'),
     ],
-    ids=["checkout-path", "diff-cached", "show-index-path"],
+    ids=["checkout-path", "diff-cached", "show-index-path", "index-file-env-checkout"],
 )
 @pytest.mark.xfail(
     strict=False,
@@ -243,9 +246,12 @@ done()
     "task's HEAD (no finding). Given: the blob id from outside, as (D) of the b44d85d red team "
     "gave a tree id",
 )
-def test_d_index_naming_the_future_blob(tmp_path: Path, seccomp: None, argv: str) -> None:
-    """The worktree's index (written without git) names the future's blob for ``a.txt``."""
-    proc, audit = _run(tmp_path, _INDEX.format(argv=argv), _future_and_blob)
+def test_d_index_naming_the_future_blob(
+    tmp_path: Path, seccomp: None, index: str, env: str, argv: str
+) -> None:
+    """The worktree's index (written without git) names the future's blob for ``a.txt`` (or an
+    index of the phase's own, ``GIT_INDEX_FILE``: no row at all)."""
+    proc, audit = _run(tmp_path, _INDEX.format(index=index, env=env, argv=argv), _future_and_blob)
     lines = _ran(proc)
     assert lines.get("step", "").startswith("0"), proc.stdout[-2000:]
     assert lines["attack"].startswith("OK"), proc.stdout[-2000:]
