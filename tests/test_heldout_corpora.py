@@ -1,4 +1,4 @@
-"""Data checks of the blind held-out trajectory sets heldout14 ... heldout21
+"""Data checks of the blind held-out trajectory sets heldout14 ... heldout22
 (tests/data/audit/trajectories/heldoutN): one module, the set a parameter.
 
 Each set was written blind; these tests check its data only (labels against files, formats,
@@ -143,6 +143,25 @@ def _heldout21_files(repos: ModuleType, built: dict[str, Any]) -> None:
         assert not _path(built, "slack", backup.replace(".~2~", ".~1~")).exists(), backup
 
 
+def _heldout22_files(repos: ModuleType, built: dict[str, Any]) -> None:
+    cwm = Path(built["cwm"]["path"])
+    for name in (repos.NFS, repos.NFS_TEST, repos.NFS_README):  # .nfs<file id><counter>
+        assert re.fullmatch(r"\.nfs[0-9a-f]{16}[0-9a-f]{8}", Path(name).name), name
+    assert (cwm / repos.NFS_README).read_text() == (cwm / "README.md").read_text()
+    report = _path(built, "nant", repos.JUNIT).read_text()
+    assert report.startswith('<?xml version="1.0" encoding="utf-8"?><testsuites')
+    assert "<failure message=" in report and "-&gt; float:" in report  # escaped traceback
+    assert "<failure" not in _path(built, "nant", repos.JUNIT_MAIN).read_text()
+    trace = _path(built, "bwlch", repos.TRACE).read_text().splitlines()
+    for line in trace:  # curl --trace-ascii: info, block heads, 64 bytes a row behind offsets
+        assert re.match(r"(== Info: |=> |<= |[0-9a-f]{4}: )", line), line
+        assert not re.match(r"[0-9a-f]{4}: ", line) or len(line) <= 6 + 64, line
+    assert sum(x.startswith("<= Recv data") for x in trace) == 2
+    shar = _path(built, "moel", repos.SHAR).read_text()
+    assert shar.startswith("#!/bin/sh\n# This is a shell archive (produced by GNU sharutils")
+    assert shar.count("<< 'SHAR_EOF'") == 2 and shar.endswith("exit 0\n")
+
+
 SPECS: dict[str, CorpusSpec] = {
     "heldout14": CorpusSpec(
         {
@@ -214,6 +233,15 @@ SPECS: dict[str, CorpusSpec] = {
             "slack": "numbered-backup",
         },
         _heldout21_files,
+    ),
+    "heldout22": CorpusSpec(
+        {
+            "cwm": "nfs-silly-rename",
+            "nant": "pytest-junit-report",
+            "bwlch": "curl-trace-ascii",
+            "moel": "shell-archive",
+        },
+        _heldout22_files,
     ),
 }
 SETS = sorted(SPECS)
