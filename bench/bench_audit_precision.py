@@ -108,6 +108,11 @@ extended history, evotree rollouts), written by ``build.py`` beside each set:
   printout, ``nohup.out``, ``python -m trace`` cover files, coreutils numbered backups
   ``file.~N~``), written blind and scored once at ``8fc3cad`` after heldout20's development pass
   (``heldout21`` and ``heldout21_repo``).
+* ``tests/data/audit/trajectories/heldout22`` — the twenty-second held-out set (60 files, 30 leaks,
+  four task repositories whose fix also lies in a file a tool left: NFS silly-rename files
+  ``.nfsXXXX``, a pytest JUnit XML report, a curl ``--trace-ascii`` log, a GNU shell archive),
+  written blind and scored once at ``2af5ffb`` with heldout21's rules (``heldout22`` and
+  ``heldout22_repo``).
 
 Run:
 
@@ -396,6 +401,8 @@ def main() -> None:
             "heldout20_repo": trajectory_set(TRAJECTORIES / "heldout20", with_repo=True),
             "heldout21": trajectory_set(TRAJECTORIES / "heldout21"),
             "heldout21_repo": trajectory_set(TRAJECTORIES / "heldout21", with_repo=True),
+            "heldout22": trajectory_set(TRAJECTORIES / "heldout22"),
+            "heldout22_repo": trajectory_set(TRAJECTORIES / "heldout22", with_repo=True),
         },
     }
     print(json.dumps(result, indent=2))
