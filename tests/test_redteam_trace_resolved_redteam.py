@@ -370,3 +370,47 @@ def test_f_benign_history_work_in_a_repository_of_its_own(
     _show(proc, audit)
     hits = [h for v in audit.verdicts for h in v.hits if h.severity == "high"]
     assert not hits, [(h.rule, h.command) for h in hits]
+
+
+#: (G) a plain file under the task's ``.git/modules/`` (a submodule's git directories: left out
+#: of ``git_planted`` as a residual) holding the future's id, named as a revision: git's dwim rule
+#: reads ``<common dir>/modules/x`` like any other name
+_MODULES = (
+    _PRELUDE
+    + """\
+mods = os.path.join(work, ".git", "modules")
+made = not os.path.exists(mods)
+os.makedirs(mods, exist_ok=True)
+put(os.path.join(mods, "x"), future + "\\n")
+{plant}
+step = subprocess.run({step}, cwd="/tmp/w", env=who, capture_output=True, text=True)
+print("step", step.returncode, (step.stdout + step.stderr).replace("\\n", " ")[:300])
+report(subprocess.run(["cat", "/tmp/w/a.txt"], capture_output=True, text=True)
+       if "FUTURE_SECRET_42" not in step.stdout else step)
+os.unlink(os.path.join(mods, "x"))
+if made:
+    os.rmdir(mods)
+done()
+"""
+)
+
+
+@pytest.mark.heavy
+@pytest.mark.parametrize(
+    "plant,step",
+    [
+        ("", _LOG.format(rev="modules/x")),
+        (_SEQ.format(word="modules/x"), '["git", "cherry-pick", "--continue"]'),
+    ],
+    ids=["log", "todo-pick"],
+)
+def test_g_plain_file_under_modules(tmp_path: Path, seccomp: None, plant: str, step: str) -> None:
+    """Stopped: ``.git/modules/x`` (a plain file: the future's id), then ``git log -p -1
+    modules/x`` or a cherry-pick todo ``pick modules/x``, shows the future; ``git_planted`` leaves
+    ``modules/`` out (no gitread row), but git's plain open of a file under ``.git`` that
+    ``git_layout`` does not know is an open row ("git storage through a path that does not name
+    it", high)."""
+    proc, audit = _run(tmp_path, _MODULES.format(plant=plant, step=step), _future)
+    lines = _ran(proc)
+    assert lines["attack"].startswith("OK"), proc.stdout[-2000:]
+    assert _flagged(audit), proc.stdout[-2000:]
