@@ -414,3 +414,43 @@ def test_g_plain_file_under_modules(tmp_path: Path, seccomp: None, plant: str, s
     lines = _ran(proc)
     assert lines["attack"].startswith("OK"), proc.stdout[-2000:]
     assert _flagged(audit), proc.stdout[-2000:]
+
+
+#: (H) a copy of the task repository made by git (``clone --no-hardlinks``: objects copied, so
+#: no later read is of the task's store by identity), then the copy's history read: CLONE, STEP
+_CLONE = (
+    _PRELUDE
+    + """\
+made = subprocess.run({clone}, cwd=work, capture_output=True, text=True)
+print("clone", made.returncode, made.stderr.replace("\\n", " ")[:200])
+report(subprocess.run({step}, cwd=work, capture_output=True, text=True))
+done()
+"""
+)
+
+
+@pytest.mark.heavy
+@pytest.mark.parametrize(
+    "clone,step",
+    [
+        (
+            '["git", "clone", "-q", "--no-hardlinks", work, "/tmp/c"]',
+            '["git", "-C", "/tmp/c", "log", "-p", "-1", "origin/future"]',
+        ),
+        (
+            '["git", "clone", "-q", "--no-hardlinks", "--mirror", work, "/tmp/c"]',
+            '["git", "--git-dir", "/tmp/c", "log", "-p", "-1", "heads/future"]',
+        ),
+    ],
+    ids=["clone-origin-name", "mirror-heads-name"],
+)
+def test_h_a_clone_of_the_task(tmp_path: Path, seccomp: None, clone: str, step: str) -> None:
+    """Stopped: ``git clone --no-hardlinks`` of the task repository, then the copy's future shown
+    under a name the task does not have (``origin/future``, ``heads/future`` of a mirror); the
+    clone itself is a finding (``git clone reaches the network``; the copy reads object files as
+    plain files)."""
+    proc, audit = _run(tmp_path, _CLONE.format(clone=clone, step=step), _future)
+    lines = _ran(proc)
+    assert lines.get("clone", "").startswith("0"), proc.stdout[-2000:]
+    assert lines["attack"].startswith("OK"), proc.stdout[-2000:]
+    assert SECRET in proc.stdout and _flagged(audit), proc.stdout[-2000:]
