@@ -454,3 +454,59 @@ def test_h_a_clone_of_the_task(tmp_path: Path, seccomp: None, clone: str, step: 
     assert lines.get("clone", "").startswith("0"), proc.stdout[-2000:]
     assert lines["attack"].startswith("OK"), proc.stdout[-2000:]
     assert SECRET in proc.stdout and _flagged(audit), proc.stdout[-2000:]
+
+
+#: (I) a plain file under the task's ``.git/objects/`` whose name is of an object store's layout
+#: (``git_object_layout``: ``tmp_*``, ``pack-*``, ``incoming-*``...; not an object file by
+#: ``object_file``) holding the future's id, named as a revision (git's dwim rule reads
+#: ``<common dir>/objects/...`` like any other name)
+_LAYOUT = (
+    _PRELUDE
+    + """\
+path = os.path.join(work, ".git", "{name}")
+put(path, future + "\\n")
+{plant}
+step = subprocess.run({step}, cwd="/tmp/w", env=who, capture_output=True, text=True)
+print("step", step.returncode, (step.stdout + step.stderr).replace("\\n", " ")[:300])
+report(subprocess.run(["cat", "/tmp/w/a.txt"], capture_output=True, text=True)
+       if "FUTURE_SECRET_42" not in step.stdout else step)
+os.unlink(path)
+done()
+"""
+)
+
+
+@pytest.mark.heavy
+@pytest.mark.parametrize(
+    "name,plant,step",
+    [
+        ("objects/tmp_x", "", _LOG.format(rev="objects/tmp_x")),
+        ("objects/pack/pack-x.keep", "", _LOG.format(rev="objects/pack/pack-x.keep")),
+        ("objects/incoming-x", "", _LOG.format(rev="objects/incoming-x")),
+        (
+            "objects/tmp_x",
+            _SEQ.format(word="objects/tmp_x"),
+            '["git", "cherry-pick", "--continue"]',
+        ),
+    ],
+    ids=["tmp-log", "pack-keep-log", "incoming-log", "tmp-todo-pick"],
+)
+@pytest.mark.xfail(
+    strict=False,
+    reason="(I) git_planted leaves an object store's layout under objects/ out (git_object_layout: "
+    "tmp_*, pack-*, incoming-*), so .git/objects/tmp_x is git_layout's 'o' (a store row of the "
+    "task's store: allowed), not HEAD-like; git opens it plain, but git_disguised_read returns "
+    "for a known layout unless object_file() matches (a loose object's xx/<38 hex>, .pack, .idx, "
+    "...: not tmp_x, pack-x.keep, incoming-x): no row judges its text; the argv judge and "
+    "revision_words resolve objects/tmp_x in the task after the phase, where it names nothing",
+)
+def test_i_store_layout_name(
+    tmp_path: Path, seccomp: None, name: str, plant: str, step: str
+) -> None:
+    """``.git/objects/tmp_x`` (or ``pack/pack-x.keep``, ``incoming-x``) the future's id, then
+    ``git log -p -1 objects/tmp_x`` or a cherry-pick todo ``pick objects/tmp_x``."""
+    proc, audit = _run(tmp_path, _LAYOUT.format(name=name, plant=plant, step=step), _future)
+    lines = _ran(proc)
+    assert lines["attack"].startswith("OK"), proc.stdout[-2000:]
+    _show(proc, audit)
+    _safe(proc, audit)
