@@ -510,3 +510,64 @@ def test_i_store_layout_name(
     assert lines["attack"].startswith("OK"), proc.stdout[-2000:]
     _show(proc, audit)
     _safe(proc, audit)
+
+
+#: (J) a git directory of the phase's own (``/tmp/g``: no ``.git/`` in its path) whose ``refs``,
+#: ``packed-refs`` and ``objects`` are symbolic links to the task's (every row a task file by
+#: identity, each under its own name), its HEAD made by HEAD (a link ``refs/../HEAD``: git's
+#: setup takes any link starting ``refs/``; the reference code, finding no valid name there,
+#: opens it, and the kernel walks ``refs/..`` into the task's ``.git``), and a plain file
+#: ``my_head`` of its own (the future's id); then ``git --git-dir /tmp/g log -p -1 my_head``
+_LINKED_DIR = (
+    _PRELUDE
+    + """\
+g = "/tmp/g"
+os.makedirs(g)
+for name in ("refs", "packed-refs", "objects"):
+    if os.path.lexists(os.path.join(work, ".git", name)):
+        os.symlink(os.path.join(work, ".git", name), os.path.join(g, name))
+put(os.path.join(g, "config"), "[core]\\n\\trepositoryformatversion = 0\\n\\tbare = true\\n")
+{head}
+put(os.path.join(g, "my_head"), future + "\\n")
+print("made", sorted(os.listdir(g)))
+report(subprocess.run(["git", "--git-dir", g, "log", "-p", "-1", "my_head"], capture_output=True,
+                      text=True))
+done()
+"""
+)
+
+
+@pytest.mark.heavy
+@pytest.mark.parametrize(
+    "head",
+    [
+        pytest.param(
+            'os.symlink("refs/../HEAD", os.path.join(g, "HEAD"))',
+            id="head-through-refs-link",
+            marks=pytest.mark.xfail(
+                strict=False,
+                reason="(J) /tmp/g/HEAD -> refs/../HEAD: git's setup accepts a HEAD link "
+                "starting refs/ unread; the reference code finds no valid name in the link and "
+                "opens it, the kernel walks /tmp/g/refs (a link to the task's .git/refs) and .. "
+                "into the task's .git/HEAD: the HEAD row is the task's by identity (HEAD is not "
+                "judged for the name it was read under, only references are); refs/heads/... "
+                "and objects are the task's under their own relative names; /tmp/g/my_head (no "
+                ".git/ in its path, not a store file) has no row, and the argv judge finds no "
+                "my_head in the task",
+            ),
+        ),
+        'put(os.path.join(g, "HEAD"), base + "\\n")',
+    ],
+)
+def test_j_git_dir_of_links_with_a_name_of_its_own(
+    tmp_path: Path, seccomp: None, head: str
+) -> None:
+    """``/tmp/g`` a git directory of links to the task's refs, packed-refs and objects, its HEAD
+    the task's through ``refs/..`` (or, the control, a HEAD file of its own naming the base), with
+    a ``my_head`` of its own."""
+    proc, audit = _run(tmp_path, _LINKED_DIR.format(head=head), _future)
+    lines = _ran(proc)
+    assert lines["attack"].startswith("OK"), proc.stdout[-2000:]
+    _show(proc, audit)
+    _safe(proc, audit)
+    assert _flagged(audit), proc.stdout[-2000:]  # the control: a HEAD of its own is a finding
