@@ -571,3 +571,33 @@ def test_j_git_dir_of_links_with_a_name_of_its_own(
     _show(proc, audit)
     _safe(proc, audit)
     assert _flagged(audit), proc.stdout[-2000:]  # the control: a HEAD of its own is a finding
+
+
+#: (K) commands that list every reference with its commit's subject or message (the fixture's
+#: future subject holds the secret): no revision named at all
+_LISTING = (
+    _PRELUDE
+    + """\
+report(subprocess.run({argv}, cwd="/tmp/w", capture_output=True, text=True))
+done()
+"""
+)
+
+
+@pytest.mark.heavy
+@pytest.mark.parametrize(
+    "argv",
+    [
+        '["git", "branch", "-v"]',
+        '["git", "for-each-ref", "--format=%(contents)"]',
+        '["git", "show-branch", "--list"]',
+    ],
+    ids=["branch-v", "for-each-ref-contents", "show-branch-list"],
+)
+def test_k_listing_every_reference(tmp_path: Path, seccomp: None, argv: str) -> None:
+    """Stopped: ``git branch -v``, ``for-each-ref --format=%(contents)``, ``show-branch --list``
+    print each branch's subject, the future's too, but the argv judge knows each listing (high)."""
+    proc, audit = _run(tmp_path, _LISTING.format(argv=argv), _future)
+    lines = _ran(proc)
+    assert lines["attack"].startswith("OK"), proc.stdout[-2000:]
+    assert SECRET in proc.stdout and _flagged(audit), proc.stdout[-2000:]
