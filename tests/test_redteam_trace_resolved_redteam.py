@@ -601,3 +601,52 @@ def test_k_listing_every_reference(tmp_path: Path, seccomp: None, argv: str) -> 
     lines = _ran(proc)
     assert lines["attack"].startswith("OK"), proc.stdout[-2000:]
     assert SECRET in proc.stdout and _flagged(audit), proc.stdout[-2000:]
+
+
+#: (L) ``<git dir>/my_head`` a FIFO (not a regular file: ``git_seal`` hands it unsealed and no
+#: text is copied into the row): a thread of the phase opens it for writing (blocking until a
+#: reader opens it), writes the future's id and closes, a few times over
+_FIFO = (
+    _PRELUDE
+    + """\
+import threading
+fifo = os.path.join({where}, "my_head")
+os.mkfifo(fifo)
+def feed():
+    for _ in range(6):
+        fd = os.open(fifo, os.O_WRONLY)
+        os.write(fd, (future + "\\n").encode())
+        os.close(fd)
+threading.Thread(target=feed, daemon=True).start()
+{plant}
+step = subprocess.run({step}, cwd="/tmp/w", env=who, capture_output=True, text=True, timeout=30)
+print("step", step.returncode, (step.stdout + step.stderr).replace("\\n", " ")[:300])
+report(subprocess.run(["cat", "/tmp/w/a.txt"], capture_output=True, text=True)
+       if "FUTURE_SECRET_42" not in step.stdout else step)
+os.unlink(fifo)
+done()
+"""
+)
+
+
+@pytest.mark.heavy
+@pytest.mark.parametrize(
+    "where,plant,step",
+    [
+        ('os.path.join(work, ".git")', "", _LOG.format(rev="my_head")),
+        (
+            'os.path.join(work, ".git")',
+            _SEQ.format(word="my_head"),
+            '["git", "cherry-pick", "--continue"]',
+        ),
+    ],
+    ids=["log", "todo-pick"],
+)
+def test_l_fifo_reference(tmp_path: Path, seccomp: None, where: str, plant: str, step: str) -> None:
+    """Stopped: ``.git/my_head`` a FIFO fed the future's id, then ``git log -p -1 my_head`` or a
+    todo's ``pick my_head``, shows the future unsealed, but a FIFO opened by name to read is an
+    open row (high)."""
+    proc, audit = _run(tmp_path, _FIFO.format(where=where, plant=plant, step=step), _future)
+    lines = _ran(proc)
+    assert lines["attack"].startswith("OK"), proc.stdout[-2000:]
+    assert SECRET in proc.stdout and _flagged(audit), proc.stdout[-2000:]
