@@ -187,3 +187,31 @@ def test_the_judge_starts_its_policy_before_its_heavy_imports() -> None:
         [sys.executable, "-P", "-c", code], capture_output=True, text=True, timeout=120, check=True
     )
     assert json.loads(out.stdout) == []
+
+
+@pytest.mark.heavy
+def test_a_judge_that_stops_before_its_episodes_kills_its_early_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``judge.main`` starts the policy's process first; when it stops before any episode (here:
+    no judge files) the process is killed, not left for a later start in the same process
+    (which must load policy.py as it is then)."""
+    from evotree.domains.gym import judge
+
+    candidate = _setup(tmp_path, monkeypatch)
+    started = []
+    real = launch.spawn
+
+    def spawn(*args: Any) -> Any:
+        spawned = real(*args)
+        started.append(spawned[0])
+        return spawned
+
+    monkeypatch.setattr(launch, "spawn", spawn)
+    monkeypatch.setenv("EVOTREE_CANDIDATE_DIR", str(candidate))
+    monkeypatch.delenv("EVOTREE_POLICY_SANDBOX", raising=False)
+    empty = tmp_path / "no-judge-files"
+    empty.mkdir()
+    assert judge.main(empty) == 1
+    assert len(started) == 1 and started[0].poll() is not None
+    assert launch._early is None

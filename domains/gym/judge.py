@@ -29,7 +29,7 @@ from typing import Any
 from evotree.harness.layout import ENV_CANDIDATE_DIR, ENV_EVIDENCE_DIR, ENV_JUDGE_SPLITS
 from evotree.domains.gym import JUDGE_FILE
 from evotree.domains.gym import REFERENCES_FILE
-from evotree.domains.gym.launch import prestart
+from evotree.domains.gym.launch import discard, prestart
 
 __all__ = ["main", "judge_episodes"]
 
@@ -43,7 +43,14 @@ def main(cwd: Path | None = None) -> int:
     candidate = os.environ.get(ENV_CANDIDATE_DIR)
     if candidate and Path(candidate).is_dir():
         prestart(Path(candidate))  # before anything of the judge's is loaded (launch.py)
+    try:
+        return _main(cwd, candidate)
+    finally:
+        discard()  # not adopted (the judge stopped before its episodes): never kept for later
 
+
+def _main(cwd: Path, candidate: str | None) -> int:
+    """:func:`main` after the policy's process was started."""
     from evotree.domains.gym.catalog import GymMissing, require_gymnasium
     from evotree.domains.gym.settings import (
         SPLITS,

@@ -36,6 +36,7 @@ __all__ = [
     "FROM_ENV",
     "WorkerBroken",
     "adopt",
+    "discard",
     "policy_sandbox_from_env",
     "prestart",
     "spawn",
@@ -225,9 +226,23 @@ def adopt(
     key, spawned = early
     if key == _key(candidate_dir, sandbox):
         return spawned  # one that died already is met as a start that died: the same message
+    _kill(spawned)
+    return None
+
+
+def discard() -> None:
+    """Kill the process :func:`prestart` started if no worker adopted it (its caller is done:
+    a later start in this process loads policy.py as it is then, not as it was)."""
+    global _early
+    with _early_lock:
+        early, _early = _early, None
+    if early is not None:
+        _kill(early[1])
+
+
+def _kill(spawned: tuple[subprocess.Popen, int, int]) -> None:
     proc, request_w, reply_r = spawned
     proc.kill()
     proc.wait()
     os.close(request_w)
     os.close(reply_r)
-    return None
