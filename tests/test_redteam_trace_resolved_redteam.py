@@ -650,3 +650,31 @@ def test_l_fifo_reference(tmp_path: Path, seccomp: None, where: str, plant: str,
     lines = _ran(proc)
     assert lines["attack"].startswith("OK"), proc.stdout[-2000:]
     assert SECRET in proc.stdout and _flagged(audit), proc.stdout[-2000:]
+
+
+#: (M) revision syntax resolved by a search or state on git's command line (the argv judge)
+_ARGV = (
+    _PRELUDE
+    + """\
+report(subprocess.run({argv}, cwd="/tmp/w", capture_output=True, text=True))
+done()
+"""
+)
+
+
+@pytest.mark.heavy
+@pytest.mark.parametrize(
+    "argv",
+    [
+        '["git", "log", "-p", "-1", ":/the fix"]',
+        '["git", "show", ":/!-base"]',
+    ],
+    ids=["message-search", "negated-message-search"],
+)
+def test_m_search_syntax_on_the_command_line(tmp_path: Path, seccomp: None, argv: str) -> None:
+    """Stopped: ``git log -p -1 ':/the fix'`` (a message search over every reference) and
+    ``git show ':/!-base'`` (a negated search) are argv findings."""
+    proc, audit = _run(tmp_path, _ARGV.format(argv=argv), _future)
+    _ran(proc)
+    _safe(proc, audit)
+    assert _flagged(audit), proc.stdout[-2000:]
