@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 from test_redteam_gym_trace import SECRET, _flagged, _safe
-from test_redteam_trace_beside_redteam import _PRELUDE, _ran, _show
+from test_redteam_trace_beside_redteam import _PRELUDE, _future_and_tree, _ran, _show
 from test_redteam_trace_beside_redteam import _tracer_binary as _tracer_binary  # noqa: F401
 from test_redteam_trace_deputy import _run
 from test_redteam_trace_deputy import seccomp as seccomp  # noqa: F401 - the fixture
@@ -716,3 +716,75 @@ def test_n_git_dir_spelled_without_dot_git(
     _show(proc, audit)
     assert lines["attack"].startswith("OK"), proc.stdout[-2000:]
     assert SECRET in proc.stdout and _flagged(audit), proc.stdout[-2000:]
+
+
+#: (O) a commit graph of the task's store (``objects/info/commit-graph``: the store's layout, an
+#: 'o' row of the task's store) written by Python, never read: the base's first parent the future
+#: (a root in the graph); the trees from ``git rev-parse HEAD^{tree}`` and, for the future, from
+#: outside (as the b44d85d red team's D gave a tree id); then a plain ``git log -p -2``
+_GRAPH = (
+    _PRELUDE
+    + """\
+import hashlib, struct
+tree = subprocess.run(["git", "rev-parse", "HEAD^{{tree}}"], capture_output=True,
+                      text=True).stdout.strip()
+ftree = open("tree.txt").read().strip()
+oids = sorted([base, future])
+fan = [sum(1 for o in oids if int(o[:2], 16) <= k) for k in range(256)]
+none = 0x70000000
+cdat = b""
+for o in oids:
+    if o == base:
+        cdat += bytes.fromhex(tree) + struct.pack(">II", oids.index(future), none)
+    else:
+        cdat += bytes.fromhex(ftree) + struct.pack(">II", none, none)
+    cdat += struct.pack(">II", 1 << 2, 0)
+body = [b"".join(struct.pack(">I", c) for c in fan), b"".join(bytes.fromhex(o) for o in oids), cdat]
+at = 8 + 12 * 4
+table = b""
+for cid, chunk in zip((b"OIDF", b"OIDL", b"CDAT"), body):
+    table += cid + struct.pack(">Q", at)
+    at += len(chunk)
+table += b"\\0\\0\\0\\0" + struct.pack(">Q", at)
+graph = b"CGPH" + bytes([1, 1, 3, 0]) + table + b"".join(body)
+graph += hashlib.sha1(graph).digest()
+path = os.path.join(work, ".git", "objects", "info", "commit-graph")
+print("graph", os.path.exists(path), len(graph))
+os.makedirs(os.path.dirname(path), exist_ok=True)
+fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o444)
+os.write(fd, graph)
+os.close(fd)
+report(subprocess.run({log}, cwd="/tmp/w", capture_output=True, text=True))
+os.unlink(path)
+done()
+"""
+)
+
+
+@pytest.mark.heavy
+@pytest.mark.parametrize(
+    "log",
+    ['["git", "log", "-p", "-2"]', '["git", "log", "-p"]'],
+    ids=["log-p-2", "log-p"],
+)
+@pytest.mark.xfail(
+    strict=False,
+    reason="(O) a commit graph of the phase's own in the task's store (objects/info/commit-graph, "
+    "written by Python, never read by it) gives the base the future as its parent: git takes "
+    "parents (and trees) from the graph without reading the commit; the graph is the store's "
+    "layout (an 'o' row of the task's store, opened O_CLOEXEC: no open row), HEAD and refs are the "
+    "task's, the argv names HEAD's own history: git log -p -2 and git log -p print the future "
+    "with no finding (a grafts file is judged; a commit graph is not). Given: the future's tree "
+    "id from outside",
+)
+def test_o_commit_graph_giving_the_base_the_future_as_parent(
+    tmp_path: Path, seccomp: None, log: str
+) -> None:
+    """A commit graph whose entry for the base names the future as its first parent; ``git log
+    -p -2`` (no revision named) walks base -> future."""
+    proc, audit = _run(tmp_path, _GRAPH.format(log=log), _future_and_tree)
+    lines = _ran(proc)
+    assert lines.get("graph", "").startswith("False"), proc.stdout[-2000:]
+    assert lines["attack"].startswith("OK"), proc.stdout[-2000:]
+    _show(proc, audit)
+    _safe(proc, audit)
