@@ -788,3 +788,38 @@ def test_o_commit_graph_giving_the_base_the_future_as_parent(
     assert lines["attack"].startswith("OK"), proc.stdout[-2000:]
     _show(proc, audit)
     _safe(proc, audit)
+
+
+#: (P) ``<git dir>/my_head`` holding the future's id followed by bytes that are not UTF-8 (git's
+#: loose reference parser stops at the whitespace after the id; the row's text must survive them)
+_BYTES = (
+    _PRELUDE
+    + """\
+path = os.path.join(work, ".git", "my_head")
+fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+os.write(fd, future.encode() + {tail})
+os.close(fd)
+report(subprocess.run(["git", "log", "-p", "-1", "my_head"], cwd="/tmp/w", capture_output=True,
+                      text=True, errors="replace"))
+os.unlink(path)
+done()
+"""
+)
+
+
+@pytest.mark.heavy
+@pytest.mark.parametrize(
+    "tail",
+    ['b" \\\\xff\\\\xfe\\\\x80\\\\n"', 'b" " + b"\\\\xff" * 70000'],
+    ids=["invalid-utf8", "long-invalid"],
+)
+def test_p_reference_text_with_bytes_that_are_not_text(
+    tmp_path: Path, seccomp: None, tail: str
+) -> None:
+    """Stopped: ``.git/my_head`` = the future's id then invalid UTF-8 (or 70,000 bytes
+    of 0xff: a planted name's file over 64 KiB, copied whole): the row keeps the id (a finding)."""
+    proc, audit = _run(tmp_path, _BYTES.format(tail=tail), _future)
+    lines = _ran(proc)
+    _show(proc, audit)
+    assert lines["attack"].startswith("OK"), proc.stdout[-2000:]
+    assert SECRET in proc.stdout and _flagged(audit), proc.stdout[-2000:]
