@@ -900,12 +900,26 @@ _HIDE_PACK = (
     + """\
 report(subprocess.run(["git", "log", "-p", "-1", {rev}], cwd="/tmp/w", capture_output=True,
                       text=True))
-if {repack}:
+if {repack} == "pack":
     listed = subprocess.run(["git", "rev-list", "--objects", "HEAD"], capture_output=True,
                             text=True).stdout
     made = subprocess.run(["git", "pack-objects", "-q", ".git/objects/pack/pack"], input=listed,
                           capture_output=True, text=True)
     print("repacked", made.returncode, made.stdout.strip()[:12])
+elif {repack} == "loose":
+    listed = subprocess.run(["git", "rev-list", "--objects", "HEAD"], capture_output=True,
+                            text=True).stdout.split()
+    for oid in [w for w in listed if len(w) == 40]:
+        kind = subprocess.run(["git", "cat-file", "-t", oid], capture_output=True,
+                              text=True).stdout.strip()
+        body = subprocess.run(["git", "cat-file", kind, oid], capture_output=True).stdout
+        import zlib
+        loose = os.path.join(work, ".git", "objects", oid[:2], oid[2:])
+        os.makedirs(os.path.dirname(loose), exist_ok=True)
+        fd = os.open(loose, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o444)
+        os.write(fd, zlib.compress(b"%s %d\\0" % (kind.encode(), len(body)) + body))
+        os.close(fd)
+        print("loose", 0, True)
 name = open("pack.txt").read().strip()
 folder = os.path.join(work, ".git", "objects", "pack")
 for ext in (".idx", ".pack", ".rev"):
@@ -918,7 +932,25 @@ done()
 
 
 @pytest.mark.heavy
-@pytest.mark.parametrize("repack", ["True", "False"], ids=["base-history-repacked", "all-hidden"])
+@pytest.mark.parametrize(
+    "repack",
+    [
+        '"pack"',
+        '"none"',
+        pytest.param(
+            '"loose"',
+            marks=pytest.mark.xfail(
+                strict=False,
+                reason="(Q, packed) the task's objects packed: after git log -p -1 future, "
+                "HEAD's own objects are written loose again (rev-list --objects HEAD and cat-file: "
+                "HEAD's history; Python writes each loose file, a write-only open) and the task's pack renamed out of "
+                "the lookup (a name not ending .idx): the judge reads the base but no future "
+                "object, so nothing is beyond",
+            ),
+        ),
+    ],
+    ids=["base-history-repacked", "all-hidden", "base-history-loose"],
+)
 def test_q_pack_hidden_after_the_use(tmp_path: Path, seccomp: None, repack: str) -> None:
     """Stopped: ``git log -p -1 future`` over a packed task repository, then the task's pack
     renamed away. With HEAD's history packed again first (``rev-list --objects HEAD |
@@ -927,7 +959,7 @@ def test_q_pack_hidden_after_the_use(tmp_path: Path, seccomp: None, repack: str)
     from evotree.harness.audit import AuditInputError
 
     script = _HIDE_PACK.format(rev='"future"', repack=repack)
-    if repack == "False":
+    if repack == '"none"':
         with pytest.raises(AuditInputError, match="is not a commit"):
             _run(tmp_path, script, _future_packed)
         return
