@@ -176,11 +176,13 @@ def test_an_early_process_for_something_else_is_killed_not_adopted(
     assert not launch.prestart(tmp_path / "nothing-here", None) and launch._early is None
 
 
-def test_the_judge_starts_its_policy_before_its_heavy_imports() -> None:
-    """``python -m evotree.domains.gym.judge`` runs main() (which calls ``prestart`` first)
-    before anything imports numpy or gymnasium: the judge module's own imports are light."""
+@pytest.mark.parametrize("phase", ["judge", "train"])
+def test_the_phase_starts_its_policy_before_its_heavy_imports(phase: str) -> None:
+    """``python -m evotree.domains.gym.judge`` (and ``.train``) runs main(), which calls
+    ``prestart`` first, before anything imports numpy or gymnasium: the module's own imports
+    are light."""
     code = (
-        "import json, sys\nimport evotree.domains.gym.judge\n"
+        f"import json, sys\nimport evotree.domains.gym.{phase}\n"
         "print(json.dumps(sorted(m for m in ('numpy', 'gymnasium') if m in sys.modules)))\n"
     )
     out = subprocess.run(
@@ -213,5 +215,29 @@ def test_a_judge_that_stops_before_its_episodes_kills_its_early_process(
     empty = tmp_path / "no-judge-files"
     empty.mkdir()
     assert judge.main(empty) == 1
+    assert len(started) == 1 and started[0].poll() is not None
+    assert launch._early is None
+
+
+@pytest.mark.heavy
+def test_a_train_phase_that_stops_before_its_episodes_kills_its_early_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The train phase starts the policy's process first too; with no usable gym.toml it stops
+    (an invalid submission) and the process is killed."""
+    from evotree.domains.gym import train
+
+    candidate = _setup(tmp_path, monkeypatch)
+    started = []
+    real = launch.spawn
+
+    def spawn(*args: Any) -> Any:
+        spawned = real(*args)
+        started.append(spawned[0])
+        return spawned
+
+    monkeypatch.setattr(launch, "spawn", spawn)
+    monkeypatch.delenv("EVOTREE_POLICY_SANDBOX", raising=False)
+    assert train.main(candidate) == 65
     assert len(started) == 1 and started[0].poll() is not None
     assert launch._early is None

@@ -28,22 +28,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+# light imports only up to main()'s prestart: the policy's process starts while this one
+# imports the rest (numpy, gymnasium, the settings, the runner; launch.py)
 from evotree.harness.layout import INVALID_SUBMISSION_EXIT
 from evotree.domains.gym import POLICY_FILE
 from evotree.domains.gym import TRAIN_FILE
-from evotree.domains.gym.catalog import GymMissing
-from evotree.domains.gym.catalog import require_gymnasium
-from evotree.domains.gym.catalog import unavailable_reason
-from evotree.domains.gym.settings import SettingsError
-from evotree.domains.gym.settings import load_train_settings
-from evotree.domains.gym.runner import InvalidPolicy
-from evotree.domains.gym.runner import Task
-from evotree.domains.gym.runner import WorkerBroken
-from evotree.domains.gym.runner import run_episodes
-from evotree.harness.recorder import get_recorder
-from evotree.harness.seeding import derive_seed
-from evotree.harness.seeding import seed_everything
-from evotree.harness.seeding import run_seed as read_run_seed
+from evotree.domains.gym.launch import discard, prestart
 
 __all__ = ["main", "ENV_MAX_EPISODES"]
 
@@ -59,6 +49,20 @@ def _fail(message: str, code: int) -> int:
 
 def main(cwd: Path | None = None) -> int:
     cwd = Path(cwd or os.getcwd())
+    if (cwd / POLICY_FILE).is_file():
+        prestart(cwd)  # before anything of the train phase's is loaded (launch.py)
+    try:
+        return _main(cwd)
+    finally:
+        discard()  # not adopted (stopped before its episodes): never kept for later
+
+
+def _main(cwd: Path) -> int:
+    """:func:`main` after the policy's process was started."""
+    from evotree.domains.gym.catalog import GymMissing, require_gymnasium, unavailable_reason
+    from evotree.domains.gym.settings import SettingsError, load_train_settings
+    from evotree.harness.seeding import derive_seed, seed_everything
+    from evotree.harness.seeding import run_seed as read_run_seed
 
     try:
         require_gymnasium()
@@ -110,6 +114,9 @@ class _Tally:
 def _train_tasks(cwd: Path, settings: Any, envs: list[str], run_seed: int, seeds: list[int]) -> int:
     """Play the train pool (capped by the run's episode limit), record every episode as a
     rollout group, and print the per-environment summary; the phase's exit code."""
+    from evotree.domains.gym.runner import InvalidPolicy, Task, WorkerBroken, run_episodes
+    from evotree.harness.recorder import get_recorder
+
     tasks = [Task(env_id, index, seed) for env_id in envs for index, seed in enumerate(seeds)]
     limit = os.environ.get(ENV_MAX_EPISODES)
     if limit and limit.isdigit() and int(limit) < len(tasks):
