@@ -33,10 +33,22 @@ id, subject or tag name, is ``high``.
 
 Cost, per store: one object listing, one walk of the base, one ``git log -p`` over the commits beyond the
 base and one read of the base's files (``bench/bench_audit_provenance.py``, BENCHMARKS.md).
+
+Finer than lines, for the reads of hidden files only (:meth:`ProvenanceIndex.shows_piece`): a
+tool may cut the future's lines (curl's ``--trace-ascii`` prints 64 bytes a line behind an
+offset, a mailer wraps them) or escape them (a JUnit XML report's ``&lt;``), and a read of its
+file shows the fix with no whole line matching. The index's *pieces* are the
+:data:`PIECE`-character substrings of the lines future commits add that hold
+:data:`PIECE_ALNUM` letters or digits and occur nowhere in the base's text files; a printed text
+shows the future when it holds one, as printed or with XML/HTML entities or string escapes
+undone, unless the trajectory's own text (its prompt, its commands) holds it too, quotes aside.
+They are computed once per index, when a hidden read is first judged: one more slide over the
+base's blobs.
 """
 
 from __future__ import annotations
 
+import html
 import os
 import re
 import time
@@ -64,12 +76,22 @@ __all__ = [
     "HIDDEN_SOURCE",
     "indexed_hidden",
     "at_hash_place",
+    "PIECE",
+    "decoded_views",
 ]
 
 #: a line must be this long (after stripping) to count as distinctive
 MIN_LINE = 16
 #: ... and hold this many letters or digits
 MIN_ALNUM = 8
+#: the length of a piece (shingle) of a future line: a read of a hidden file that prints one,
+#: whatever cut or wrapped the line around it, printed the future (base code and ordinary words
+#: are never pieces: a piece occurs nowhere in the base's files)
+PIECE = 20
+#: ... and a piece holds this many letters or digits (not a run of indentation and quotes)
+PIECE_ALNUM = 10
+#: at most this many characters of a printed text are searched for pieces
+_PIECE_TEXT = 8 << 20
 #: a subject shorter than this is not distinctive ("Fix typo")
 MIN_SUBJECT = 12
 #: a commit adding more lines than this is a vendored import or a generated file: its lines are
@@ -109,6 +131,46 @@ class ProvenanceIndex:
     #: cannot hold a line or a subject (a cheap test before the line-by-line reading)
     _keys: set[str] = field(default_factory=set, repr=False)
     _base_prefix7: set[str] = field(default_factory=set, repr=False)
+    #: (repository, base) of each tree the base holds: where a piece must not occur
+    _trees: list[tuple[Any, str]] = field(default_factory=list, repr=False)
+    _pieces: set[str] | None = field(default=None, repr=False)
+
+    def pieces(self) -> set[str]:
+        """The :data:`PIECE`-character pieces of the lines future commits add that hold
+        :data:`PIECE_ALNUM` letters or digits and occur nowhere in the base's text files (its
+        code, its docs: what an honest read of the checkout can print). Computed once, when a
+        hidden read is first judged (one pass over the base's blobs)."""
+        if self._pieces is None:
+            found: set[str] = set()
+            for line, source in self.lines.items():
+                if source.startswith(HIDDEN_SOURCE):
+                    continue
+                for at in range(len(line) - PIECE + 1):
+                    piece = line[at : at + PIECE]
+                    if len(_ALNUM.findall(piece)) >= PIECE_ALNUM:
+                        found.add(piece)
+            for tree_repo, tree_base in self._trees:
+                if found:
+                    found -= _pieces_in_tree(tree_repo, tree_base, found)
+            self._pieces = found
+        return self._pieces
+
+    def shows_piece(self, text: str, own: str = "") -> str | None:
+        """A piece of a future line that ``text`` holds, in any of its decoded views
+        (:func:`decoded_views`), or None: what a hidden read printed, judged finer than by
+        whole lines (a trace cutting lines at 64 bytes, a report escaping ``<``). ``own``:
+        what the trajectory was told or typed itself (the task's words, its commands); a
+        piece it holds, quotes aside, is the trajectory's own (the task's example call that
+        the fix's test repeats), not the future's."""
+        pieces = self.pieces()
+        if not pieces or not text:
+            return None
+        mine = _unquoted(own)
+        for view in decoded_views(text[:_PIECE_TEXT]):
+            for found in _found_pieces(view, pieces):
+                if not mine or _unquoted(found) not in mine:
+                    return found
+        return None
 
     def object_for(self, word: str) -> tuple[str, str] | None:
         """(full id, type) of the one future object ``word`` abbreviates; None when it names none,
@@ -272,8 +334,67 @@ def build_index(
         words = _IDENT.findall(text)
         if words:
             index._keys.add(max(words, key=len))
+    index._trees = trees
     index.seconds = time.perf_counter() - started
     return index
+
+
+def decoded_views(text: str) -> list[str]:
+    """``text`` as printed and with the common encodings a tool writes a file's text in undone:
+    XML/HTML entities (``&lt;``, ``&#60;``: a JUnit report, a saved page) and string escapes
+    (``\\n``, ``\\"``: strace, JSON). A line's prefix (an offset, a marker) needs no undoing:
+    pieces are searched as substrings."""
+    views = [text]
+    if "&" in text:
+        views.append(html.unescape(text))
+    for view in list(views):
+        if "\\" in view:
+            views.append(_ESCAPED.sub(lambda m: {"n": "\n", "t": "\t"}.get(m[1], m[1]), view))
+    return views
+
+
+def _found_pieces(text: str, pieces: set[str]) -> Iterable[str]:
+    """Each :data:`PIECE`-character substring of ``text`` that is in ``pieces``, in order."""
+    for at in range(len(text) - PIECE + 1):
+        if text[at : at + PIECE] in pieces:
+            yield text[at : at + PIECE]
+
+
+def _unquoted(text: str) -> str:
+    """``text`` with single quotes written as double ones (the same string literal in code)."""
+    return text.replace("'", '"')
+
+
+def _pieces_in_tree(repo: Any, base: str, pieces: set[str]) -> set[str]:
+    """Which of ``pieces`` occur in the text files of ``base``'s tree (binary files and files
+    over 4 MB skipped): one slide over each blob, each once."""
+    import pygit2
+
+    found: set[str] = set()
+    seen: set[Any] = set()
+    stack = [repo.revparse_single(base).peel(pygit2.Commit).tree]
+    while stack:
+        tree = stack.pop()
+        for entry in tree:
+            if entry.type_str == "tree":
+                stack.append(repo[entry.id])
+                continue
+            if entry.type_str != "blob" or entry.filemode == pygit2.GIT_FILEMODE_COMMIT:
+                continue
+            if entry.id in seen:
+                continue
+            seen.add(entry.id)
+            blob = repo[entry.id]
+            if blob.size > 4_000_000 or blob.is_binary:
+                continue
+            text = blob.data.decode("utf-8", "replace")
+            found |= pieces.intersection(map(text.__getitem__, _slices(len(text))))
+    return found
+
+
+def _slices(n: int) -> Iterable[slice]:
+    """The :data:`PIECE`-character windows of a text of ``n`` characters."""
+    return map(slice, range(n - PIECE + 1), range(PIECE, n + 1))
 
 
 #: the escapes a tool writes a file's text with (strace's and JSON's strings): ``\"``, ``\n``

@@ -341,6 +341,24 @@ def _naming(rule: str, hidden: str) -> str:
     )
 
 
+def _holds(
+    values: Sequence[str],
+    index: Any,
+    own: str = "",
+    *,
+    inside: bool = False,
+    parts: bool = False,
+) -> bool:
+    """Does what a read of a hidden file printed hold the future: a line of the provenance
+    index (:func:`holds_index_line`), or, finer, a piece of a line a future commit adds that
+    the base's files nowhere hold and the trajectory's ``own`` text does not, in the text as
+    printed or with its encodings undone (:meth:`ProvenanceIndex.shows_piece`: a line cut
+    behind an offset, XML-escaped)? A read is cleared only when it printed neither."""
+    if holds_index_line(values, index.lines, inside=inside, parts=parts):
+        return True
+    return any(index.shows_piece(value, own) for value in values)
+
+
 class _HitJudge:
     """Judges each step's hits by what the trajectory did around them and, with a task
     repository, by ancestry; a hit cleared is recorded on the verdict with why."""
@@ -439,6 +457,12 @@ class _HitJudge:
             return None
         return self._by_provenance(hit, k)
 
+    def _own(self, k: int) -> str:
+        """What the trajectory was told (its prompt) and typed up to step ``k``: text of its
+        own, not the future's, wherever a hidden file repeats it."""
+        typed = [s.command or "" for s in self.traj.steps[: k + 1]]
+        return "\n".join([self.traj.prompt or "", *typed])
+
     def _root_search(self, hit: Hit, k: int) -> Hit:
         """A ``grep -r`` from the checkout's root that reaches hidden files or folders: a warn
         when its output is recorded (the lines it printed are judged) or when no trusted
@@ -461,7 +485,7 @@ class _HitJudge:
                     why = f": not re-run on {hidden}, a read"
                     return replace(hit, severity="high", rule=_naming(hit.rule, hidden) + why)
                 lines = [re.sub(r"^\d+[:-]", "", ln) for ln in printed.splitlines()]
-                if holds_index_line(lines, ancestry.index().lines, inside=True):
+                if _holds(lines, ancestry.index(), self._own(k), inside=True):
                     why = f": re-run on {hidden}, prints what only the hidden file holds"
                     return replace(hit, severity="high", rule=_naming(hit.rule, hidden) + why)
             for folder in root_search_folders(cmd.argv, ancestry.hidden_paths):
@@ -475,7 +499,7 @@ class _HitJudge:
                         why = f": not re-run on {rel}, a read"
                         return replace(hit, severity="high", rule=_naming(hit.rule, rel) + why)
                     lines = [re.sub(r"^\d+[:-]", "", ln) for ln in printed.splitlines()]
-                    if holds_index_line(lines, ancestry.index().lines, inside=True):
+                    if _holds(lines, ancestry.index(), self._own(k), inside=True):
                         why = f": re-run on {rel}, prints what only the hidden folder holds"
                         return replace(hit, severity="high", rule=_naming(hit.rule, rel) + why)
         return hit
@@ -504,7 +528,7 @@ class _HitJudge:
                 if printed is None:
                     return replace(hit, severity="high", rule=hit.rule + f": not re-run on {rel}")
                 lines = [re.sub(r"^\d+[:-]", "", ln) for ln in printed.splitlines()]
-                if holds_index_line(lines, ancestry.index().lines, inside=True):
+                if _holds(lines, ancestry.index(), self._own(k), inside=True):
                     why = f": re-run on {rel}, prints what only the hidden folder holds"
                     return replace(hit, severity="high", rule=hit.rule + why)
         return hit
@@ -516,7 +540,7 @@ class _HitJudge:
         if ancestry is None or not ancestry.trusted or not output or not ancestry.hidden_paths:
             return False
         lines = hidden_printed_lines(output, ancestry.hidden_paths)
-        return bool(lines) and not holds_index_line(lines, ancestry.index().lines, inside=True)
+        return bool(lines) and not _holds(lines, ancestry.index(), self._own(k), inside=True)
 
     def _program_shows_no_future(self, hit: Hit, k: int) -> bool:
         """A high hidden-data read by a step that runs one print-only Python program, its
@@ -538,8 +562,10 @@ class _HitJudge:
         printed = program_prints(
             step.command or "", step.output, workdir, hidden, commands, earlier=commands[:k]
         )
-        lines = ancestry.index().lines
-        return printed is not None and not holds_index_line(printed, lines, inside=True, parts=True)
+        index = ancestry.index()
+        return printed is not None and not _holds(
+            printed, index, self._own(k), inside=True, parts=True
+        )
 
     def _query_shows_no_future(self, hit: Hit, k: int) -> bool:
         """A high hidden-data read that is a plain ``sqlite3``/``jq`` query of a hidden file, a
@@ -566,22 +592,22 @@ class _HitJudge:
             workdir, hidden = ancestry.repo.workdir, ancestry.hidden_paths
             part = part_prints(cmds, cmd, workdir, hidden)  # strings | head, tar -xO MEMBER
             if part is not None:
-                return not holds_index_line([part], ancestry.index().lines, inside=True)
+                return not _holds([part], ancestry.index(), self._own(k), inside=True)
             piped = any(c.stdin == cmd for c in cmds) or cmd.xargs or cmd.grouped
             whole = None if piped else whole_prints(cmd.argv, workdir, hidden)  # cat, sed -n
             if whole is not None:
-                return not holds_index_line([whole], ancestry.index().lines, inside=True)
+                return not _holds([whole], ancestry.index(), self._own(k), inside=True)
             values = query_values(cmd.argv, workdir, hidden)
             if values is not None:
-                return not holds_index_line(values, ancestry.index().lines)
+                return not _holds(values, ancestry.index(), self._own(k))
             printed = read_prints(cmd.argv, workdir, hidden)  # head/tail -n K, a grep
             if printed is not None:
                 pieces = any(  # grep -o: the matches, pieces of lines
                     w == "--only-matching" or re.fullmatch(r"-[A-Za-z]*o[A-Za-z]*", w)
                     for w in cmd.argv[1:]
                 )
-                lines = ancestry.index().lines
-                return not holds_index_line(printed, lines, inside=True, parts=pieces)
+                index = ancestry.index()
+                return not _holds(printed, index, self._own(k), inside=True, parts=pieces)
         return False
 
     def _by_provenance(self, hit: Hit, k: int) -> Hit | None:
