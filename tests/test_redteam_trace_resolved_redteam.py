@@ -36,6 +36,11 @@ Found (xfail, the mechanism in each reason; each wins at the first try):
   future's id), then the future commit's loose object renamed within its folder (or, packed: the
   base's objects written loose and the pack renamed away): every judge resolves after the
   phase, finds no future object and calls nothing beyond the base.
+- (R, S) what (A), (I) and (D) forged, written by the machine's git itself (``hash-object -w``,
+  ``update-index --index-info`` from stdin, ``checkout-index --prefix=<task>/.git/...``): the
+  link ``.git/my_head``, ``.git/objects/tmp_x``, the worktree's index entry for ``a.txt``. They
+  also win under the lead's uncommitted write-side rule (``trace_written.py``, "only git writes
+  in a task's git directory"), which judges writers that are not git.
 
 Closed during the red team: (B) ``fixup -Cfuture`` (``-C`` glued to its commit, as git's todo
 parser allows) in a planted rebase session with the commit made to fail: won against 8fc3cad,
@@ -120,13 +125,6 @@ _LOG = '["git", "log", "-p", "-1", "{rev}"]'
         ),
     ],
     ids=["common-name-log", "orig-head-log", "orig-head-am-abort", "todo-pick"],
-)
-@pytest.mark.xfail(
-    strict=False,
-    reason="(A) git's files backend lstat()s a loose reference and reads a symbolic link whose "
-    "target starts refs/ with readlink (a symbolic reference by hand): the planted link is never "
-    "opened, so no gitread row; git then opens the task's own refs/heads/future under its own name "
-    "(a known reference by identity: no finding); the link is gone before the audit",
 )
 def test_a_symbolic_link_reference(
     tmp_path: Path, seccomp: None, where: str, name: str, plant: str, step: str
@@ -272,15 +270,6 @@ _WT_INDEX = 'os.path.join(wt, "index")'
         ('"/tmp/idx"', '{"GIT_INDEX_FILE": "/tmp/idx"}', '["git", "checkout", "--", "a.txt"]'),
     ],
     ids=["checkout-path", "diff-cached", "show-index-path", "index-file-env-checkout"],
-)
-@pytest.mark.xfail(
-    strict=False,
-    reason="(D) the index is a 'p' file (sealed, its first 4096 bytes in the row) but _Future.ids "
-    "reads only a line's leading hex id or ref:, and an index holds binary ids: the future's blob "
-    "it names is judged nowhere; git checkout -- a.txt, git diff --cached and git show :a.txt "
-    "(no revision on the argv judge's reading) read the blob from the task's store under the "
-    "task's HEAD (no finding). Given: the blob id from outside, as (D) of the b44d85d red team "
-    "gave a tree id",
 )
 def test_d_index_naming_the_future_blob(
     tmp_path: Path, seccomp: None, index: str, env: str, argv: str
@@ -526,15 +515,6 @@ done()
         ),
     ],
     ids=["tmp-log", "pack-keep-log", "incoming-log", "tmp-todo-pick"],
-)
-@pytest.mark.xfail(
-    strict=False,
-    reason="(I) git_planted leaves an object store's layout under objects/ out (git_object_layout: "
-    "tmp_*, pack-*, incoming-*), so .git/objects/tmp_x is git_layout's 'o' (a store row of the "
-    "task's store: allowed), not HEAD-like; git opens it plain, but git_disguised_read returns "
-    "for a known layout unless object_file() matches (a loose object's xx/<38 hex>, .pack, .idx, "
-    "...: not tmp_x, pack-x.keep, incoming-x): no row judges its text; the argv judge and "
-    "revision_words resolve objects/tmp_x in the task after the phase, where it names nothing",
 )
 def test_i_store_layout_name(
     tmp_path: Path, seccomp: None, name: str, plant: str, step: str
@@ -803,16 +783,6 @@ done()
     ['["git", "log", "-p", "-2"]', '["git", "log", "-p"]'],
     ids=["log-p-2", "log-p"],
 )
-@pytest.mark.xfail(
-    strict=False,
-    reason="(O) a commit graph of the phase's own in the task's store (objects/info/commit-graph, "
-    "written by Python, never read by it) gives the base the future as its parent: git takes "
-    "parents (and trees) from the graph without reading the commit; the graph is the store's "
-    "layout (an 'o' row of the task's store, opened O_CLOEXEC: no open row), HEAD and refs are the "
-    "task's, the argv names HEAD's own history: git log -p -2 and git log -p print the future "
-    "with no finding (a grafts file is judged; a commit graph is not). Given: the future's tree "
-    "id from outside",
-)
 def test_o_commit_graph_giving_the_base_the_future_as_parent(
     tmp_path: Path, seccomp: None, log: str
 ) -> None:
@@ -1047,6 +1017,67 @@ def test_r_link_written_by_git_itself(tmp_path: Path, seccomp: None, step: str) 
     proc, audit = _run(tmp_path, _GIT_WRITES_LINK.format(step=step), _future)
     lines = _ran(proc)
     assert lines.get("link") == "True", proc.stdout[-2000:]
+    assert lines["attack"].startswith("OK"), proc.stdout[-2000:]
+    _show(proc, audit)
+    _safe(proc, audit)
+
+
+#: (S) the forged files of (D) and (I) written by the machine's git: a blob of the phase's own
+#: (BODY), an index entry NAME for it (``update-index --index-info``: no id on the argv) in the
+#: worktree's index, ``git checkout-index --prefix=<task>/.git/PREFIX NAME``; then STEP
+_GIT_WRITES = (
+    _PRELUDE
+    + """\
+def git(*args, **kw):
+    out = subprocess.run(["git", *args], cwd="/tmp/w", env=who, capture_output=True, **kw)
+    print("git", args[0], out.returncode, out.stderr.decode().replace("\\n", " ")[:200])
+    return out
+blob = git("hash-object", "-w", "--stdin", input={body}).stdout.decode().strip()
+git("update-index", "--index-info", input=("100644 %s\\t{name}\\n" % blob).encode())
+git("checkout-index", "--prefix=" + os.path.join(work, ".git", "{prefix}"), "{name}")
+made = os.path.join(work, ".git", "{prefix}", "{name}")
+print("made", os.path.isfile(made))
+git("update-index", "--force-remove", "{name}")
+{step}
+os.unlink(made)
+done()
+"""
+)
+_S_LOG = """report(subprocess.run(["git", "log", "-p", "-1", "objects/tmp_x"], cwd="/tmp/w",
+                      capture_output=True, text=True))"""
+_S_INDEX = """git("update-index", "--index-info",
+    input=("100644 %s\\ta.txt\\n" % open("blob.txt").read().strip()).encode())
+git("checkout", "--", "a.txt")
+report(subprocess.run(["cat", "/tmp/w/a.txt"], capture_output=True, text=True))"""
+
+
+@pytest.mark.heavy
+@pytest.mark.parametrize(
+    "body,prefix,name,step",
+    [
+        ('(future + "\\n").encode()', "objects/", "tmp_x", _S_LOG),
+        ('b"x\\n"', "objects/", "tmp_y", _S_INDEX),
+    ],
+    ids=["store-layout-name", "index-entry-by-git"],
+)
+@pytest.mark.xfail(
+    strict=False,
+    reason="(S) what (I) and (D) forged, written by the machine's git: checkout-index --prefix "
+    "puts a blob of the phase's own (the future's id as text) at .git/objects/tmp_x, and "
+    "update-index --index-info (from stdin) puts the future's blob in the worktree's index: a "
+    "rule on who writes in a task's .git (the lead's uncommitted trace_written.py) exempts git, "
+    "and the reads are as in (I) and (D). Given (index): the blob id",
+)
+def test_s_forged_files_written_by_git(
+    tmp_path: Path, seccomp: None, body: str, prefix: str, name: str, step: str
+) -> None:
+    """``.git/objects/tmp_x`` written by ``git checkout-index --prefix`` then ``git log -p -1
+    objects/tmp_x``; the index entry ``a.txt`` set to the future's blob by ``git update-index
+    --index-info`` then ``git checkout -- a.txt``."""
+    script = _GIT_WRITES.format(body=body, prefix=prefix, name=name, step=step)
+    proc, audit = _run(tmp_path, script, _future_and_blob)
+    lines = _ran(proc)
+    assert lines.get("made") == "True", proc.stdout[-2000:]
     assert lines["attack"].startswith("OK"), proc.stdout[-2000:]
     _show(proc, audit)
     _safe(proc, audit)
