@@ -41,6 +41,9 @@ Found (xfail, the mechanism in each reason; each wins at the first try):
   link ``.git/my_head``, ``.git/objects/tmp_x``, the worktree's index entry for ``a.txt``. They
   also win under the lead's uncommitted write-side rule (``trace_written.py``, "only git writes
   in a task's git directory"), which judges writers that are not git.
+- (T) (Q) with the future's loose object removed by the machine's git (``git
+  --work-tree=<task>/.git/objects/<xx> clean -f -- <38 hex>``), after a plain ``git log -p -1
+  future``: also under the lead's uncommitted write-side rule.
 
 Closed during the red team: (B) ``fixup -Cfuture`` (``-C`` glued to its commit, as git's todo
 parser allows) in a planted rebase session with the commit made to fail: won against 8fc3cad,
@@ -1078,6 +1081,40 @@ def test_s_forged_files_written_by_git(
     proc, audit = _run(tmp_path, script, _future_and_blob)
     lines = _ran(proc)
     assert lines.get("made") == "True", proc.stdout[-2000:]
+    assert lines["attack"].startswith("OK"), proc.stdout[-2000:]
+    _show(proc, audit)
+    _safe(proc, audit)
+
+
+#: (T) (Q) with the future's loose object removed by the machine's git: ``git --work-tree=<the
+#: object's fan-out folder> clean -f -- <its file>`` (an untracked file of that "work tree")
+_GIT_HIDES = (
+    _PRELUDE
+    + """\
+report(subprocess.run(["git", "log", "-p", "-1", "future"], cwd="/tmp/w", capture_output=True,
+                      text=True))
+folder = os.path.join(work, ".git", "objects", future[:2])
+gone = subprocess.run(["git", "--work-tree=" + folder, "clean", "-f", "--", future[2:]],
+                      cwd="/tmp/w", capture_output=True, text=True)
+print("gone", gone.returncode, not os.path.exists(os.path.join(folder, future[2:])))
+done()
+"""
+)
+
+
+@pytest.mark.heavy
+@pytest.mark.xfail(
+    strict=False,
+    reason="(T) (Q) with the hiding done by the machine's git: git --work-tree=<task>/.git/"
+    "objects/<xx> clean -f -- <38 hex> removes the future's loose object (untracked in that "
+    "'work tree'); no writer but git, and every judge resolves after the phase and finds no "
+    "future object: git log -p -1 future is no finding",
+)
+def test_t_future_object_removed_by_git_clean(tmp_path: Path, seccomp: None) -> None:
+    """``git log -p -1 future``, then ``git clean`` removes the future commit's loose object."""
+    proc, audit = _run(tmp_path, _GIT_HIDES, _future)
+    lines = _ran(proc)
+    assert lines.get("gone") == "0 True", proc.stdout[-2000:]
     assert lines["attack"].startswith("OK"), proc.stdout[-2000:]
     _show(proc, audit)
     _safe(proc, audit)
