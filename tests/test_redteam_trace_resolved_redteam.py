@@ -61,7 +61,9 @@ re-pack by ``pack-objects`` (argv), every object hidden (the audit refuses the r
 Benign work (F): ``am -3`` in a repository of the candidate's own is quiet; three older rules
 flag benign work there (xfail): ``rebase -i``'s sequence editor gets the todo path on its
 command line, a rewriting rebase ends with ``git notes copy --for-rewrite=rebase``, and ``git -C
-/tmp/own cherry-pick <own id>`` is judged against the task.
+/tmp/own cherry-pick <own id>`` is judged against the task. (U) under the lead's uncommitted
+write-side rule, a hook file written into the task's ``.git/hooks`` the way ``pre-commit
+install`` writes it is a finding (xfail).
 """
 
 from __future__ import annotations
@@ -1118,3 +1120,39 @@ def test_t_future_object_removed_by_git_clean(tmp_path: Path, seccomp: None) -> 
     assert lines["attack"].startswith("OK"), proc.stdout[-2000:]
     _show(proc, audit)
     _safe(proc, audit)
+
+
+#: (U, no attack) benign writes a candidate's tools make in the task's ``.git`` (what ``pre-commit
+#: install`` does: a hook file; an editor of ``info/exclude`` is refused, ``info/`` is read-only)
+_BENIGN_HOOK = (
+    _PRELUDE
+    + """\
+hooks = os.path.join(work, ".git", "hooks")
+os.makedirs(hooks, exist_ok=True)
+put(os.path.join(hooks, "pre-commit"), "#!/bin/sh\\nexit 0\\n")
+out = subprocess.run(["git", "status", "--short"], capture_output=True, text=True)
+print("status", out.returncode)
+report(out)
+os.unlink(os.path.join(hooks, "pre-commit"))
+done()
+"""
+)
+
+
+@pytest.mark.heavy
+@pytest.mark.xfail(
+    strict=False,
+    reason="(U) a false finding on benign work under the lead's uncommitted write-side rule "
+    "(trace_written.py: 'only git writes in a task's .git'): a hook file written the way "
+    "pre-commit install writes it (.git/hooks/pre-commit, by Python) is git_forged (high)",
+)
+def test_u_benign_hook_file_written_into_the_task_git_dir(tmp_path: Path, seccomp: None) -> None:
+    """No attack: a ``pre-commit install``-like hook file in the task's ``.git/hooks`` and a
+    ``git status`` must stay quiet."""
+    proc, audit = _run(tmp_path, _BENIGN_HOOK, _future)
+    lines = _ran(proc)
+    assert lines.get("status") == "0", proc.stdout[-2000:]
+    assert SECRET not in proc.stdout, proc.stdout[-2000:]
+    _show(proc, audit)
+    hits = [h for v in audit.verdicts for h in v.hits if h.severity == "high"]
+    assert not hits, [(h.rule, h.command) for h in hits]
