@@ -36,9 +36,10 @@ Found (xfail, the mechanism in each reason; each wins at the first try):
   future's id), then the future commit's loose object renamed within its folder (or, packed: the
   base's objects written loose and the pack renamed away): every judge resolves after the
   phase, finds no future object and calls nothing beyond the base.
-- (R, S) what (A), (I) and (D) forged, written by the machine's git itself (``hash-object -w``,
-  ``update-index --index-info`` from stdin, ``checkout-index --prefix=<task>/.git/...``): the
-  link ``.git/my_head``, ``.git/objects/tmp_x``, the worktree's index entry for ``a.txt``. They
+- (R, S) what (A), (I), (D) and (O) forged, written by the machine's git itself (``hash-object
+  -w``, ``update-index --index-info`` from stdin, ``checkout-index --prefix=<task>/.git/...``):
+  the link ``.git/my_head``, ``.git/objects/tmp_x``, the worktree's index entry for ``a.txt``,
+  ``objects/info/commit-graph``. They
   also win under the lead's uncommitted write-side rule (``trace_written.py``, "only git writes
   in a task's git directory"), which judges writers that are not git.
 - (T) (Q) with the future's loose object removed by the machine's git (``git
@@ -1027,7 +1028,14 @@ def test_r_link_written_by_git_itself(tmp_path: Path, seccomp: None, step: str) 
     _safe(proc, audit)
 
 
-#: (S) the forged files of (D) and (I) written by the machine's git: a blob of the phase's own
+def _future_blob_and_tree(work: Path) -> None:
+    """Outside the box: the future commit, its ``a.txt`` blob and its tree (``future.txt``,
+    ``blob.txt``, ``tree.txt``)."""
+    _future_and_blob(work)
+    _future_and_tree(work)
+
+
+#: (S) the forged files of (D), (I) and (O) written by the machine's git: a blob of the phase's own
 #: (BODY), an index entry NAME for it (``update-index --index-info``: no id on the argv) in the
 #: worktree's index, ``git checkout-index --prefix=<task>/.git/PREFIX NAME``; then STEP
 _GIT_WRITES = (
@@ -1037,6 +1045,7 @@ def git(*args, **kw):
     out = subprocess.run(["git", *args], cwd="/tmp/w", env=who, capture_output=True, **kw)
     print("git", args[0], out.returncode, out.stderr.decode().replace("\\n", " ")[:200])
     return out
+{pre}
 blob = git("hash-object", "-w", "--stdin", input={body}).stdout.decode().strip()
 git("update-index", "--index-info", input=("100644 %s\\t{name}\\n" % blob).encode())
 git("checkout-index", "--prefix=" + os.path.join(work, ".git", "{prefix}"), "{name}")
@@ -1050,6 +1059,15 @@ done()
 )
 _S_LOG = """report(subprocess.run(["git", "log", "-p", "-1", "objects/tmp_x"], cwd="/tmp/w",
                       capture_output=True, text=True))"""
+_S_GRAPH_LOG = """report(subprocess.run(["git", "log", "-p", "-2"], cwd="/tmp/w", capture_output=True,
+                      text=True))"""
+#: (O)'s commit graph built by Python (as in _GRAPH), handed to git as a blob
+_S_GRAPH = "import hashlib, struct\n" + (
+    _GRAPH.split("import hashlib, struct\n", 1)[1]
+    .split("path = os.path.join", 1)[0]
+    .replace("{{", "{")
+    .replace("}}", "}")
+)
 _S_INDEX = """git("update-index", "--index-info",
     input=("100644 %s\\ta.txt\\n" % open("blob.txt").read().strip()).encode())
 git("checkout", "--", "a.txt")
@@ -1058,29 +1076,31 @@ report(subprocess.run(["cat", "/tmp/w/a.txt"], capture_output=True, text=True))"
 
 @pytest.mark.heavy
 @pytest.mark.parametrize(
-    "body,prefix,name,step",
+    "pre,body,prefix,name,step",
     [
-        ('(future + "\\n").encode()', "objects/", "tmp_x", _S_LOG),
-        ('b"x\\n"', "objects/", "tmp_y", _S_INDEX),
+        ("", '(future + "\\n").encode()', "objects/", "tmp_x", _S_LOG),
+        ("", 'b"x\\n"', "objects/", "tmp_y", _S_INDEX),
+        (_S_GRAPH, "graph", "objects/info/", "commit-graph", _S_GRAPH_LOG),
     ],
-    ids=["store-layout-name", "index-entry-by-git"],
+    ids=["store-layout-name", "index-entry-by-git", "commit-graph-by-git"],
 )
 @pytest.mark.xfail(
     strict=False,
-    reason="(S) what (I) and (D) forged, written by the machine's git: checkout-index --prefix "
-    "puts a blob of the phase's own (the future's id as text) at .git/objects/tmp_x, and "
+    reason="(S) what (I), (D) and (O) forged, written by the machine's git: checkout-index "
+    "--prefix puts a blob of the phase's own (the future's id as text; a commit graph built by "
+    "Python) at .git/objects/tmp_x (objects/info/commit-graph), and "
     "update-index --index-info (from stdin) puts the future's blob in the worktree's index: a "
     "rule on who writes in a task's .git (the lead's uncommitted trace_written.py) exempts git, "
-    "and the reads are as in (I) and (D). Given (index): the blob id",
+    "and the reads are as in (I), (D) and (O). Given: the blob id (index), the tree id (graph)",
 )
 def test_s_forged_files_written_by_git(
-    tmp_path: Path, seccomp: None, body: str, prefix: str, name: str, step: str
+    tmp_path: Path, seccomp: None, pre: str, body: str, prefix: str, name: str, step: str
 ) -> None:
     """``.git/objects/tmp_x`` written by ``git checkout-index --prefix`` then ``git log -p -1
     objects/tmp_x``; the index entry ``a.txt`` set to the future's blob by ``git update-index
     --index-info`` then ``git checkout -- a.txt``."""
-    script = _GIT_WRITES.format(body=body, prefix=prefix, name=name, step=step)
-    proc, audit = _run(tmp_path, script, _future_and_blob)
+    script = _GIT_WRITES.format(pre=pre, body=body, prefix=prefix, name=name, step=step)
+    proc, audit = _run(tmp_path, script, _future_blob_and_tree)
     lines = _ran(proc)
     assert lines.get("made") == "True", proc.stdout[-2000:]
     assert lines["attack"].startswith("OK"), proc.stdout[-2000:]
