@@ -427,7 +427,10 @@ def disables_userns(binary: str | None = None) -> bool:
 #: Installed inside the sandbox before the phase's command (``python -I -S -c`` of this, then
 #: exec): a seccomp filter whose ``execve``, ``execveat``, ``connect``, ``exit_group``, ``ptrace`` and
 #: ``open``/``openat``/``openat2`` calls are reported to a listener (the tracer records the opens
-#: of git storage only), which it hands out through the inherited socket named by argv[1]
+#: of git storage only), and so are the calls that make or change a name (``symlink``, ``link``,
+#: ``rename``, ``mknod`` and their ``*at`` forms; opens to write: the tracer rows those under a
+#: ``.git`` folder by programs other than git, issue 29), which it hands out through the
+#: inherited socket named by argv[1]
 #: and closes. Refused (EPERM): calls of another ABI (``int 0x80``, x32: they would name other
 #: numbers), ``io_uring_setup`` (io_uring operations bypass seccomp),
 #: ``process_vm_readv``/``process_vm_writev`` (another process's memory: the machine's git, whose
@@ -446,21 +449,24 @@ def ins(code, jt, jf, k):
     return struct.pack("HBBI", code, jt, jf, k)
 LD, JEQ, JGE, JSET, JA, RET, ST, LDM, AND = 0x20, 0x15, 0x35, 0x45, 0x05, 0x06, 0x02, 0x60, 0x54
 ALLOW, NOTIFY, EPERM = 0x7FFF0000, 0x7FC00000, 0x00050001
-# open/openat: reported unless the call cannot read a file's content (its flags: O_PATH, O_WRONLY,
-# or O_CREAT|O_EXCL -- a new empty file); openat2's flags are behind a pointer: always reported
+# calls that make or change a name (issue 29: in a task's git directory only git writes; the
+# tracer's write_row): symlink, symlinkat, link, linkat, rename, renameat, renameat2, mknod, mknodat
+writes = {"x86_64": (88, 266, 86, 265, 82, 264, 316, 133, 259),
+          "aarch64": (36, 36, 37, 37, 38, 38, 276, 33, 33)}[platform.machine()]
+# open/openat: reported unless the call names no file's content (O_PATH); openat2's flags are
+# behind a pointer: always reported. Opens to write are reported for write_row (and go on).
 prog = b"".join([ins(LD, 0, 0, 4), ins(JEQ, 1, 0, arch), ins(RET, 0, 0, EPERM), ins(LD, 0, 0, 0),
-                 ins(JGE, 25, 0, 0x40000000), ins(JEQ, 22, 0, execve), ins(JEQ, 21, 0, execveat),
-                 ins(JEQ, 20, 0, connect), ins(JEQ, 19, 0, exit_group), ins(JEQ, 18, 0, openat2),
-                 ins(JEQ, 17, 0, ptrace),
-                 ins(JEQ, 18, 0, uring), ins(JEQ, 17, 0, vm_readv), ins(JEQ, 16, 0, vm_writev),
-                 ins(JEQ, 15, 0, pidfd_getfd),
-                 ins(JEQ, 2, 0, openat), ins(JEQ, 3, 0, open_),
-                 ins(RET, 0, 0, ALLOW),
-                 ins(LD, 0, 0, 32), ins(JA, 0, 0, 1), ins(LD, 0, 0, 24),      # the flags: openat's, open's
-                 ins(ST, 0, 0, 0), ins(JSET, 6, 0, 0x200000),                 # O_PATH
-                 ins(AND, 0, 0, 0xC0), ins(JEQ, 4, 0, 0xC0),                  # O_CREAT | O_EXCL
-                 ins(LDM, 0, 0, 0), ins(AND, 0, 0, 3), ins(JEQ, 1, 0, 1),     # O_WRONLY
-                 ins(RET, 0, 0, NOTIFY), ins(RET, 0, 0, ALLOW), ins(RET, 0, 0, EPERM)])
+                 ins(JGE, 28, 0, 0x40000000), ins(JEQ, 25, 0, execve), ins(JEQ, 24, 0, execveat),
+                 ins(JEQ, 23, 0, connect), ins(JEQ, 22, 0, exit_group), ins(JEQ, 21, 0, openat2),
+                 ins(JEQ, 20, 0, ptrace)]
+                + [ins(JEQ, 19 - k, 0, nr) for k, nr in enumerate(writes)]
+                + [ins(JEQ, 12, 0, uring), ins(JEQ, 11, 0, vm_readv), ins(JEQ, 10, 0, vm_writev),
+                   ins(JEQ, 9, 0, pidfd_getfd),
+                   ins(JEQ, 2, 0, openat), ins(JEQ, 3, 0, open_),
+                   ins(RET, 0, 0, ALLOW),
+                   ins(LD, 0, 0, 32), ins(JA, 0, 0, 1), ins(LD, 0, 0, 24),    # the flags: openat's, open's
+                   ins(JSET, 1, 0, 0x200000),                                 # O_PATH
+                   ins(RET, 0, 0, NOTIFY), ins(RET, 0, 0, ALLOW), ins(RET, 0, 0, EPERM)])
 code = ctypes.create_string_buffer(prog)
 class Prog(ctypes.Structure):
     _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
@@ -502,8 +508,11 @@ def _seccomp_tracer_argv(out: Path | str) -> list[str]:
         raise SandboxUnavailable(NO_COMPILER, fix=NO_COMPILER_FIX)
     installer = _TRACE_INSTALLER
     if not TRACE_OPENS:  # numbers no call has: the filter lets every open go by unreported
-        installer = installer.replace("317, 257, 437, 2,", "317, 99991, 99992, 99993,").replace(
-            "277, 56, 437, 56,", "277, 99991, 99992, 99993,"
+        installer = (
+            installer.replace("317, 257, 437, 2,", "317, 99991, 99992, 99993,")
+            .replace("277, 56, 437, 56,", "277, 99991, 99992, 99993,")
+            .replace("(88, 266, 86, 265, 82, 264, 316, 133, 259)", "(99994,) * 9")
+            .replace("(36, 36, 37, 37, 38, 38, 276, 33, 33)", "(99994,) * 9")
         )
     return [str(compiled), str(out), sys.executable, installer]
 

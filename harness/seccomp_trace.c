@@ -5,7 +5,8 @@
  *
  * Starts BWRAP-ARGV with `PYTHON -I -S -c INSTALLER FD` in front of COMMAND inside the sandbox.
  * The installer (sandbox.py's _TRACE_INSTALLER) sets a seccomp filter that reports execve,
- * execveat, connect and exit_group to a listener, hands the listener out through the inherited
+ * execveat, connect and exit_group (and opens, ptrace and the calls that make or change a name:
+ * write_row) to a listener, hands the listener out through the inherited
  * socket FD and execs COMMAND. This program, the parent of bwrap and outside the sandbox, answers
  * every reported call: it reads the caller's arguments from /proc/PID/mem while the caller waits,
  * lets the call go on (SECCOMP_USER_NOTIF_FLAG_CONTINUE) -- or, for an open a phase's program (or
@@ -51,10 +52,12 @@
 
 #if defined(__x86_64__)
 enum { NR_EXECVE = 59, NR_EXECVEAT = 322, NR_CONNECT = 42, NR_EXIT_GROUP = 231, NR_OPENAT = 257, NR_OPENAT2 = 437,
-       NR_OPEN = 2, NR_PTRACE = 101 };
+       NR_OPEN = 2, NR_PTRACE = 101, NR_SYMLINK = 88, NR_SYMLINKAT = 266, NR_LINK = 86, NR_LINKAT = 265, NR_RENAME = 82,
+       NR_RENAMEAT = 264, NR_RENAMEAT2 = 316, NR_MKNOD = 133, NR_MKNODAT = 259 };
 #elif defined(__aarch64__)
 enum { NR_EXECVE = 221, NR_EXECVEAT = 281, NR_CONNECT = 203, NR_EXIT_GROUP = 94, NR_OPENAT = 56, NR_OPENAT2 = 437,
-       NR_OPEN = -1, NR_PTRACE = 117 };
+       NR_OPEN = -1, NR_PTRACE = 117, NR_SYMLINK = -2, NR_SYMLINKAT = 36, NR_LINK = -3, NR_LINKAT = 37, NR_RENAME = -4,
+       NR_RENAMEAT = 38, NR_RENAMEAT2 = 276, NR_MKNOD = -5, NR_MKNODAT = 33 };
 #else
 #error "the seccomp tracer knows x86_64 and aarch64 only"
 #endif
@@ -690,8 +693,9 @@ static void untaint(uint32_t tgid) {
 
 static const char *LOADER_VARS[] = {"LD_PRELOAD=", "LD_AUDIT=", "GCONV_PATH="};
 /* Variables that make the machine's git show a history other than its references': a graft file
- * (a commit given other parents) and another base for replacement references. */
-static const char *HISTORY_VARS[] = {"GIT_GRAFT_FILE=", "GIT_REPLACE_REF_BASE=", "GIT_COMMON_DIR="};
+ * (a commit given other parents) and another base for replacement references; a common dir and
+ * an index of another folder (judged by the repository whose objects git read: trace_beside). */
+static const char *HISTORY_VARS[] = {"GIT_GRAFT_FILE=", "GIT_REPLACE_REF_BASE=", "GIT_COMMON_DIR=", "GIT_INDEX_FILE="};
 
 /* The loader variables (with a value) of PID's environment as the kernel copied it, as a JSON
  * list into row (nothing when there are none); whether there were any. The history variables
@@ -1539,7 +1543,7 @@ static size_t resolve(uint32_t pid, const char *full, char *into, size_t cap, in
  * permission by the mode bits (the tracer may be root; the caller has no capability), the mount's
  * read-only flag (the reopen goes through the sandbox's mount). What is not pinned goes on as
  * before (CONTINUE): FIFOs, devices and sockets (opening one has effects), O_CREAT of a missing
- * name, O_PATH and write-only opens (not reported), paths through another process's /proc entry
+ * name, O_PATH and write-only opens (reported for write_row only), paths through another process's /proc entry
  * (an unresolved row already); of the machine's git, its opens to write (O_WRONLY, O_RDWR,
  * O_CREAT, O_TRUNC) and openat2 (git calls none). */
 #define IOCTL_ADDFD 0x40182103UL
@@ -2685,6 +2689,125 @@ static void open_row(const struct notif *n, struct buf *row, struct reply *rep) 
     puts_(row, "}\n");
 }
 
+/* Whether RESOLVED (a path the tracer walked) is under a ".git" folder or of git's storage: the
+ * names a "gitwrite" row is written for (the audit keeps those under a task git directory). */
+static int git_dir_path(const char *p) {
+    size_t n = strlen(p);
+    return strstr(p, "/.git/") || (n >= 5 && !strcmp(p + n - 5, "/.git")) || git_storage(p);
+}
+
+/* One name a write call makes or changes (issue 29, red team of a6240c4/8fc3cad: A, D, I, O): the
+ * name at ADDR from DIRFD (-100: the cwd) as CALL did it, its folder walked as the kernel walks it
+ * and its last name appended (not followed: a rename, link, symlink or mknod replaces a link
+ * there; FOLLOW: an open without O_NOFOLLOW, whose walk also follows a link there). A gitwrite row
+ * when either lands under a ".git" folder. */
+static void write_name(const struct notif *n, const char *call, int dirfd, uint64_t addr,
+                       int follow, uint64_t link_addr) {
+    char path[4096], base[4096], proc[64], full[8300], parent[8300], resolved[4096], target[8300], followed[4096];
+    int cut = 0;
+    size_t len = remote_string_cut(n->pid, addr, path, sizeof path, &cut);
+    if (!len && !cut) return;
+    base[0] = 0;
+    if (path[0] != '/') {
+        if (dirfd == -100) snprintf(proc, sizeof proc, "/proc/%u/cwd", n->pid);
+        else snprintf(proc, sizeof proc, "/proc/%u/fd/%d", n->pid, dirfd);
+        ssize_t b = readlink(proc, base, sizeof base - 1);
+        base[b < 0 ? 0 : b] = 0;
+    }
+    open_full(path, base, full, sizeof full);
+    /* the folder and the last name (trailing slashes dropped: "x/" names x) */
+    snprintf(parent, sizeof parent, "%s", full);
+    size_t plen = strlen(parent);
+    while (plen > 1 && parent[plen - 1] == '/') parent[--plen] = 0;
+    char *slash = strrchr(parent, '/');
+    const char *leaf = slash ? slash + 1 : parent;
+    char name[4096];
+    snprintf(name, sizeof name, "%s", leaf);
+    if (slash == parent) parent[1] = 0;
+    else if (slash) *slash = 0;
+    int magic = 0, magic2 = 0;
+    size_t walked = cut ? 0 : resolve(n->pid, parent, resolved, sizeof resolved, &magic, NULL);
+    target[0] = 0;
+    if (walked) snprintf(target, sizeof target, "%s%s%s", resolved, walked > 1 ? "/" : "", name);
+    size_t went = follow && !cut ? resolve(n->pid, full, followed, sizeof followed, &magic2, NULL) : 0;
+    char squeezed[8300];
+    squeeze(full, squeezed, sizeof squeezed);
+    int unresolved = !walked;
+    if (!(walked && git_dir_path(target)) && !(went && git_dir_path(followed)) &&
+        !(unresolved && git_dir_path(squeezed)))
+        return;
+    char head[128];
+    struct buf own = {0};
+    put(&own, "", 0);
+    struct buf *row = &own;
+    snprintf(head, sizeof head, "{\"kind\": \"gitwrite\", \"pid\": %u, \"call\": \"%s\", \"path\": ", n->pid, call);
+    puts_(row, head);
+    put_json_string(row, full, strlen(full));
+    if (walked) { puts_(row, ", \"resolved\": "); put_json_string(row, target, strlen(target)); }
+    else puts_(row, ", \"unresolved\": true");
+    if (went) { puts_(row, ", \"followed\": "); put_json_string(row, followed, went); }
+    if (link_addr) {
+        char text[4096];
+        size_t t = remote_string(n->pid, link_addr, text, sizeof text);
+        puts_(row, ", \"link\": ");
+        put_json_string(row, text, t);
+    }
+    snprintf(proc, sizeof proc, "/proc/%u/exe", n->pid);
+    char exe[4096];
+    ssize_t e = readlink(proc, exe, sizeof exe - 1);
+    puts_(row, ", \"exe\": ");
+    if (e >= 0) put_json_string(row, exe, (size_t)e); else puts_(row, "null");
+    puts_(row, "}\n");
+    emit(row);
+    free(own.data);
+}
+
+/* A call that makes or changes a name -- an open to write, create or truncate; symlink, link,
+ * rename, mknod -- by a process that is not the machine's git (a git with code loaded into it,
+ * or traced, counts as not): a "gitwrite" row for each name it makes or changes under a ".git"
+ * folder (write_name). In a task's git directory only git writes (harness/audit/trace_written.py
+ * judges them): a reference by a link (A), an index (D), a file of the store's layout (I), a
+ * commit graph (O) written by hand are findings. The call goes on (CONTINUE). */
+static void write_row(const struct notif *n) {
+    uint32_t tgid = 0;
+    if (runs_system_git(n->pid, &tgid) && !(tainted_count && is_tainted(tgid ? tgid : tgid_of(n->pid))) &&
+        !(ptrace_seen && traced_now(tgid ? tgid : tgid_of(n->pid))))
+        return;
+    int nr = n->nr;
+    if (nr == NR_OPEN || nr == NR_OPENAT || nr == NR_OPENAT2) {
+        uint64_t flags = nr == NR_OPEN ? n->args[1] : n->args[2];
+        if (nr == NR_OPENAT2) {
+            uint64_t how = 0;
+            struct iovec local = {&how, sizeof how}, remote = {(void *)(uintptr_t)n->args[2], sizeof how};
+            if (!n->args[2] || process_vm_readv((pid_t)n->pid, &local, 1, &remote, 1, 0) != (ssize_t)sizeof how)
+                how = O_WRONLY;  /* not readable: judged as a write */
+            flags = how;
+        }
+        if (flags & O_PATH) return;
+        if ((flags & O_ACCMODE) == O_RDONLY && !(flags & (O_CREAT | O_TRUNC))) return;
+        int dirfd = nr == NR_OPEN ? -100 : (int)n->args[0];
+        write_name(n, "open", dirfd, nr == NR_OPEN ? n->args[0] : n->args[1], !(flags & O_NOFOLLOW), 0);
+    } else if (nr == NR_SYMLINK) {
+        write_name(n, "symlink", -100, n->args[1], 0, n->args[0]);
+    } else if (nr == NR_SYMLINKAT) {
+        write_name(n, "symlink", (int)n->args[1], n->args[2], 0, n->args[0]);
+    } else if (nr == NR_LINK) {
+        write_name(n, "link", -100, n->args[1], 0, 0);
+    } else if (nr == NR_LINKAT) {
+        write_name(n, "link", (int)n->args[2], n->args[3], 0, 0);
+    } else if (nr == NR_RENAME) {
+        write_name(n, "rename_from", -100, n->args[0], 0, 0);
+        write_name(n, "rename", -100, n->args[1], 0, 0);
+    } else if (nr == NR_RENAMEAT || nr == NR_RENAMEAT2) {
+        write_name(n, "rename_from", (int)n->args[0], n->args[1], 0, 0);
+        write_name(n, "rename", (int)n->args[2], n->args[3], 0, 0);
+    } else if (nr == NR_MKNOD) {
+        write_name(n, "mknod", -100, n->args[0], 0, 0);
+    } else if (nr == NR_MKNODAT) {
+        write_name(n, "mknod", (int)n->args[0], n->args[1], 0, 0);
+    }
+}
+
 /* The serving thread walks, opens and makes files for the phase (pinning): with the phase's
  * permissions, not more. evotree often runs as root, and the phase's uid is then 0 too, without
  * capabilities: an open the tracer made with its own capabilities would hand the phase what they
@@ -2735,8 +2858,18 @@ static void *serve(void *arg) {
         else if (n.nr == NR_EXECVE || n.nr == NR_EXECVEAT) exec_row(&n, &row);
         else if (n.nr == NR_CONNECT) connect_row(&n, &row);
         else if (n.nr == NR_PTRACE) ptrace_row(&n, &row);
-        else if (n.nr == NR_OPENAT || n.nr == NR_OPENAT2 || n.nr == NR_OPEN) open_row(&n, &row, &rep);
-        else {
+        else if (n.nr == NR_OPENAT || n.nr == NR_OPENAT2 || n.nr == NR_OPEN) {
+            /* an open that cannot read (O_WRONLY, O_CREAT|O_EXCL: reported for write_row only) is
+             * not open_row's: it goes on (CONTINUE) as when the filter let it by */
+            uint64_t f = n.nr == NR_OPEN ? n.args[1] : n.args[2];
+            if (n.nr == NR_OPENAT2 || !((f & O_ACCMODE) == O_WRONLY || (f & (O_CREAT | O_EXCL)) == (O_CREAT | O_EXCL)))
+                open_row(&n, &row, &rep);
+            if (!rep.error) write_row(&n);
+        } else if (n.nr == NR_SYMLINK || n.nr == NR_SYMLINKAT || n.nr == NR_LINK || n.nr == NR_LINKAT ||
+                   n.nr == NR_RENAME || n.nr == NR_RENAMEAT || n.nr == NR_RENAMEAT2 || n.nr == NR_MKNOD ||
+                   n.nr == NR_MKNODAT) {
+            write_row(&n);
+        } else {
             char head[96];
             snprintf(head, sizeof head, "{\"kind\": \"syscall\", \"pid\": %u, \"nr\": %d}\n", n.pid, n.nr);
             puts_(&row, head);

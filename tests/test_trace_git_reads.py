@@ -697,3 +697,170 @@ def test_a_planted_name_under_git_is_rowed_however_git_spells_its_path(
     assert SECRET in proc.stdout and _flagged(audit), proc.stdout[-2000:]
     hits = [h.command for v in audit.verdicts for h in v.hits if h.severity == "high"]
     assert any(f"{name.split('/')[-1]} naming" in h for h in hits), hits
+
+
+def _write(call: str, path: Path | str, **extra: Any) -> dict[str, Any]:
+    """A ``gitwrite`` row as the tracer writes it (write_row): a program that is not git."""
+    return {
+        "kind": "gitwrite",
+        "pid": 9,
+        "call": call,
+        "path": str(path),
+        "resolved": str(path),
+        "exe": "/usr/bin/python3",
+        **extra,
+    }
+
+
+@pytest.mark.parametrize(
+    "call,name",
+    [
+        ("open", "rebase-merge/git-rebase-todo"),  # GIT_SEQUENCE_EDITOR="sed -i ..."
+        ("rename", "rebase-merge/git-rebase-todo"),
+        ("open", "rebase-merge/sedAbc123"),
+        ("open", "sequencer/todo"),
+        ("open", "COMMIT_EDITMSG"),  # core.editor
+        ("rename", "MERGE_MSG"),
+        ("open", "ORIG_HEAD"),  # its text is judged when git reads it
+        ("open", "worktrees/w/HEAD"),
+        ("open", "worktrees/w/COMMIT_EDITMSG"),
+        ("open", "worktrees/w/rebase-merge/git-rebase-todo"),
+        ("open", "hooks/pre-commit"),  # pre-commit install: a program git runs (exec rows)
+        ("rename", "hooks/pre-commit"),
+        ("symlink", "hooks/pre-commit"),  # a link to a script of the work tree
+    ],
+)
+def test_a_text_file_git_resolves_written_by_a_program_is_no_finding(
+    task: dict[str, Any], call: str, name: str
+) -> None:
+    """In the task's git directory only git writes, but for files whose text the judge resolves
+    as git would when git reads them (a session's file, a top-level HEAD-like file: an editor
+    edits them) and hooks (programs git runs: ``pre-commit install``)."""
+    gd = Path(task["path"])
+    link = {"link": "../../scripts/pre-commit"} if call == "symlink" else {}
+    assert judge_git_reads([_write(call, gd / name, **link)], [task]) == []
+
+
+@pytest.mark.parametrize(
+    "call,name,extra",
+    [
+        ("symlink", "my_head", {"link": "refs/heads/future"}),  # (A)
+        ("symlink", "worktrees/w/ORIG_HEAD", {"link": "refs/heads/future"}),
+        ("symlink", "rebase-merge/onto", {"link": "refs/heads/future"}),
+        ("open", "index", {}),  # (D)
+        ("open", "worktrees/w/index", {}),
+        ("open", "objects/tmp_x", {}),  # (I)
+        ("open", "objects/pack/pack-x.keep", {}),
+        ("open", "objects/info/commit-graph", {}),  # (O)
+        ("rename", "objects/d5/tmp_obj_946489", {}),
+        ("rename_from", "objects/d5/946489c725e40673284a828f77f967c8d4c43b", {}),
+        ("link", "refs/heads/x", {}),
+        ("mknod", "my_head", {}),
+        ("symlink", "hooks/x", {"link": "refs/heads/future"}),  # a symbolic reference by hand
+        ("mknod", "hooks/x", {}),
+        ("open", "config", {}),
+    ],
+)
+def test_a_name_made_in_the_task_git_directory_by_a_program_is_a_finding(
+    task: dict[str, Any], call: str, name: str, extra: dict[str, Any]
+) -> None:
+    """(A, D, I, O of the red team of a6240c4/8fc3cad) a link, an index, a file of the store's
+    layout, a commit graph written without git: ``git_forged``."""
+    gd = Path(task["path"])
+    (finding,) = judge_git_reads([_write(call, gd / name, **extra)], [task])
+    assert finding["rule"] == "git_forged" and name in finding["change"], finding
+
+
+def test_a_write_outside_the_task_git_directories_is_no_finding(
+    task: dict[str, Any], tmp_path: Path
+) -> None:
+    """A repository of the candidate's own (its ``.git`` written by anything) and the task's
+    work tree are not the task's git directory."""
+    gd = Path(task["path"])
+    rows = [
+        _write("symlink", tmp_path / "own" / ".git" / "my_head", link="refs/heads/x"),
+        _write("open", tmp_path / "own" / ".git" / "index"),
+        _write("open", gd.parent / "a.txt"),
+        _write("open", str(gd) + "x/index"),
+    ]
+    assert judge_git_reads(rows, [task]) == []
+
+
+def test_a_write_followed_or_unresolved_into_the_task_git_directory_is_a_finding(
+    task: dict[str, Any], tmp_path: Path
+) -> None:
+    """An open through a link of the phase's own (its walk followed into the task's objects),
+    and a name the tracer could not walk whose path names the task's git directory."""
+    gd = Path(task["path"])
+    followed = _write("open", tmp_path / "l", followed=str(gd / "objects" / "info" / "x"))
+    (finding,) = judge_git_reads([followed], [task])
+    assert "objects/info/x" in finding["change"]
+    unresolved = {**_write("open", gd / "index"), "unresolved": True}
+    del unresolved["resolved"]
+    (finding,) = judge_git_reads([unresolved], [task])
+    assert "index" in finding["change"]
+
+
+def test_git_index_file_outside_the_task_git_directory_is_a_finding(task: dict[str, Any]) -> None:
+    """(D) GIT_INDEX_FILE in git's environment: an index in the task's git directory (git's own,
+    git's temporary ones) is quiet, one of the phase's own is a finding when git read the task's
+    objects."""
+    rows = _over_objects(task)
+    for value in (f"{task['path']}/index", f"{task['path']}/index.stash.12"):
+        rows[0] = {**rows[0], "git_env": [f"GIT_INDEX_FILE={value}"]}
+        assert judge_git_reads(rows, [task]) == []
+    rows[0] = {**rows[0], "git_env": ["GIT_INDEX_FILE=/tmp/idx"]}
+    (finding,) = judge_git_reads(rows, [task])
+    assert finding["rule"] == "git_forged" and "GIT_INDEX_FILE=/tmp/idx" in finding["change"]
+    rows[0] = {**rows[0], "git_env": ["GIT_INDEX_FILE=idx"], "cwd": "/tmp"}
+    (finding,) = judge_git_reads(rows, [task])
+    assert "/tmp/idx" in finding["path"]
+    assert judge_git_reads(rows[:1], [task]) == []  # no task objects read
+
+
+#: (no attack) a candidate's own history work in the task's linked worktree, its editors
+#: programs that are not git (sed -i: a temporary file beside the one it edits, renamed over it)
+_EDITORS = """\
+env = dict(who, GIT_EDITOR="sed -i 1s/^/edited/", GIT_SEQUENCE_EDITOR="sed -i 1s/^pick/pick/")
+codes = []
+def g(*args):
+    out = subprocess.run(["git", *args], cwd="/tmp/w", env=env, capture_output=True, text=True)
+    print("git", args[0], out.returncode, out.stderr.replace("\\n", " ")[:200])
+    codes.append(out.returncode)
+    return out
+put("/tmp/w/a.txt", "mine\\n")
+g("commit", "-q", "-a")
+put("/tmp/w/b.txt", "more\\n")
+g("add", "b.txt")
+g("commit", "-q")
+g("rebase", "-q", "-i", "HEAD~1")
+g("commit", "-q", "--amend")
+g("status", "--short")
+print("attack", "none", g("log", "--format=%s", "-2").stdout.replace("\\n", "|"))
+print("gits", len(codes), all(c == 0 for c in codes))
+done()
+"""
+
+
+@pytest.mark.heavy
+def test_history_work_with_editors_in_the_task_worktree_stays_quiet(
+    tmp_path: Path, seccomp: None
+) -> None:
+    """The real tracer: commits with core.editor and a rebase -i with GIT_SEQUENCE_EDITOR="sed -i
+    ..." in the task's linked worktree write COMMIT_EDITMSG and rebase-merge/git-rebase-todo with
+    sed (not git, through a temporary file renamed over them): rowed, no ``git_forged``."""
+    from test_redteam_trace_beside_redteam import _PRELUDE, _ran
+    from test_redteam_trace_deputy import _run
+    from test_redteam_trace_pin_git_redteam import _future
+
+    proc, audit = _run(tmp_path, _PRELUDE + _EDITORS, _future)
+    lines = _ran(proc)
+    assert lines.get("gits", "").endswith("True"), proc.stdout[-2000:]
+    assert lines["attack"].count("edited") >= 3, proc.stdout[-2000:]  # the editors ran
+    # sed's writes were rowed (gitwrite) and judged as the text files they are
+    trace = (tmp_path / "evidence" / "exec_trace.jsonl").read_text()
+    for name in ("COMMIT_EDITMSG", "rebase-merge/git-rebase-todo"):
+        assert '"gitwrite"' in trace and f"/{name}" in trace, name
+    # (work committed in the task's worktree moves its HEAD: older rules' findings, not this one's)
+    forged = [h.command for v in audit.verdicts for h in v.hits if "git_forged" in h.command]
+    assert not forged, forged

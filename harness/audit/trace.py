@@ -44,6 +44,7 @@ from typing import Any
 
 from evotree.harness.audit.git_argv import _git_split, _positionals
 from evotree.harness.audit.trace_beside import beside_findings, is_state_read
+from evotree.harness.audit.trace_written import written_findings
 
 __all__ = [
     "AGENT_SESSIONS",
@@ -375,8 +376,9 @@ def merge_seccomp(text: str) -> list[dict[str, Any]]:
             row.setdefault("result", "attempted")
             rows.append(row)
         # git storage opened (gitread: by the machine's git); ptrace: a process of the phase
-        # asked to trace another (the machine's git is then exempt only while untraced)
-        elif kind in ("open", "gitread", "ptrace"):
+        # asked to trace another (the machine's git is then exempt only while untraced);
+        # gitwrite: a name under a .git folder made or changed by a program (trace_written)
+        elif kind in ("open", "gitread", "ptrace", "gitwrite"):
             rows.append(row)
         elif kind == "exit":
             target = last.pop(row.get("tgid", row.get("pid", -1)), None)
@@ -627,9 +629,12 @@ def judge_git_reads(
     under the same HEAD, references and objects). What such a process reads beside the task's
     own files — a commondir or graft file of the phase's own, a task reference under another
     name, ``GIT_COMMON_DIR``, a state pointer (``ORIG_HEAD``, ``MERGE_HEAD`` ...) naming a commit
-    beyond the base — is judged by :func:`evotree.harness.audit.trace_beside.beside_findings`."""
+    beyond the base — is judged by :func:`evotree.harness.audit.trace_beside.beside_findings`.
+    A name made or changed in a task git directory by a program that is not git (a ``gitwrite``
+    row) is judged by :func:`evotree.harness.audit.trace_written.written_findings`."""
     findings = [_history_finding(row) for row in rows if _history_env(row)]
     findings += _pointer_findings(rows, repos)
+    findings += written_findings(rows, repos)
     for process in _git_processes(rows):
         findings += _judge_process_reads(process, repos)
     return findings
@@ -664,9 +669,13 @@ def _pointer_findings(
 
 
 def _history_env(row: dict[str, Any]) -> list[str]:
-    """The variables of ``git_env`` judged wherever git runs (``GIT_COMMON_DIR`` is judged by
-    the repository whose objects git read: trace_beside)."""
-    return [str(v) for v in row.get("git_env") or () if not str(v).startswith("GIT_COMMON_DIR=")]
+    """The variables of ``git_env`` judged wherever git runs (``GIT_COMMON_DIR`` and
+    ``GIT_INDEX_FILE`` are judged by the repository whose objects git read: trace_beside)."""
+    return [
+        str(v)
+        for v in row.get("git_env") or ()
+        if not str(v).startswith(("GIT_COMMON_DIR=", "GIT_INDEX_FILE="))
+    ]
 
 
 def _history_finding(row: dict[str, Any]) -> dict[str, Any]:

@@ -36,6 +36,8 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from evotree.harness.audit.trace_written import index_file_env
+
 __all__ = ["STATE_FILES", "beside_findings", "is_state_read"]
 
 #: git's state pointers: each names a commit git may act on with no revision on its command line
@@ -173,6 +175,7 @@ def beside_findings(
         elif r.get("what") == "ref":
             out += _renamed_ref(r, resolved, repo, own, here)
     out += _common_dir_env(exec_row, gds, here)
+    out += index_file_env(exec_row, gds, here)
     out += _state_findings(reads, repo, here)
     return out
 
