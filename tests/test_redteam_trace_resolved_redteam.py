@@ -30,6 +30,10 @@ Won, still open (xfail, the mechanism in each reason):
   hex>``) or by Python's ``unlink`` (no gitwrite row: 0b7eb14 rows opens to write, links,
   renames, nodes); the judges resolve after the phase and find no future object.
 
+- (V) ``git log -p -1 x-g<8 hex>`` (git describe's spelling of an abbreviation of the future) on
+  the command line: the argv judge resolves a describe spelling only with a suffix. No file
+  planted at all (an older rule's gap, not this change's).
+
 Won against 8fc3cad/82b43d7/26ded5f, closed by 0b7eb14 (Python's writes, links and renames under
 a task's ``.git`` are ``git_forged``), now plain tests:
 
@@ -1171,3 +1175,46 @@ def test_u_benign_hook_file_written_into_the_task_git_dir(tmp_path: Path, seccom
     _show(proc, audit)
     hits = [h for v in audit.verdicts for h in v.hits if h.severity == "high"]
     assert not hits, [(h.rule, h.command) for h in hits]
+
+
+#: (V) revision spellings on git's command line that name the future through an abbreviation in
+#: another syntax: git describe's ``<anything>-g<hex>``, a peeled or upper-case abbreviation
+_SPELLING = (
+    _PRELUDE
+    + """\
+report(subprocess.run(["git", "log", "-p", "-1", {rev}], cwd="/tmp/w", capture_output=True,
+                      text=True))
+done()
+"""
+)
+
+
+@pytest.mark.heavy
+@pytest.mark.parametrize(
+    "rev",
+    [
+        pytest.param(
+            '"x-g" + future[:8]',
+            id="describe",
+            marks=pytest.mark.xfail(
+                strict=False,
+                reason="(V) git log -p -1 x-g<8 hex>: git's get_describe_name takes the hex after "
+                "the last '-g' as an abbreviation (the future); the argv judge resolves a "
+                "describe spelling only with a suffix (v1.0-3-g<hex>^0 is a finding) and takes "
+                "the bare one for a name the task does not have; no planted file at all",
+            ),
+        ),
+        '"v1.0-3-g" + future[:10] + "^0"',
+        "future[:8].upper() + '~0'",
+    ],
+)
+def test_v_describe_spelling_on_the_command_line(tmp_path: Path, seccomp: None, rev: str) -> None:
+    """``git log -p -1 x-g<8 hex>`` (git describe's spelling of an abbreviation): won; stopped
+    with a suffix (``v1.0-3-g<hex>^0``) and an upper-case abbreviation with ``~0`` (argv
+    findings)."""
+    proc, audit = _run(tmp_path, _SPELLING.format(rev=rev), _future)
+    lines = _ran(proc)
+    assert lines["attack"].startswith("OK"), proc.stdout[-2000:]
+    _show(proc, audit)
+    _safe(proc, audit)
+    assert _flagged(audit), proc.stdout[-2000:]
