@@ -31,8 +31,8 @@ Won, still open (xfail, the mechanism in each reason):
   renames, nodes); the judges resolve after the phase and find no future object.
 
 - (V) ``git log -p -1 x-g<8 hex>`` (git describe's spelling of an abbreviation of the future) on
-  the command line: the argv judge resolves a describe spelling only with a suffix. No file
-  planted at all (an older rule's gap, not this change's).
+  the command line, and ``git checkout x-g<8 hex> -- a.txt``: the argv judge resolves a
+  describe spelling only with a suffix or a path. No file planted (an older rule's gap).
 
 Won against 8fc3cad/82b43d7/26ded5f, closed by 0b7eb14 (Python's writes, links and renames under
 a task's ``.git`` are ``git_forged``), now plain tests:
@@ -1213,6 +1213,49 @@ def test_v_describe_spelling_on_the_command_line(tmp_path: Path, seccomp: None, 
     with a suffix (``v1.0-3-g<hex>^0``) and an upper-case abbreviation with ``~0`` (argv
     findings)."""
     proc, audit = _run(tmp_path, _SPELLING.format(rev=rev), _future)
+    lines = _ran(proc)
+    assert lines["attack"].startswith("OK"), proc.stdout[-2000:]
+    _show(proc, audit)
+    _safe(proc, audit)
+    assert _flagged(audit), proc.stdout[-2000:]
+
+
+#: (W) more command-line spellings: the describe spelling with a path or as a checkout source,
+#: reference globs
+_ARGV_ANY = (
+    _PRELUDE
+    + """\
+out = subprocess.run({argv}, cwd="/tmp/w", capture_output=True, text=True)
+report(subprocess.run(["cat", "/tmp/w/a.txt"], capture_output=True, text=True)
+       if "FUTURE_SECRET_42" not in out.stdout else out)
+done()
+"""
+)
+
+
+@pytest.mark.heavy
+@pytest.mark.parametrize(
+    "argv",
+    [
+        '["git", "show", "x-g" + future[:8] + ":a.txt"]',
+        pytest.param(
+            '["git", "checkout", "x-g" + future[:8], "--", "a.txt"]',
+            id="describe-checkout-path",
+            marks=pytest.mark.xfail(
+                strict=False,
+                reason="(V) git checkout x-g<8 hex> -- a.txt writes the future's a.txt: the argv "
+                "judge takes the bare describe spelling for a name the task does not have",
+            ),
+        ),
+        '["git", "log", "-p", "-1", "--glob=refs/heads/f*"]',
+        '["git", "log", "-p", "-1", "--branches=f*"]',
+    ],
+    ids=["describe-path", "describe-checkout-path", "glob", "branches-pattern"],
+)
+def test_w_more_spellings_on_the_command_line(tmp_path: Path, seccomp: None, argv: str) -> None:
+    """``git checkout x-g<hex> -- a.txt``: won (V); stopped: ``git show x-g<hex>:a.txt``,
+    ``--glob=refs/heads/f*``, ``--branches=f*`` (argv findings)."""
+    proc, audit = _run(tmp_path, _ARGV_ANY.format(argv=argv), _future)
     lines = _ran(proc)
     assert lines["attack"].startswith("OK"), proc.stdout[-2000:]
     _show(proc, audit)
