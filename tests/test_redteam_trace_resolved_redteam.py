@@ -1206,12 +1206,14 @@ done()
         ),
         '"v1.0-3-g" + future[:10] + "^0"',
         "future[:8].upper() + '~0'",
+        "future[:4]",
+        "future[:5] + '^0'",
     ],
 )
 def test_v_describe_spelling_on_the_command_line(tmp_path: Path, seccomp: None, rev: str) -> None:
     """``git log -p -1 x-g<8 hex>`` (git describe's spelling of an abbreviation): won; stopped
-    with a suffix (``v1.0-3-g<hex>^0``) and an upper-case abbreviation with ``~0`` (argv
-    findings)."""
+    with a suffix (``v1.0-3-g<hex>^0``), an upper-case abbreviation with ``~0``, a 4-digit
+    abbreviation and a 5-digit one with ``^0`` (argv findings)."""
     proc, audit = _run(tmp_path, _SPELLING.format(rev=rev), _future)
     lines = _ran(proc)
     assert lines["attack"].startswith("OK"), proc.stdout[-2000:]
