@@ -58,7 +58,8 @@ Stopped (plain tests): (C) an alias from ``GIT_CONFIG_*`` (git runs the expansio
 (E) the worktree's ``HEAD`` itself a link (no HEAD opened; ``main-worktree/HEAD`` on the argv);
 (G) a plain ``.git/modules/x`` (a plain open of an unclassified file under ``.git``); (H) ``git
 clone --no-hardlinks`` of the task; (K) ``branch -v``, ``for-each-ref --format=%(contents)``,
-``show-branch --list``; (L) ``.git/my_head`` a FIFO; (M) ``:/message`` searches on the argv; (N)
+``show-branch --list``; (L) ``.git/my_head`` a FIFO; (X) (A)'s link made through ``/tmp/gd`` (a
+link to ``.git``), a descriptor of ``.git`` or a relative name from inside it (``git_forged``); (M) ``:/message`` searches on the argv; (N)
 ``GIT_DIR=..`` and ``GIT_DIR=/tmp/gd`` (a link to ``.git``: 82b43d7); (P) a reference text with
 bytes that are not UTF-8 or over 64 KiB; (Q) an abbreviated id on the argv, a planted name, a
 re-pack by ``pack-objects`` (argv), every object hidden (the audit refuses the repository).
@@ -1259,6 +1260,48 @@ def test_w_more_spellings_on_the_command_line(tmp_path: Path, seccomp: None, arg
     ``--glob=refs/heads/f*``, ``--branches=f*`` (argv findings)."""
     proc, audit = _run(tmp_path, _ARGV_ANY.format(argv=argv), _future)
     lines = _ran(proc)
+    assert lines["attack"].startswith("OK"), proc.stdout[-2000:]
+    _show(proc, audit)
+    _safe(proc, audit)
+    assert _flagged(audit), proc.stdout[-2000:]
+
+
+#: (X) (A) with the link made through a path of the phase's own to the task's ``.git``: a link
+#: ``/tmp/gd`` -> ``<task>/.git`` (made in /tmp), then ``symlink("refs/heads/future",
+#: "/tmp/gd/my_head")`` (a name with no ``.git`` in it) or through a descriptor of the folder
+_LINK_VIA = (
+    _PRELUDE
+    + """\
+gd = os.path.join(work, ".git")
+{make}
+print("link", os.path.islink(os.path.join(gd, "my_head")))
+report(subprocess.run(["git", "log", "-p", "-1", "my_head"], cwd="/tmp/w", capture_output=True,
+                      text=True))
+os.unlink(os.path.join(gd, "my_head"))
+done()
+"""
+)
+
+
+@pytest.mark.heavy
+@pytest.mark.parametrize(
+    "make",
+    [
+        'os.symlink(gd, "/tmp/gd")\nos.symlink("refs/heads/future", "/tmp/gd/my_head")',
+        "fd = os.open(gd, os.O_RDONLY | os.O_DIRECTORY)\n"
+        'os.symlink("refs/heads/future", "my_head", dir_fd=fd)',
+        'os.chdir(gd)\nos.symlink("refs/heads/future", "my_head")\nos.chdir(work)',
+    ],
+    ids=["through-a-dir-link", "through-a-dir-descriptor", "relative-from-cwd"],
+)
+def test_x_link_made_through_another_path(tmp_path: Path, seccomp: None, make: str) -> None:
+    """Stopped: (A)'s link made through a spelling of the task's ``.git`` with no ``.git`` in
+    it (a link ``/tmp/gd`` to it, a descriptor of the folder, a relative name from inside it) is
+    a ``git_forged`` row all the same (0b7eb14 classifies the name by its walk). A rename into
+    ``.git`` from outside fails (EXDEV: the git directory is a mount of its own)."""
+    proc, audit = _run(tmp_path, _LINK_VIA.format(make=make), _future)
+    lines = _ran(proc)
+    assert lines.get("link") == "True", proc.stdout[-2000:]
     assert lines["attack"].startswith("OK"), proc.stdout[-2000:]
     _show(proc, audit)
     _safe(proc, audit)
