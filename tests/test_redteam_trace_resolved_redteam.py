@@ -34,6 +34,10 @@ Won, still open (xfail, the mechanism in each reason):
   the command line, and ``git checkout x-g<8 hex> -- a.txt``: the argv judge resolves a
   describe spelling only with a suffix or a path. No file planted (an older rule's gap).
 
+- (Y) (O) with nothing written under a ``.git``: the commit graph in ``/tmp/alt/info/`` (a store
+  of the phase's own) named by ``GIT_ALTERNATE_OBJECT_DIRECTORIES``, then ``git log -p -2``.
+  Given: the future's tree id.
+
 Won against 8fc3cad/82b43d7/26ded5f, closed by 0b7eb14 (Python's writes, links and renames under
 a task's ``.git`` are ``git_forged``), now plain tests:
 
@@ -1306,3 +1310,43 @@ def test_x_link_made_through_another_path(tmp_path: Path, seccomp: None, make: s
     _show(proc, audit)
     _safe(proc, audit)
     assert _flagged(audit), proc.stdout[-2000:]
+
+
+#: (Y) (O)'s commit graph outside every ``.git``: in a store of the phase's own (``/tmp/alt``:
+#: ``info/commit-graph``, built by Python) named as an alternate (``GIT_ALTERNATE_OBJECT_DIRECTORIES``):
+#: git loads the first commit graph of its object directories, the task's store having none
+_GRAPH_ALT = (
+    _PRELUDE
+    + """\
+{build}
+os.makedirs("/tmp/alt/info")
+os.makedirs("/tmp/alt/pack")
+put("/tmp/alt/info/commit-graph", "")
+fd = os.open("/tmp/alt/info/commit-graph", os.O_WRONLY | os.O_TRUNC)
+os.write(fd, graph)
+os.close(fd)
+env = dict(who, GIT_ALTERNATE_OBJECT_DIRECTORIES="/tmp/alt")
+report(subprocess.run(["git", "log", "-p", "-2"], cwd="/tmp/w", env=env, capture_output=True,
+                      text=True))
+done()
+"""
+)
+
+
+@pytest.mark.heavy
+@pytest.mark.xfail(
+    strict=False,
+    reason="(Y) (O) with nothing written under a .git: the commit graph (built by Python, the "
+    "base's parent the future) is /tmp/alt/info/commit-graph, a store of the phase's own named by "
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES; git takes the first commit graph of its object directories "
+    "(the task's store has none) and trusts its parents; an alternate of the phase's own under "
+    "the task's HEAD is no finding, nor is the variable. Given: the future's tree id",
+)
+def test_y_commit_graph_of_an_alternate_of_its_own(tmp_path: Path, seccomp: None) -> None:
+    """``GIT_ALTERNATE_OBJECT_DIRECTORIES=/tmp/alt git log -p -2``, ``/tmp/alt/info/commit-graph``
+    giving the base the future as its parent."""
+    proc, audit = _run(tmp_path, _GRAPH_ALT.format(build=_S_GRAPH), _future_blob_and_tree)
+    lines = _ran(proc)
+    assert lines["attack"].startswith("OK"), proc.stdout[-2000:]
+    _show(proc, audit)
+    _safe(proc, audit)
