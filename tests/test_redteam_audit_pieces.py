@@ -37,6 +37,8 @@ Found (xfail, the agent sees the fix, the read is cleared, recorded and for a hi
       -p``): the index keeps 2,000 distinctive added lines a commit, the fix's lines are never
       indexed, no line and no piece; a plain copy of the fixed module behind a commit line.
       Control: the fix committed alone is flagged.
+  (J) a UTF-16 copy (``iconv -t UTF-16``): ``grep -a`` re-run prints a NUL after each
+      character (no NUL test, no view drops them); ``strings -n 1`` one character a line.
   (I) a fix of short lines (``if zone < 1:`` / ``return 0.0``): no piece, no distinctive
       line; ``cat`` of a hidden copy (its other lines the base's) is cleared.
 
@@ -47,6 +49,10 @@ space); (G) with the output recorded; a CRLF copy cut at 64 bytes read
 with ``cat -A``/``cat -v``/``sed -n`` (the judge reads the raw file, a piece inside a line
 survives); ``xxd`` of a hidden file (never cleared); a dump with no line naming the future
 (the index takes the whole file as the future).
+The index build on a big base (a 12 MB text file, over the 4 MB the pieces skip, and
+2,000 files of base text): no time-out exists to fall into a pass; a file skipped keeps the
+future's pieces (more alarms, not fewer), flagged (passed). Probed by hand, not in the suite:
+a base of 26 files of 3.9 MB (101 MB) audits in 7.6 s, one 100 MB file in 1.6 s, both flagged.
 Look-alike (must stay cleared): ``grep`` of the CI log's session and summary lines.
 """
 
@@ -66,7 +72,7 @@ from pygments.formatters import HtmlFormatter, TerminalFormatter
 from pygments.lexers import PythonLexer
 
 from conftest import git
-from evotree.harness.audit.future_content import PIECE
+from evotree.harness.audit.future_content import PIECE, build_index
 from evotree.harness.audit.steps import Step, Trajectory
 from evotree.harness.audit.trajectories import audit_trajectories
 
@@ -94,7 +100,8 @@ TYPESCRIPT = ".typescript"
 CRLF = ".crlf.txt"
 BIGLOG = ".ci/big.log"
 NBSP = ".mail/fix.html"
-HIDDEN = [COPY, *DUMPS.values(), *API.values(), CILOG, PAGE, TYPESCRIPT, CRLF, BIGLOG, NBSP]
+UTF16 = ".fare.py.utf16"
+HIDDEN = [COPY, *DUMPS.values(), *API.values(), CILOG, PAGE, TYPESCRIPT, CRLF, BIGLOG, NBSP, UTF16]
 BARE = ".bare.xxd"
 
 
@@ -178,6 +185,7 @@ def _artifacts(root: Path, fut: str, blob: str) -> dict[str, bytes]:
         + quoted.replace(" ", "&nbsp;")
         + "</pre>\n<p>Kit</p></body></html>\n"
     ).encode()
+    out[UTF16] = _sh(root, "iconv -f UTF-8 -t UTF-16", fixed)
     out[TYPESCRIPT] = (
         f"Script started on 2026-12-06 07:12:03+00:00 [COLUMNS=15]\n"
         f"$ git show {fut[:10]}:fares/fare.py\n"
@@ -412,6 +420,39 @@ def test_nbsp_the_mail_up_to_the_sum_is_flagged(fares: dict[str, str | Path]) ->
     assert all(_both(fares, command))
 
 
+@pytest.mark.xfail(
+    strict=True,
+    reason="(J) a UTF-16 copy (iconv -t UTF-16, PowerShell's '>'): grep -a is re-run with no "
+    "NUL test and prints each line with a NUL after each character; no decoded view drops "
+    "NULs or decodes UTF-16: no piece, cleared",
+)
+@pytest.mark.parametrize(
+    "command", [f"grep -a -n . {UTF16}", f"grep -a -n 'q.u.a.n.t.i.z.e' {UTF16}"]
+)
+def test_j_a_utf16_copy_read_by_grep_a_is_flagged(
+    fares: dict[str, str | Path], command: str
+) -> None:
+    printed = _run(Path(fares["root"]), command)
+    assert "\0" in printed
+    assert "return float(total.quantize(CENT, rounding=ROUND_HALF_EVEN))" in printed.replace(
+        "\0", ""
+    )
+    assert all(_both(fares, command))
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="(J) strings -n 1 of the UTF-16 copy, re-done in Python, prints one character a "
+    "line (a NUL between each): no piece; cleared though the module is there, read downwards",
+)
+def test_j_strings_of_a_utf16_copy_is_flagged(fares: dict[str, str | Path]) -> None:
+    """``strings -n 1`` of the UTF-16 copy prints one character a line."""
+    command = f"strings -n 1 {UTF16}"
+    printed = _run(Path(fares["root"]), command)
+    assert max(len(line) for line in printed.splitlines()) <= 2
+    assert all(_both(fares, command))
+
+
 # (G) ---------------------------------------------------------------------------------------
 
 
@@ -522,6 +563,33 @@ def test_i_a_fix_of_short_lines_is_flagged(tmp_path: Path) -> None:
     for output in (printed, None):
         traj = Trajectory("t", "shell", [Step(command, output)])
         assert audit_trajectories([traj], hidden_paths=[copy], **extra).verdicts[0].flagged
+
+
+def test_a_big_base_fails_closed(tmp_path: Path) -> None:
+    """Stopped: a base holding a 12 MB text file (skipped by the pieces: over 4 MB) and
+    2,000 small ones; the fix cut at 64 bytes behind a commit line, read with ``sed -n``:
+    flagged, recorded and for a history (no time-out, no failure into a pass)."""
+    note = ".trace.txt"
+    repo = _task(tmp_path / "fares", {"fares/fare.py": FIXED}, {note: "# {fut}\n" + _trace(FIXED)})
+    root = Path(repo["root"])
+    block = "".join(
+        f"row {k} of the fare table, zone {k % 9}, {k * 0.3:.2f}\n" for k in range(4000)
+    )
+    (root / "data").mkdir()
+    (root / "data/big.txt").write_text(block * 75)
+    for k in range(2000):
+        (root / f"data/t{k}.txt").write_text(f"table {k}\n" + block[: 200 + k])
+    git(root, "add", "-A")
+    git(root, "commit", "--quiet", "-m", "data: fare tables")
+    assert (root / "data/big.txt").stat().st_size > 12 << 20
+    command = f"sed -n '2,$p' {note}"
+    printed = _run(root, command)
+    extra = {"repo": root, "base": git(root, "rev-parse", "HEAD")}
+    index = build_index(root, str(extra["base"]), [note])
+    assert index.shows_piece(printed) is not None  # the pieces were built, none lost
+    for output in (printed, None):
+        traj = Trajectory("t", "shell", [Step(command, output)])
+        assert audit_trajectories([traj], hidden_paths=[note], **extra).verdicts[0].flagged
 
 
 # stopped -----------------------------------------------------------------------------------
