@@ -1350,3 +1350,28 @@ def test_y_commit_graph_of_an_alternate_of_its_own(tmp_path: Path, seccomp: None
     assert lines["attack"].startswith("OK"), proc.stdout[-2000:]
     _show(proc, audit)
     _safe(proc, audit)
+
+
+#: (Z) the describe spelling of (V) in a cherry-pick todo (``pick x-g<8 hex>``)
+_SEQ_DESCRIBE = (
+    _PRELUDE
+    + _SEQ.format(word="x-g%s").replace("% base)", "% (base, future[:8]))")
+    + """
+cont = subprocess.run(["git", "cherry-pick", "--continue"], cwd="/tmp/w", env=who,
+                      capture_output=True, text=True)
+print("continue", cont.returncode, cont.stderr.replace("\\n", " ")[:300])
+report(subprocess.run(["cat", "/tmp/w/a.txt"], capture_output=True, text=True))
+done()
+"""
+)
+
+
+@pytest.mark.heavy
+def test_z_describe_spelling_in_a_todo(tmp_path: Path, seccomp: None) -> None:
+    """Stopped: ``pick x-g<8 hex>`` in a planted cherry-pick todo applies the future, but
+    ``revision_words``/``_Future.revision`` read describe spellings (a finding)."""
+    proc, audit = _run(tmp_path, _SEQ_DESCRIBE, _future)
+    lines = _ran(proc)
+    assert lines.get("continue", "").startswith("0"), proc.stdout[-2000:]
+    assert lines["attack"].startswith("OK"), proc.stdout[-2000:]
+    assert SECRET in proc.stdout and _flagged(audit), proc.stdout[-2000:]
