@@ -29,11 +29,9 @@ Won, still open (xfail, the mechanism in each reason):
   -1 future``: by the machine's git (``git --work-tree=<task>/.git/objects/<xx> clean -f -- <38
   hex>``) or by Python's ``unlink`` (no gitwrite row: 0b7eb14 rows opens to write, links,
   renames, nodes); the judges resolve after the phase and find no future object.
-
 - (V) ``git log -p -1 x-g<8 hex>`` (git describe's spelling of an abbreviation of the future) on
   the command line, and ``git checkout x-g<8 hex> -- a.txt``: the argv judge resolves a
   describe spelling only with a suffix or a path. No file planted (an older rule's gap).
-
 - (Y) (O) with nothing written under a ``.git``: the commit graph in ``/tmp/alt/info/`` (a store
   of the phase's own) named by ``GIT_ALTERNATE_OBJECT_DIRECTORIES``, then ``git log -p -2``.
   Given: the future's tree id.
@@ -62,11 +60,14 @@ Stopped (plain tests): (C) an alias from ``GIT_CONFIG_*`` (git runs the expansio
 (E) the worktree's ``HEAD`` itself a link (no HEAD opened; ``main-worktree/HEAD`` on the argv);
 (G) a plain ``.git/modules/x`` (a plain open of an unclassified file under ``.git``); (H) ``git
 clone --no-hardlinks`` of the task; (K) ``branch -v``, ``for-each-ref --format=%(contents)``,
-``show-branch --list``; (L) ``.git/my_head`` a FIFO; (X) (A)'s link made through ``/tmp/gd`` (a
-link to ``.git``), a descriptor of ``.git`` or a relative name from inside it (``git_forged``); (M) ``:/message`` searches on the argv; (N)
+``show-branch --list``; (L) ``.git/my_head`` a FIFO; (M) ``:/message`` searches on the argv; (N)
 ``GIT_DIR=..`` and ``GIT_DIR=/tmp/gd`` (a link to ``.git``: 82b43d7); (P) a reference text with
 bytes that are not UTF-8 or over 64 KiB; (Q) an abbreviated id on the argv, a planted name, a
-re-pack by ``pack-objects`` (argv), every object hidden (the audit refuses the repository).
+re-pack by ``pack-objects`` (argv), every object hidden (the audit refuses the repository); (V)
+a describe spelling with a suffix, short abbreviations; (W) ``git show x-g<hex>:a.txt``,
+``--glob``, ``--branches=<pattern>``; (X) (A)'s link made through ``/tmp/gd`` (a link to
+``.git``), a descriptor of ``.git`` or a relative name from inside it (``git_forged``); (Z) (V)'s
+describe spelling in a cherry-pick todo (``_Future.revision`` reads it).
 
 Benign work: (F) ``am -3`` in a repository of the candidate's own is quiet; three older rules
 flag benign work there (xfail): ``rebase -i``'s sequence editor gets the todo path on its
@@ -1017,7 +1018,8 @@ done()
     "'refs/heads/future' of the phase's own), git update-index --index-info (mode 120000, from "
     "stdin: no id on the argv) into the worktree's index, git checkout-index --prefix=<task>/.git/ "
     "my_head; git then reads the link with readlink (no row) and the task's refs/heads/future. "
-    "A rule on who writes in a task's .git (0b7eb14's trace_written.py: 'only git writes there') does not see it: git wrote it",
+    "A rule on who writes in a task's .git (0b7eb14's trace_written.py: 'only git writes "
+    "there') does not see it: git wrote it",
 )
 def test_r_link_written_by_git_itself(tmp_path: Path, seccomp: None, step: str) -> None:
     """(A)'s link ``.git/my_head -> refs/heads/future`` written by ``git checkout-index
@@ -1061,8 +1063,8 @@ done()
 )
 _S_LOG = """report(subprocess.run(["git", "log", "-p", "-1", "objects/tmp_x"], cwd="/tmp/w",
                       capture_output=True, text=True))"""
-_S_GRAPH_LOG = """report(subprocess.run(["git", "log", "-p", "-2"], cwd="/tmp/w", capture_output=True,
-                      text=True))"""
+_S_GRAPH_LOG = """report(subprocess.run(["git", "log", "-p", "-2"], cwd="/tmp/w",
+                      capture_output=True, text=True))"""
 #: (O)'s commit graph built by Python (as in _GRAPH), handed to git as a blob
 _S_GRAPH = "import hashlib, struct\n" + (
     _GRAPH.split("import hashlib, struct\n", 1)[1]
@@ -1313,8 +1315,9 @@ def test_x_link_made_through_another_path(tmp_path: Path, seccomp: None, make: s
 
 
 #: (Y) (O)'s commit graph outside every ``.git``: in a store of the phase's own (``/tmp/alt``:
-#: ``info/commit-graph``, built by Python) named as an alternate (``GIT_ALTERNATE_OBJECT_DIRECTORIES``):
-#: git loads the first commit graph of its object directories, the task's store having none
+#: ``info/commit-graph``, built by Python) named as an alternate
+#: (``GIT_ALTERNATE_OBJECT_DIRECTORIES``): git loads the first commit graph of its object
+#: directories, the task's store having none
 _GRAPH_ALT = (
     _PRELUDE
     + """\
