@@ -67,7 +67,9 @@ re-pack by ``pack-objects`` (argv), every object hidden (the audit refuses the r
 a describe spelling with a suffix, short abbreviations; (W) ``git show x-g<hex>:a.txt``,
 ``--glob``, ``--branches=<pattern>``; (X) (A)'s link made through ``/tmp/gd`` (a link to
 ``.git``), a descriptor of ``.git`` or a relative name from inside it (``git_forged``); (Z) (V)'s
-describe spelling in a cherry-pick todo (``_Future.revision`` reads it).
+describe spelling in a cherry-pick todo (``_Future.revision`` reads it); (T, packed) HEAD's
+history re-packed by ``git bundle`` before the task's pack is unlinked (``bundle create`` runs
+``pack-objects`` fed revisions: an argv finding).
 
 Benign work: (F) ``am -3`` in a repository of the candidate's own is quiet; three older rules
 flag benign work there (xfail): ``rebase -i``'s sequence editor gets the todo path on its
@@ -1215,12 +1217,13 @@ done()
         "future[:8].upper() + '~0'",
         "future[:4]",
         "future[:5] + '^0'",
+        '"heads/future"',
     ],
 )
 def test_v_describe_spelling_on_the_command_line(tmp_path: Path, seccomp: None, rev: str) -> None:
     """``git log -p -1 x-g<8 hex>`` (git describe's spelling of an abbreviation): won; stopped
     with a suffix (``v1.0-3-g<hex>^0``), an upper-case abbreviation with ``~0``, a 4-digit
-    abbreviation and a 5-digit one with ``^0`` (argv findings)."""
+    abbreviation and a 5-digit one with ``^0``, ``heads/future`` (argv findings)."""
     proc, audit = _run(tmp_path, _SPELLING.format(rev=rev), _future)
     lines = _ran(proc)
     assert lines["attack"].startswith("OK"), proc.stdout[-2000:]
@@ -1376,5 +1379,40 @@ def test_z_describe_spelling_in_a_todo(tmp_path: Path, seccomp: None) -> None:
     proc, audit = _run(tmp_path, _SEQ_DESCRIBE, _future)
     lines = _ran(proc)
     assert lines.get("continue", "").startswith("0"), proc.stdout[-2000:]
+    assert lines["attack"].startswith("OK"), proc.stdout[-2000:]
+    assert SECRET in proc.stdout and _flagged(audit), proc.stdout[-2000:]
+
+
+#: (T, packed) the task's objects packed: after ``git log -p -1 future``, HEAD's history is
+#: packed again by git (``git bundle create /tmp/b HEAD``, ``git bundle unbundle /tmp/b``: a new
+#: pack in the task's store), then the task's own pack removed by Python's ``unlink``
+_UNBUNDLE = (
+    _PRELUDE
+    + """\
+report(subprocess.run(["git", "log", "-p", "-1", "future"], cwd="/tmp/w", capture_output=True,
+                      text=True))
+made = subprocess.run(["git", "bundle", "create", "-q", "/tmp/b", "HEAD"], capture_output=True,
+                      text=True)
+back = subprocess.run(["git", "bundle", "unbundle", "/tmp/b"], capture_output=True, text=True)
+print("bundle", made.returncode, back.returncode, back.stderr.replace("\\n", " ")[:200])
+name = open("pack.txt").read().strip()
+folder = os.path.join(work, ".git", "objects", "pack")
+for ext in (".idx", ".pack", ".rev"):
+    if os.path.exists(os.path.join(folder, name + ext)):
+        os.unlink(os.path.join(folder, name + ext))
+print("packs", sorted(os.listdir(folder)))
+done()
+"""
+)
+
+
+@pytest.mark.heavy
+def test_t_pack_removed_after_the_use(tmp_path: Path, seccomp: None) -> None:
+    """Stopped: ``git log -p -1 future`` over a packed task repository, HEAD's history re-packed
+    by ``git bundle`` (create, unbundle), the task's pack unlinked; ``bundle create`` runs ``git
+    pack-objects --stdout --thin`` (revisions from its input: an argv finding)."""
+    proc, audit = _run(tmp_path, _UNBUNDLE, _future_packed)
+    lines = _ran(proc)
+    assert lines.get("bundle", "").startswith("0 0"), proc.stdout[-2000:]
     assert lines["attack"].startswith("OK"), proc.stdout[-2000:]
     assert SECRET in proc.stdout and _flagged(audit), proc.stdout[-2000:]
