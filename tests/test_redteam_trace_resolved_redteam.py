@@ -28,7 +28,9 @@ Won, still open (xfail, the mechanism in each reason):
 - (T) (Q) below with the future's loose object removed, not renamed, after a plain ``git log -p
   -1 future``: by the machine's git (``git --work-tree=<task>/.git/objects/<xx> clean -f -- <38
   hex>``) or by Python's ``unlink`` (no gitwrite row: 0b7eb14 rows opens to write, links,
-  renames, nodes); the judges resolve after the phase and find no future object.
+  renames, nodes); the judges resolve after the phase and find no future object. With the
+  task's objects packed too: HEAD's objects written loose by ``git checkout-index --prefix``
+  (their zlib bytes as blobs), then the pack unlinked.
 - (V) ``git log -p -1 x-g<8 hex>`` (git describe's spelling of an abbreviation of the future) on
   the command line, and ``git checkout x-g<8 hex> -- a.txt``: the argv judge resolves a
   describe spelling only with a suffix or a path. No file planted (an older rule's gap).
@@ -1416,3 +1418,58 @@ def test_t_pack_removed_after_the_use(tmp_path: Path, seccomp: None) -> None:
     assert lines.get("bundle", "").startswith("0 0"), proc.stdout[-2000:]
     assert lines["attack"].startswith("OK"), proc.stdout[-2000:]
     assert SECRET in proc.stdout and _flagged(audit), proc.stdout[-2000:]
+
+
+#: (T, packed, by git) HEAD's objects written loose by the machine's git: each loose file's bytes
+#: (zlib of the object, from ``cat-file`` of HEAD's history) stored as a blob, put in the
+#: worktree's index as ``<xx>/<38 hex>`` and written by ``checkout-index --prefix=<task>/.git/
+#: objects/``; then the task's pack unlinked by Python
+_LOOSE_BY_GIT = (
+    _PRELUDE
+    + """\
+import zlib
+def git(*args, **kw):
+    return subprocess.run(["git", *args], cwd="/tmp/w", env=who, capture_output=True, **kw)
+report(subprocess.run(["git", "log", "-p", "-1", "future"], cwd="/tmp/w", capture_output=True,
+                      text=True))
+listed = [w for w in git("rev-list", "--objects", "HEAD").stdout.decode().split() if len(w) == 40]
+info = ""
+for oid in listed:
+    kind = git("cat-file", "-t", oid).stdout.decode().strip()
+    body = git("cat-file", kind, oid).stdout
+    loose = zlib.compress(b"%s %d\\0" % (kind.encode(), len(body)) + body)
+    blob = git("hash-object", "-w", "--stdin", input=loose).stdout.decode().strip()
+    info += "100644 %s\\t%s/%s\\n" % (blob, oid[:2], oid[2:])
+print("index", git("update-index", "--index-info", input=info.encode()).returncode)
+out = git("checkout-index", "--prefix=" + os.path.join(work, ".git", "objects") + "/",
+          *["%s/%s" % (o[:2], o[2:]) for o in listed])
+print("loose", out.returncode, out.stderr.decode().replace("\\n", " ")[:200])
+git("update-index", "--force-remove", *["%s/%s" % (o[:2], o[2:]) for o in listed])
+name = open("pack.txt").read().strip()
+folder = os.path.join(work, ".git", "objects", "pack")
+for ext in (".idx", ".pack", ".rev"):
+    if os.path.exists(os.path.join(folder, name + ext)):
+        os.unlink(os.path.join(folder, name + ext))
+done()
+"""
+)
+
+
+@pytest.mark.heavy
+@pytest.mark.xfail(
+    strict=False,
+    reason="(T, packed) with the task's objects packed: after git log -p -1 future, HEAD's "
+    "objects are written loose by the machine's git (their zlib bytes stored as blobs, put in "
+    "the worktree's index as <xx>/<38 hex>, git checkout-index --prefix=<task>/.git/objects/: "
+    "git writes, no git_forged) and Python unlinks the task's pack (no gitwrite row): the judges "
+    "read the base but no future object, nothing is beyond",
+)
+def test_t_pack_removed_base_rewritten_loose_by_git(tmp_path: Path, seccomp: None) -> None:
+    """``git log -p -1 future`` over a packed task repository; HEAD's objects written loose by
+    ``git checkout-index``; the task's pack unlinked."""
+    proc, audit = _run(tmp_path, _LOOSE_BY_GIT, _future_packed)
+    lines = _ran(proc)
+    assert lines.get("loose", "").startswith("0"), proc.stdout[-2000:]
+    assert lines["attack"].startswith("OK"), proc.stdout[-2000:]
+    _show(proc, audit)
+    _safe(proc, audit)
