@@ -2702,7 +2702,7 @@ static int git_dir_path(const char *p) {
  * there; FOLLOW: an open without O_NOFOLLOW, whose walk also follows a link there). A gitwrite row
  * when either lands under a ".git" folder. */
 static void write_name(const struct notif *n, const char *call, int dirfd, uint64_t addr,
-                       int follow, uint64_t link_addr) {
+                       int follow, uint64_t link_addr, const char *from_type) {
     char path[4096], base[4096], proc[64], full[8300], parent[8300], resolved[4096], target[8300], followed[4096];
     int cut = 0;
     size_t len = remote_string_cut(n->pid, addr, path, sizeof path, &cut);
@@ -2746,6 +2746,7 @@ static void write_name(const struct notif *n, const char *call, int dirfd, uint6
     if (walked) { puts_(row, ", \"resolved\": "); put_json_string(row, target, strlen(target)); }
     else puts_(row, ", \"unresolved\": true");
     if (went) { puts_(row, ", \"followed\": "); put_json_string(row, followed, went); }
+    if (from_type) { puts_(row, ", \"from_type\": \""); puts_(row, from_type); puts_(row, "\""); }
     if (link_addr) {
         char text[4096];
         size_t t = remote_string(n->pid, link_addr, text, sizeof text);
@@ -2760,6 +2761,40 @@ static void write_name(const struct notif *n, const char *call, int dirfd, uint6
     puts_(row, "}\n");
     emit(row);
     free(own.data);
+}
+
+/* What the name at ADDR from DIRFD (-100: the cwd) is for PID, not followed: "file", "dir",
+ * "link", "other" or "unknown" -- a rename or link moves a folder or a link as well as a file,
+ * and only a regular file's text is judged when git reads it (trace_written.py). */
+static const char *source_type(const struct notif *n, int dirfd, uint64_t addr) {
+    char path[4096], base[4096], proc[64], full[8300], resolved[4096];
+    int cut = 0;
+    size_t len = remote_string_cut(n->pid, addr, path, sizeof path, &cut);
+    if (!len || cut) return "unknown";
+    base[0] = 0;
+    if (path[0] != '/') {
+        if (dirfd == -100) snprintf(proc, sizeof proc, "/proc/%u/cwd", n->pid);
+        else snprintf(proc, sizeof proc, "/proc/%u/fd/%d", n->pid, dirfd);
+        ssize_t b = readlink(proc, base, sizeof base - 1);
+        base[b < 0 ? 0 : b] = 0;
+    }
+    open_full(path, base, full, sizeof full);
+    size_t plen = strlen(full);
+    while (plen > 1 && full[plen - 1] == '/') full[--plen] = 0;
+    char *slash = strrchr(full, '/');
+    if (!slash || !slash[1]) return "unknown";
+    char leaf[4096];
+    snprintf(leaf, sizeof leaf, "%s", slash + 1);
+    if (slash == full) full[1] = 0; else *slash = 0;
+    int magic = 0;
+    struct walk w = {.fd = -1, .directory = 1};
+    size_t walked = resolve(n->pid, full, resolved, sizeof resolved, &magic, &w);
+    if (!walked || w.fd < 0) { if (w.fd >= 0) close(w.fd); return "unknown"; }
+    struct stat st;
+    int got = fstatat(w.fd, leaf, &st, AT_SYMLINK_NOFOLLOW);
+    close(w.fd);
+    if (got != 0) return "unknown";
+    return S_ISREG(st.st_mode) ? "file" : S_ISDIR(st.st_mode) ? "dir" : S_ISLNK(st.st_mode) ? "link" : "other";
 }
 
 /* A call that makes or changes a name -- an open to write, create or truncate; symlink, link,
@@ -2786,25 +2821,30 @@ static void write_row(const struct notif *n) {
         if (flags & O_PATH) return;
         if ((flags & O_ACCMODE) == O_RDONLY && !(flags & (O_CREAT | O_TRUNC))) return;
         int dirfd = nr == NR_OPEN ? -100 : (int)n->args[0];
-        write_name(n, "open", dirfd, nr == NR_OPEN ? n->args[0] : n->args[1], !(flags & O_NOFOLLOW), 0);
+        write_name(n, "open", dirfd, nr == NR_OPEN ? n->args[0] : n->args[1], !(flags & O_NOFOLLOW), 0, NULL);
     } else if (nr == NR_SYMLINK) {
-        write_name(n, "symlink", -100, n->args[1], 0, n->args[0]);
+        write_name(n, "symlink", -100, n->args[1], 0, n->args[0], NULL);
     } else if (nr == NR_SYMLINKAT) {
-        write_name(n, "symlink", (int)n->args[1], n->args[2], 0, n->args[0]);
+        write_name(n, "symlink", (int)n->args[1], n->args[2], 0, n->args[0], NULL);
     } else if (nr == NR_LINK) {
-        write_name(n, "link", -100, n->args[1], 0, 0);
+        write_name(n, "link", -100, n->args[1], 0, 0, source_type(n, -100, n->args[0]));
     } else if (nr == NR_LINKAT) {
-        write_name(n, "link", (int)n->args[2], n->args[3], 0, 0);
+        /* AT_SYMLINK_FOLLOW (0x400) links what a link names; else the link itself */
+        const char *type = (n->args[4] & 0x400) ? NULL : source_type(n, (int)n->args[0], n->args[1]);
+        write_name(n, "link", (int)n->args[2], n->args[3], 0, 0, type ? type : "followed");
     } else if (nr == NR_RENAME) {
-        write_name(n, "rename_from", -100, n->args[0], 0, 0);
-        write_name(n, "rename", -100, n->args[1], 0, 0);
+        const char *type = source_type(n, -100, n->args[0]);
+        write_name(n, "rename_from", -100, n->args[0], 0, 0, type);
+        write_name(n, "rename", -100, n->args[1], 0, 0, type);
     } else if (nr == NR_RENAMEAT || nr == NR_RENAMEAT2) {
-        write_name(n, "rename_from", (int)n->args[0], n->args[1], 0, 0);
-        write_name(n, "rename", (int)n->args[2], n->args[3], 0, 0);
+        /* RENAME_EXCHANGE (2): each name takes the other's file, whatever it is */
+        const char *type = nr == NR_RENAMEAT2 && (n->args[4] & 2) ? "exchange" : source_type(n, (int)n->args[0], n->args[1]);
+        write_name(n, "rename_from", (int)n->args[0], n->args[1], 0, 0, type);
+        write_name(n, "rename", (int)n->args[2], n->args[3], 0, 0, type);
     } else if (nr == NR_MKNOD) {
-        write_name(n, "mknod", -100, n->args[0], 0, 0);
+        write_name(n, "mknod", -100, n->args[0], 0, 0, NULL);
     } else if (nr == NR_MKNODAT) {
-        write_name(n, "mknod", (int)n->args[0], n->args[1], 0, 0);
+        write_name(n, "mknod", (int)n->args[0], n->args[1], 0, 0, NULL);
     }
 }
 

@@ -738,6 +738,8 @@ def test_a_text_file_git_resolves_written_by_a_program_is_no_finding(
     edits them) and hooks (programs git runs: ``pre-commit install``)."""
     gd = Path(task["path"])
     link = {"link": "../../scripts/pre-commit"} if call == "symlink" else {}
+    if call == "rename":
+        link = {"from_type": "file"}
     assert judge_git_reads([_write(call, gd / name, **link)], [task]) == []
 
 
@@ -758,6 +760,11 @@ def test_a_text_file_git_resolves_written_by_a_program_is_no_finding(
         ("mknod", "my_head", {}),
         ("symlink", "hooks/x", {"link": "refs/heads/future"}),  # a symbolic reference by hand
         ("mknod", "hooks/x", {}),
+        ("rename", "x", {"from_type": "dir"}),  # a folder holding a link refs/... renamed in
+        ("rename", "my_head", {"from_type": "link"}),
+        ("rename_from", "my_head", {"from_type": "exchange"}),  # RENAME_EXCHANGE with a link
+        ("link", "rebase-merge/onto", {"from_type": "link"}),  # a hard link of a link
+        ("rename", "COMMIT_EDITMSG", {}),  # the source's type unknown
         ("open", "config", {}),
     ],
 )

@@ -11,7 +11,9 @@ git reads it (``trace_beside``): a session's file (``sequencer/``, ``rebase-merg
 ``rebase-apply/``: a sequence editor edits the todo) and a file at the top of the git directory
 or of a linked worktree's folder (``COMMIT_EDITMSG``, ``MERGE_MSG``, ``ORIG_HEAD``, a name of the
 phase's own: HEAD-like, sealed and judged by its text) other than the index and git's own
-pointers and configuration. A link or a device node is never such a file. A hook (``hooks/``,
+pointers and configuration. A link or a device node is never such a file, nor is a folder, a
+link or a device renamed or hard-linked in (the tracer's ``from_type``: a folder holding a link
+``refs/...`` would be (A) again). A hook (``hooks/``,
 what ``pre-commit install`` writes) is a program git runs, traced as one: allowed, but for a link
 whose text starts ``refs/`` (git's files backend reads it as a symbolic reference).
 
@@ -37,6 +39,9 @@ _NOT_TEXT = frozenset(
 )
 #: calls whose result is never a regular file of text
 _NEVER_TEXT = frozenset({"symlink", "mknod"})
+#: calls that move or link a name: allowed only for a regular file (``from_type``: a folder of
+#: links or a link renamed or hard-linked in is (A) again; a RENAME_EXCHANGE is neither's)
+_MOVES = frozenset({"rename", "rename_from", "link"})
 
 
 def _git_dirs(repos: Sequence[dict[str, Any]]) -> list[str]:
@@ -109,7 +114,10 @@ def written_findings(
             if hit is None:
                 continue
             gd, rel = hit
-            if _allowed(call, rel, str(row.get("link") or "")):
+            moved = str(row.get("from_type") or "unknown")
+            if (call not in _MOVES or moved == "file") and _allowed(
+                call, rel, str(row.get("link") or "")
+            ):
                 continue
             key = (call, place)
             if key in seen:
@@ -117,6 +125,8 @@ def written_findings(
             seen.add(key)
             exe = str(row.get("exe") or "a program")
             what = f" (a link to {str(row.get('link'))[:120]!r})" if call == "symlink" else ""
+            if call in _MOVES and moved != "file":
+                what = f" (a {moved}, not a regular file)"
             out.append(
                 {
                     "kind": "git_state",
