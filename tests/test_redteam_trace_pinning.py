@@ -80,7 +80,11 @@ def test_a_link_swapped_under_openat2_wins_with_pinning_off(
 ) -> None:
     monkeypatch.setenv("EVOTREE_TRACE_PIN", "off")
     proc, audit = _traced(tmp_path, "python3 t.py in-root", {"t.py": _SWAP_OPENAT2})
-    assert SECRET in proc.stdout and not _flagged(audit), proc.stderr[-2000:]
+    if SECRET not in proc.stdout:
+        # since 0b7eb14 the swap's rename is itself reported: it waits behind the open the tracer
+        # serves, so it lands after the kernel's walk and the race rarely (or never) wins
+        pytest.xfail("the swap never won this time (renames are reported and wait): no control")
+    assert not _flagged(audit), proc.stderr[-2000:]
 
 
 #: the same swap with a FIFO as the decoy (opened O_NONBLOCK: it does not wait): a FIFO is not
