@@ -6,6 +6,7 @@ finalize the figures are shown, and finalize is nothing an agent can call throug
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -21,6 +22,13 @@ from evotree.core.visibility import hidden_finding, redact
 #: What the judge printed for the two versions (CartPole: the good policy balances 500 steps, the
 #: bad one falls after ~9.7): their validation returns and scores.
 GOOD_RETURN, BAD_RETURN = "500.0", "9.667"
+
+
+def _shows(number: str, text: str) -> bool:
+    """Whether ``text`` holds ``number`` where a number starts (more digits may follow: 9.6666…),
+    not inside a longer one such as a timestamp's ``08:59:29.667545``, which once failed this file
+    by chance."""
+    return re.search(r"(?<![\d.])" + re.escape(number), text) is not None
 
 
 def _judge_codes(data: Any) -> list[str]:
@@ -96,7 +104,7 @@ def test_the_judges_logs_are_not_shown(attacked: Any) -> None:
     ws, ids, cli = attacked
     for _, record in ids.values():
         text = cli("logs", record.run_id).output
-        assert BAD_RETURN not in text and "validation" not in text, text
+        assert not _shows(BAD_RETURN, text) and "validation" not in text, text
         data = cli.json("logs", record.run_id)
         assert {log["phase"] for log in data["logs"]} == {"train"}  # the train feedback stays
         assert (
@@ -175,7 +183,8 @@ def test_sql_tricks_reach_no_judge_row(attacked: Any) -> None:
     )
     text += json.dumps(cli.json("sql", "SELECT sql FROM duckdb_views()"))
     text += json.dumps(cli.json("sql", "SELECT * FROM duckdb_tables()"))
-    assert BAD_RETURN not in text and "9.666" not in text and "validation/" not in text
+    assert not _shows(BAD_RETURN, text) and not _shows("9.666", text)
+    assert "validation/" not in text
 
 
 @pytest.mark.heavy
