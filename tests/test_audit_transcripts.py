@@ -153,20 +153,30 @@ def _task_repo(tmp_path: Path) -> tuple[Path, str, str, str]:
     return repo, old, base, future
 
 
+def _abbrev(commit: str, length: int) -> str:
+    """``commit``'s abbreviation of at least ``length`` characters holding a letter: an
+    abbreviation of digits only is a number outside the places git prints ids (the audit's
+    policy, ``at_hash_place``), and the repository's ids change with the clock (a run whose
+    future id began with ten digits once failed two tests here)."""
+    while commit[:length].isdigit():
+        length += 1
+    return commit[:length]
+
+
 def test_hash_ancestry_in_a_real_task_repository(tmp_path: Path) -> None:
     repo, old, base, future = _task_repo(tmp_path)
     ancestry = Ancestry(repo, base)
     assert ancestry.status(old[:7]) == "ancestor" and ancestry.status(base) == "ancestor"
     assert ancestry.status(future[:9]) == "future" and ancestry.status("deadbee") == "unknown"
     # a named ancestor hash is cleared; a future hash seen in an observation is a leak
-    ok = Trajectory("ok", "shell", [Step(f"git show {old[:8]}:recipe.toml")])
+    ok = Trajectory("ok", "shell", [Step(f"git show {_abbrev(old, 8)}:recipe.toml")])
     seen = Trajectory(
-        "seen", "shell", [Step("cat notes.txt", f"see commit {future[:10]} for the answer")]
+        "seen", "shell", [Step("cat notes.txt", f"see commit {_abbrev(future, 10)} for the answer")]
     )
     result = audit_trajectories([ok, seen], repo=repo, base=base)
     verdicts = {v.id: v for v in result.verdicts}
     assert not verdicts["ok"].flagged and verdicts["ok"].cleared
-    assert verdicts["seen"].flagged and verdicts["seen"].future_hashes == [future[:10]]
+    assert verdicts["seen"].flagged and verdicts["seen"].future_hashes == [_abbrev(future, 10)]
     assert {f.code for f in result.findings} == {"audit.future_hash"}
 
 
@@ -192,7 +202,7 @@ def test_bad_inputs_are_clear_errors(tmp_path: Path) -> None:
 def test_cli_audit_trajectories(tmp_path: Path) -> None:
     repo, _, base, future = _task_repo(tmp_path)
     history = tmp_path / "history"
-    history.write_text(f"git status\ngit show {future[:8]}:calc.py\n")
+    history.write_text(f"git status\ngit show {_abbrev(future, 8)}:calc.py\n")
     cli = Cli(tmp_path)
     out = cli.json(
         "audit", "trajectories", str(history), "--repo", str(repo), "--base", base, code=28
@@ -217,7 +227,7 @@ def test_a_base_the_candidate_recorded_finds_leaks_but_clears_nothing(tmp_path: 
     from evotree.harness.audit.trajectories import audit_trajectory
 
     repo, old, base, future = _task_repo(tmp_path)
-    peek = Trajectory("peek", "shell", [Step(f"git show {future[:8]}:recipe.toml")])
+    peek = Trajectory("peek", "shell", [Step(f"git show {_abbrev(future, 8)}:recipe.toml")])
     trusted = audit_trajectory(peek, ancestry=Ancestry(repo, future))
     assert not trusted.flagged and trusted.cleared  # what a lying base would buy if trusted
     untrusted = audit_trajectory(peek, ancestry=Ancestry(repo, future, trusted=False))
