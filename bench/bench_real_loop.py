@@ -330,6 +330,7 @@ def run_domain(
                 "stopped": ev["stopped"],
                 "champion_runs": ev["champion_runs"],
                 "autopilot_runs": ev["autopilot_runs"],
+                "max_rounds": ev["max_rounds"],
                 "wall_seconds": ev["wall_seconds"],
                 "outcomes": ev["outcomes"],
                 "failed_runs": ev["failed_runs"],

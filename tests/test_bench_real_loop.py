@@ -119,6 +119,8 @@ def test_one_proposal_per_new_domain_through_the_benchmark(tmp_path: Path) -> No
         assert set(rules) == {"greedy-1", "greedy-k", "evotree"}
         # the autopilot's own count is the ledger's: every run of the rule was a real run
         assert rules["evotree"]["runs"] == rules["evotree"]["autopilot_runs"] > 0
+        # the judged row says how far the autopilot followed each proposal (the gate's looks)
+        assert rules["evotree"]["max_rounds"] == "gate"
         # a budget of 2 runs: the candidate's first run, then the champion's re-runs are refused
         assert rules["evotree"]["runs"] <= 2 and rules["evotree"]["stopped"] == "budget"
         assert len(loop["proposals"]) == 1  # a knob move always changes the recipe (module doc)
