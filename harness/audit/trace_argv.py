@@ -1,0 +1,113 @@
+"""The trace's judge of git command lines: the spelling the audit's git rules judge for each git
+exec row (:func:`judge_git_spellings`: git's server side as ``log --all``, ``-`` as ``@{-1}``,
+no revision as ``@{u}``), and the environment variables that show git another history wherever
+it runs (:func:`_history_env`)."""
+
+from __future__ import annotations
+
+import posixpath
+from typing import Any
+
+from evotree.harness.audit.git_argv import _git_split, _positionals
+from evotree.harness.audit.trace_identity import _dashed
+
+__all__ = ["GIT_SERVERS", "judge_git_spellings"]
+
+
+#: git's server side: each advertises every reference with its hash and serves (or, for
+#: receive-pack, accepts) the objects any of them reaches; judged as reading every reference
+GIT_SERVERS = frozenset({"upload-pack", "receive-pack", "upload-archive", "http-backend", "daemon"})
+#: subcommands for which a lone ``-`` is ``@{-1}`` (the branch HEAD's reflog was on before)
+_DASH_IS_PREVIOUS = frozenset({"checkout", "switch", "merge", "rebase", "cherry-pick", "revert"})
+#: subcommands that, given no revision, act on the current branch's upstream (``@{u}``)
+_UPSTREAM_BY_DEFAULT = frozenset({"merge", "rebase", "cherry"})
+#: options after which such a subcommand names no revision at all (a step of one in progress)
+_IN_PROGRESS = frozenset(
+    {"--abort", "--continue", "--quit", "--skip", "--edit-todo", "--show-current-patch", "--root"}
+)
+
+
+def judge_git_spellings(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Give each git exec row the spelling the audit's git rules judge, in place.
+
+    Some git commands read beyond HEAD without naming a revision: git's server side
+    (``upload-pack``, ``receive-pack``, ``upload-archive``, ``http-backend``, ``daemon``, under
+    any name: ``git-upload-pack`` selects its subcommand by its own name) advertises every
+    reference and serves what they reach, so it is judged as ``git log --all``; a lone ``-`` of
+    ``checkout``/``switch``/``merge``/``rebase``/``cherry-pick``/``revert`` (and ``worktree add
+    PATH -``) is ``@{-1}``, the reflog's previous branch; ``merge``, ``rebase`` and ``cherry``
+    with no revision act on the upstream, which any config (the repository's, ``~/.gitconfig``,
+    ``GIT_CONFIG_*`` in the environment, none of which the trace holds) may have set: they are
+    judged as naming ``@{u}``. The argv as run is kept as ``argv_run``, and ``judged_as`` says
+    why. A program named ``git-<server>`` that is not git (the separate ``git-http-backend``) is
+    judged the same way."""
+    for row in rows:
+        if row.get("kind") != "exec":
+            continue
+        argv = [str(a) for a in row.get("argv") or []]
+        if not argv:
+            continue
+        name = posixpath.basename(argv[0])
+        if name != "git":
+            dashed = _dashed(name) or _dashed(str(row.get("exe") or "").removesuffix(" (deleted)"))
+            if not dashed or dashed[0] not in GIT_SERVERS:
+                continue
+            judged: list[str] | None = ["git", "log", "--all"]
+            why = f"git {dashed[0]} advertises every reference and serves what they reach"
+        else:
+            judged, why = _judged_git(argv)
+        if judged is not None and judged != argv:
+            row.setdefault("argv_run", argv)
+            row["argv"] = judged
+            row["judged_as"] = why
+    return rows
+
+
+_PREVIOUS = "'-' is @{-1} (the reflog's previous branch)"
+
+
+def _judged_git(argv: list[str]) -> tuple[list[str] | None, str]:
+    sub, rest = _git_split(argv)
+    head = argv[: len(argv) - len(rest)]
+    if sub in GIT_SERVERS:
+        return ["git", "log", "--all"], (
+            f"git {sub} advertises every reference and serves what they reach"
+        )
+    if sub == "worktree" and rest[:1] == ["add"]:
+        pos, _ = _positionals(rest[1:], sub)
+        if len(pos) >= 2 and pos[1] == "-":
+            at = len(rest) - 1 - rest[::-1].index("-")
+            return head + rest[:at] + ["@{-1}"] + rest[at + 1 :], _PREVIOUS
+        return None, ""
+    if sub in _DASH_IS_PREVIOUS:
+        cut = rest.index("--") if "--" in rest else len(rest)
+        if "-" in rest[:cut]:
+            fixed = [("@{-1}" if (k < cut and w == "-") else w) for k, w in enumerate(rest)]
+            return head + fixed, _PREVIOUS
+    in_progress = _IN_PROGRESS.intersection(w.split("=", 1)[0] for w in rest)
+    if sub in _UPSTREAM_BY_DEFAULT and not in_progress:
+        pos, _ = _positionals(rest, sub)
+        if not pos:
+            return head + rest + [
+                "@{u}"
+            ], f"git {sub} with no revision acts on the upstream (@{{u}})"
+    return None, ""
+
+
+def _history_env(row: dict[str, Any]) -> list[str]:
+    """The variables of ``git_env`` judged wherever git runs (``GIT_COMMON_DIR`` and
+    ``GIT_INDEX_FILE`` are judged by the repository whose objects git read: trace_beside)."""
+    return [
+        str(v)
+        for v in row.get("git_env") or ()
+        if not str(v).startswith(("GIT_COMMON_DIR=", "GIT_INDEX_FILE="))
+    ]
+
+
+def _history_finding(row: dict[str, Any]) -> dict[str, Any]:
+    """The machine's git run with a variable that shows it another history (a graft file, another
+    base of replacement references: ``git_env``, read from the environment the kernel copied)."""
+    command = " ".join(str(a) for a in row.get("argv") or ["git"])[:200]
+    names = ", ".join(v[:120] for v in _history_env(row))
+    change = f"git ({command}) ran with {names}: a history other than its refs'"
+    return {"kind": "git_state", "path": str(row.get("path")), "change": change}
