@@ -1204,17 +1204,7 @@ done()
 @pytest.mark.parametrize(
     "rev",
     [
-        pytest.param(
-            '"x-g" + future[:8]',
-            id="describe",
-            marks=pytest.mark.xfail(
-                strict=False,
-                reason="(V) git log -p -1 x-g<8 hex>: git's get_describe_name takes the hex after "
-                "the last '-g' as an abbreviation (the future); the argv judge resolves a "
-                "describe spelling only with a suffix (v1.0-3-g<hex>^0 is a finding) and takes "
-                "the bare one for a name the task does not have; no planted file at all",
-            ),
-        ),
+        pytest.param('"x-g" + future[:8]', id="describe"),
         '"v1.0-3-g" + future[:10] + "^0"',
         "future[:8].upper() + '~0'",
         "future[:4]",
@@ -1253,13 +1243,7 @@ done()
     [
         '["git", "show", "x-g" + future[:8] + ":a.txt"]',
         pytest.param(
-            '["git", "checkout", "x-g" + future[:8], "--", "a.txt"]',
-            id="describe-checkout-path",
-            marks=pytest.mark.xfail(
-                strict=False,
-                reason="(V) git checkout x-g<8 hex> -- a.txt writes the future's a.txt: the argv "
-                "judge takes the bare describe spelling for a name the task does not have",
-            ),
+            '["git", "checkout", "x-g" + future[:8], "--", "a.txt"]', id="describe-checkout-path"
         ),
         '["git", "log", "-p", "-1", "--glob=refs/heads/f*"]',
         '["git", "log", "-p", "-1", "--branches=f*"]',

@@ -1,11 +1,12 @@
 """The trace's judge of git command lines: the spelling the audit's git rules judge for each git
 exec row (:func:`judge_git_spellings`: git's server side as ``log --all``, ``-`` as ``@{-1}``,
-no revision as ``@{u}``), and the environment variables that show git another history wherever
+no revision as ``@{u}``, git describe's ``x-g<hex>`` as ``<hex>``), and the environment variables that show git another history wherever
 it runs (:func:`_history_env`)."""
 
 from __future__ import annotations
 
 import posixpath
+import re
 from typing import Any
 
 from evotree.harness.audit.git_argv import _git_split, _positionals
@@ -38,7 +39,10 @@ def judge_git_spellings(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     PATH -``) is ``@{-1}``, the reflog's previous branch; ``merge``, ``rebase`` and ``cherry``
     with no revision act on the upstream, which any config (the repository's, ``~/.gitconfig``,
     ``GIT_CONFIG_*`` in the environment, none of which the trace holds) may have set: they are
-    judged as naming ``@{u}``. The argv as run is kept as ``argv_run``, and ``judged_as`` says
+    judged as naming ``@{u}``. A revision word in git describe's spelling, ``<anything>-g<hex>``
+    (``x-g1a2b3c4d``, ``v1.0-3-g1a2b3c4d^0``, ``a..x-g1a2b:f.txt``), names the object its
+    abbreviation names (git's ``get_describe_name``: whatever comes before ``-g``, when no
+    reference has that name): it is judged as the abbreviation. The argv as run is kept as ``argv_run``, and ``judged_as`` says
     why. A program named ``git-<server>`` that is not git (the separate ``git-http-backend``) is
     judged the same way."""
     for row in rows:
@@ -64,11 +68,59 @@ def judge_git_spellings(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 _PREVIOUS = "'-' is @{-1} (the reflog's previous branch)"
+_DESCRIBE = "git describe's spelling <anything>-g<hex> names the object its abbreviation names"
+#: git describe's spelling of an abbreviation: whatever, ``-g``, 4 hex digits or more
+_DESCRIBED = re.compile(r"^.*-g([0-9a-fA-F]{4,64})$", re.S)
+#: what may follow a revision's name: ``~N``, ``^N``, ``^{type}``, ``@{...}``
+_REV_SUFFIX = re.compile(r"(?:[~^][0-9]*|\^\{[^}]*\}|@\{[^}]*\})*$")
+
+
+def _described_words(rest: list[str], sub: str) -> list[str]:
+    """``rest`` with each positional word (before ``--``; options and their values left as they
+    are) read as git reads a describe spelling in it (:func:`_described`)."""
+    pos = set(_positionals(rest, sub)[0])
+    cut = rest.index("--") if "--" in rest else len(rest)
+    return [_described(w) if k < cut and w in pos else w for k, w in enumerate(rest)]
+
+
+def _described(word: str) -> str:
+    """``word`` with each revision in it spelled ``<anything>-g<hex>`` replaced by ``<hex>`` in
+    lower case (ends of ``A..B`` / ``A...B``, a leading ``^``, a suffix ``~N``/``^N``/``^{..}``/
+    ``@{..}`` and a ``:path`` kept)."""
+    if word.startswith((":", "-")):
+        return word  # an index path or a message search; an option
+    rev, colon, path = word.partition(":")
+    out: list[str] = []
+    for part in re.split(r"(\.\.\.?)", rev):
+        if part in ("..", "..."):
+            out.append(part)
+            continue
+        body = part.lstrip("^")
+        lead = part[: len(part) - len(body)]
+        suffix = _REV_SUFFIX.search(body)
+        tail = suffix.group(0) if suffix else ""
+        name = body[: len(body) - len(tail)]
+        m = _DESCRIBED.match(name)
+        out.append(lead + (m.group(1).lower() if m else name) + tail)
+    return "".join(out) + colon + path
 
 
 def _judged_git(argv: list[str]) -> tuple[list[str] | None, str]:
+    """The spelling judged for one git command line and why (``None``: judged as run)."""
     sub, rest = _git_split(argv)
-    head = argv[: len(argv) - len(rest)]
+    described = _described_words(rest, sub)
+    judged, why = _judged_rest(argv, sub, described)
+    if described == rest:
+        return judged, why
+    if judged is None:
+        return argv[: len(argv) - len(rest)] + described, _DESCRIBE
+    return judged, f"{_DESCRIBE}; {why}"
+
+
+def _judged_rest(argv: list[str], sub: str, rest: list[str]) -> tuple[list[str] | None, str]:
+    """The rules of :func:`judge_git_spellings` but the describe spelling, over ``rest`` (the
+    subcommand's arguments, describe spellings already read as abbreviations)."""
+    head = argv[: len(argv) - len(_git_split(argv)[1])]
     if sub in GIT_SERVERS:
         return ["git", "log", "--all"], (
             f"git {sub} advertises every reference and serves what they reach"
