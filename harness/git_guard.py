@@ -31,9 +31,12 @@ import hashlib
 import json
 import os
 import stat
+import subprocess
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
+
+from evotree.harness import git_prune
 
 __all__ = [
     "SNAPSHOT_SUFFIX",
@@ -151,30 +154,37 @@ def find_git_dirs(
     return out, problems
 
 
-def guard_binds(git_dirs: Sequence[Path]) -> tuple[list[tuple[str, Path]], list[str]]:
-    """(bubblewrap binds that lock ``git_dirs`` as the module says, what could not be locked)."""
-    binds: list[tuple[str, Path]] = []
+def guard_binds(
+    git_dirs: Sequence[Path | tuple[Path, Path]],
+) -> tuple[list[tuple[str, Path, Path]], list[str]]:
+    """(bubblewrap binds that lock ``git_dirs`` as the module says, what could not be locked).
+
+    Each bind is ``(option, source, destination)``; a git directory given as ``(box path,
+    source)`` is bound from ``source`` (its pruned copy, :mod:`evotree.harness.git_prune`) onto
+    the box path, its locks taken from the source's entries."""
+    binds: list[tuple[str, Path, Path]] = []
     problems: list[str] = []
-    for gd in git_dirs:
-        binds.append(("--bind", gd))
+    for item in git_dirs:
+        gd, src = (item, item) if isinstance(item, Path) else item
+        binds.append(("--bind", src, gd))
         for name in (*_LOCKED_FILES, *_LOCKED_DIRS, "objects"):
-            path = gd / name
+            path = src / name
             try:
                 mode = os.lstat(path).st_mode
             except FileNotFoundError:
                 if name in ("HEAD", "objects", "refs"):
-                    problems.append(f"{path} is missing: the repository cannot be locked")
+                    problems.append(f"{gd / name} is missing: the repository cannot be locked")
                 continue
             except OSError as exc:
-                problems.append(f"{path} cannot be read ({exc.strerror})")
+                problems.append(f"{gd / name} cannot be read ({exc.strerror})")
                 continue
             want_dir = name in (*_LOCKED_DIRS, "objects")
             if stat.S_ISLNK(mode):
-                problems.append(f"{path} is a symbolic link: it cannot be locked")
+                problems.append(f"{gd / name} is a symbolic link: it cannot be locked")
             elif want_dir != stat.S_ISDIR(mode) or not (want_dir or stat.S_ISREG(mode)):
-                problems.append(f"{path} is not a {'folder' if want_dir else 'regular file'}")
+                problems.append(f"{gd / name} is not a {'folder' if want_dir else 'regular file'}")
             else:
-                binds.append(("--bind" if name == "objects" else "--ro-bind", path))
+                binds.append(("--bind" if name == "objects" else "--ro-bind", path, gd / name))
     return binds, problems
 
 
@@ -298,28 +308,38 @@ def _is_fanout(name: str) -> bool:
     return len(name) == 2 and all(c in "0123456789abcdef" for c in name)
 
 
-def snapshot(git_dirs: Sequence[Path], problems: Sequence[str] = ()) -> dict[str, Any]:
-    """The state of ``git_dirs`` (module doc), with the problems found while guarding them."""
+def snapshot(
+    git_dirs: Sequence[Path], problems: Sequence[str] = (), sources: Sequence[Path] | None = None
+) -> dict[str, Any]:
+    """The state of ``git_dirs`` (module doc), with the problems found while guarding them.
+
+    ``sources``: where each is read from when it is bound from elsewhere (its pruned copy); the
+    record keeps both (``path`` as the phase sees it, ``source`` as this process reads it)."""
     repos = []
-    for gd in git_dirs:
+    for i, gd in enumerate(git_dirs):
+        src = Path(sources[i]) if sources is not None else Path(gd)
         try:
-            names = sorted(os.listdir(gd))
+            names = sorted(os.listdir(src))
         except OSError:
             names = []
+        head = _read_small(src / "HEAD") or ""
         repos.append(
             {
                 "path": str(gd),
-                "self": _entry(gd),
+                "source": str(src),
+                "self": _entry(src),
                 "entries": {
-                    n: _entry(gd / n)
+                    n: _entry(src / n)
                     for n in names
                     if n not in _VOLATILE and not n.endswith(".lock")
                 }
-                | {"objects": _entry(gd / "objects")},
-                "refs": _refs(gd),
-                "object_dirs": _object_dirs(gd / "objects"),
-                "object_files": _object_files(gd / "objects"),
-                "state_ids": _state_ids(gd),
+                | {"objects": _entry(src / "objects")},
+                "refs": _refs(src),
+                "object_dirs": _object_dirs(src / "objects"),
+                "object_files": _object_files(src / "objects"),
+                "state_ids": _state_ids(src),
+                "head": head.strip(),
+                "head_commit": _head_commit(src, head),
             }
         )
     return {"repos": repos, "problems": list(problems)}
@@ -337,14 +357,15 @@ def compare(before: dict[str, Any]) -> list[dict[str, Any]]:
         change(str(problem).split(" ", 1)[0], "not guarded: " + str(problem))
     for repo in before.get("repos") or []:
         gd = Path(str(repo.get("path")))
-        now = _entry(gd)
+        src = Path(str(repo.get("source") or gd))  # what was bound there (a pruned copy)
+        now = _entry(src)
         was = repo.get("self")
         if now is None or was is None or now[:3] != was[:3]:
             change(str(gd), "the git directory was moved, removed, replaced or linked")
             continue
         entries = repo.get("entries") or {}
         try:
-            names = set(os.listdir(gd))
+            names = set(os.listdir(src))
         except OSError:
             names = set()
         for name in sorted(names - set(entries) - _VOLATILE):
@@ -353,7 +374,7 @@ def compare(before: dict[str, Any]) -> list[dict[str, Any]]:
                     str(gd / name), "a new entry in the git directory (it can point git elsewhere)"
                 )
         for name, old in sorted(entries.items()):
-            new = _entry(gd / name)
+            new = _entry(src / name)
             if new is None:
                 change(str(gd / name), "removed or renamed")
             elif (
@@ -365,7 +386,7 @@ def compare(before: dict[str, Any]) -> list[dict[str, Any]]:
             ):
                 change(str(gd / name), "changed, replaced or linked during the phase")
         old_refs = repo.get("refs") or {}
-        new_refs = _refs(gd)
+        new_refs = _refs(src)
         for name in sorted(set(old_refs) | set(new_refs)):
             old, new = old_refs.get(name), new_refs.get(name)
             if (
@@ -387,17 +408,42 @@ def snapshot_path(trace: Path | str) -> Path:
     return Path(str(trace) + SNAPSHOT_SUFFIX)
 
 
-def before_phase(read_write: Iterable[Path | str], trace: Path | str) -> list[tuple[str, Path]]:
-    """Find the task repositories in ``read_write``, record their state beside ``trace``
-    (replacing any file there, never following a link) and return the binds that lock them."""
+def before_phase(
+    read_write: Iterable[Path | str], trace: Path | str
+) -> list[tuple[str, Path, Path]]:
+    """Find the task repositories in ``read_write``, bind each as a copy pruned at its base
+    (:mod:`evotree.harness.git_prune`; whole with ``EVOTREE_TASK_REPOS=whole``), record their
+    state beside ``trace`` (replacing any file there, never following a link) and return the
+    binds that put them in place and lock them. A repository that cannot be pruned (a HEAD
+    of garbage, a store git cannot read) is hidden from the phase — an empty folder bound over
+    it, said in the snapshot's ``hidden`` — which leaves nothing to reach, so it is no finding."""
     git_dirs, problems = find_git_dirs(read_write)
-    binds, more = guard_binds(git_dirs)
+    git_prune.remove_copies(trace)
+    sources = list(git_dirs)
+    hidden: list[tuple[str, Path, Path]] = []
+    said: list[str] = []
+    if git_dirs and git_prune.pruning():
+        copies = git_prune.copies_path(trace)
+        copies.mkdir(mode=0o700)
+        kept: list[Path] = []
+        sources = []
+        for i, gd in enumerate(git_dirs):
+            try:
+                sources.append(git_prune.prune_copy(gd, copies / str(i)).path)
+                kept.append(gd)
+            except (git_prune.PruneError, OSError, subprocess.SubprocessError) as exc:
+                empty = copies / f"{i}.hidden"
+                empty.mkdir(mode=0o700)
+                hidden.append(("--bind", empty, gd))
+                said.append(f"{gd} could not be pruned at its base, so it was hidden: {exc}")
+        git_dirs = kept
+    binds, more = guard_binds(list(zip(git_dirs, sources, strict=True)))
     target = snapshot_path(trace)
     if target.is_symlink() or target.exists():
         target.unlink()
     with open(target, "x", encoding="utf-8") as fh:
-        json.dump(snapshot(git_dirs, [*problems, *more]), fh)
-    return binds
+        json.dump(snapshot(git_dirs, [*problems, *more], sources) | {"hidden": said}, fh)
+    return [*hidden, *binds]
 
 
 def after_phase(trace: Path | str) -> list[dict[str, Any]]:
@@ -519,7 +565,10 @@ def task_repositories(trace: Path | str) -> list[dict[str, Any]]:
             if isinstance(e, list) and len(e) >= 3 and e[0] == "file"
         ]
         gd = Path(str(repo.get("path")))
-        head = _read_small(gd / "HEAD") or ""
+        src = Path(str(repo.get("source") or gd))
+        head = (
+            repo["head"] if isinstance(repo.get("head"), str) else _read_small(src / "HEAD") or ""
+        )
         out.append(
             {
                 "path": str(gd),
@@ -533,7 +582,7 @@ def task_repositories(trace: Path | str) -> list[dict[str, Any]]:
                 "known": known,
                 "state_ids": [str(i) for i in repo.get("state_ids") or ()],
                 "head": head.strip(),
-                "head_commit": _head_commit(gd, head),
+                "head_commit": repo.get("head_commit") or _head_commit(src, head),
                 "head_file": _is_file_entry(entries.get("HEAD")),
                 # what may point git elsewhere and was there (locked) before the phase
                 "pointers": [

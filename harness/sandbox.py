@@ -104,7 +104,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from evotree.harness import git_guard
+from evotree.harness import git_guard, git_prune
 from evotree.harness.audit.trace import TRACE_FILE, TRACE_SYSCALLS, write_trace
 from evotree.harness.sandbox_launch import sandbox_env
 from evotree.harness.sandbox_nested import (
@@ -195,10 +195,12 @@ def wrap(spec: SandboxSpec, argv: Sequence[str], *, binary: str | None = None) -
     return args
 
 
-def _guard_task_repositories(spec: SandboxSpec) -> list[tuple[str, Path]]:
-    """A traced phase's task repositories (git directories in its read-write folders): their
-    state recorded beside the trace, and the binds that lock their references, HEAD and config
-    (:mod:`evotree.harness.git_guard`); :func:`finish_trace` compares them after the phase."""
+def _guard_task_repositories(spec: SandboxSpec) -> list[tuple[str, Path, Path]]:
+    """A traced phase's task repositories (git directories in its read-write folders): each
+    bound as a copy pruned at its base (the future absent, :mod:`evotree.harness.git_prune`),
+    its state recorded beside the trace, and the binds that lock its references, HEAD and config
+    (:mod:`evotree.harness.git_guard`); :func:`finish_trace` compares them after the phase and
+    removes the copies."""
     if spec.trace is None:
         return []
     return git_guard.before_phase(spec.read_write, spec.trace)
@@ -326,13 +328,15 @@ def finish_trace(spec: SandboxSpec, evidence_dir: Path | str) -> list[dict[str, 
 
     if spec.trace is None:
         return []
-    return write_trace(
+    rows = write_trace(
         spec.trace,
         Path(evidence_dir) / TRACE_FILE,
         cwd=str(Path(spec.cwd).absolute()),
         extra=git_guard.after_phase(spec.trace),
         task_repos=git_guard.task_repositories(spec.trace),
     )
+    git_prune.remove_copies(spec.trace)
+    return rows
 
 
 def _wrap(
@@ -341,7 +345,7 @@ def _wrap(
     exe: str,
     extra: list[str],
     *,
-    guard: Sequence[tuple[str, Path]] = (),
+    guard: Sequence[tuple[str, Path, Path]] = (),
 ) -> list[str]:
     args = [exe, "--unshare-all"]
     if spec.network:
@@ -358,16 +362,16 @@ def _wrap(
         "evotree-sandbox",
     ]
     args += system_args(spec.network)
-    binds: list[tuple[str, Path]] = []
+    binds: list[tuple[str, Path, Path]] = []
     if spec.python:
-        binds += [("--ro-bind", p) for p in python_paths()]
-    binds += [("--ro-bind", Path(p)) for p in spec.read_only]
-    binds += [("--bind", Path(p)) for p in spec.read_write]
+        binds += [("--ro-bind", p, p) for p in python_paths()]
+    binds += [("--ro-bind", Path(p), Path(p)) for p in spec.read_only]
+    binds += [("--bind", Path(p), Path(p)) for p in spec.read_write]
     binds += list(guard)  # deeper than the folder that holds them: bound after it
-    for option, path in sorted(
-        binds, key=lambda b: len(b[1].absolute().parts)
+    for option, source, dest in sorted(
+        binds, key=lambda b: len(b[2].absolute().parts)
     ):  # parents first (stable)
-        args += [option, str(path.absolute()), str(path.absolute())]
+        args += [option, str(source.absolute()), str(dest.absolute())]
     for path in sorted(spec.masked, key=lambda p: len(Path(p).parts)):
         args += ["--tmpfs", str(Path(path).absolute())]
     args += ["--remount-ro", "/", "--chdir", str(Path(spec.cwd).absolute()), "--"]

@@ -137,6 +137,29 @@ def validate(instance: Any, name: str) -> None:
     jsonschema.Draft202012Validator(load_schema(name), registry=registry).validate(instance)
 
 
+#: Test modules of the runtime trace's own judgement of git — the second line: each plants a
+#: future in a task repository, has the phase reach it, and checks that the trace finds the use.
+#: The first line (each task repository bound as a copy pruned at its base,
+#: ``harness/git_prune.py``) leaves nothing to reach, so these run with the repositories bound
+#: whole (``EVOTREE_TASK_REPOS=whole``); ``tests/test_task_prune.py`` checks the first line, the
+#: same attacks included. A test elsewhere asks for it with the ``future_present`` fixture.
+SECOND_LINE_PREFIXES = ("test_redteam_trace", "test_trace_", "test_runtime_trace")
+SECOND_LINE_MODULES = frozenset()
+
+
+@pytest.fixture
+def future_present(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Task repositories bound whole for this test: the trace's judgement alone."""
+    monkeypatch.setenv("EVOTREE_TASK_REPOS", "whole")
+
+
+@pytest.fixture(autouse=True)
+def _second_line_modules(request: pytest.FixtureRequest) -> None:
+    name = request.module.__name__.rpartition(".")[2]
+    if name.startswith(SECOND_LINE_PREFIXES) or name in SECOND_LINE_MODULES:
+        request.getfixturevalue("future_present")
+
+
 def pytest_sessionfinish(session: Any, exitstatus: int) -> None:
     shutil.rmtree(_HOME, ignore_errors=True)
 

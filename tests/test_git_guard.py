@@ -70,9 +70,14 @@ def test_binds_lock_head_config_refs_and_make_mount_points(tmp_path: Path) -> No
     gd = _repo(tmp_path / "work") / ".git"
     binds, problems = git_guard.guard_binds([gd])
     assert problems == []
-    assert ("--bind", gd) in binds and ("--bind", gd / "objects") in binds
+    assert ("--bind", gd, gd) in binds and ("--bind", gd / "objects", gd / "objects") in binds
     for name in ("HEAD", "config", "refs", "logs"):
-        assert ("--ro-bind", gd / name) in binds
+        assert ("--ro-bind", gd / name, gd / name) in binds
+    # a copy bound in its place: bound from the copy, its locks from the copy's entries
+    copy = _repo(tmp_path / "copy") / ".git"
+    binds, problems = git_guard.guard_binds([(gd, copy)])
+    assert problems == [] and ("--bind", copy, gd) in binds
+    assert ("--ro-bind", copy / "HEAD", gd / "HEAD") in binds
     # a linked HEAD, a HEAD that is a folder: cannot be locked, said
     (gd / "HEAD").unlink()
     (gd / "HEAD").symlink_to("refs/heads/main")
@@ -197,19 +202,27 @@ def test_a_repository_that_cannot_be_locked_is_a_change(tmp_path: Path, traced: 
 
 
 @pytest.mark.heavy
+@pytest.mark.parametrize("repos", ["pruned", "whole"])
 def test_a_garbage_head_is_locked_as_it_is_and_a_linked_head_is_said(
-    tmp_path: Path, traced: None
+    tmp_path: Path, traced: None, repos: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Bad input does not stop the phase: a HEAD of garbage is locked as it is (git fails on
-    it, nothing changed); a HEAD that is a link cannot be locked and is a row."""
+    """Bad input does not stop the phase: a HEAD of garbage is locked as it is (whole: git
+    fails on it) or the repository hidden (pruned: it cannot be pruned, so nothing of it is
+    reachable) — nothing changed either way; a HEAD that is a link cannot be locked and is a row
+    (whole), or is read as git reads it into the copy's HEAD, a regular file (pruned)."""
+    monkeypatch.setenv("EVOTREE_TASK_REPOS", repos)
     work = _repo(tmp_path / "a" / "work")
     (work / ".git" / "HEAD").write_bytes(b"\xff\x00garbage")
     proc, changes = _phase(tmp_path / "a", work, "git status; echo x > .git/HEAD; echo ran")
     assert proc.stdout.strip().endswith("ran") and changes == []
     assert (work / ".git" / "HEAD").read_bytes() == b"\xff\x00garbage"
+    if repos == "pruned":
+        said = json.loads(git_guard.snapshot_path(tmp_path / "a" / "raw.trace").read_text())
+        assert "could not be pruned" in said["hidden"][0]
     work = _repo(tmp_path / "b" / "work")
     (work / ".git" / "HEAD").unlink()
     (work / ".git" / "HEAD").symlink_to("refs/heads/main")
     proc, changes = _phase(tmp_path / "b", work, "git log --oneline | wc -l")
     assert proc.stdout.strip() == "1", proc.stderr
-    assert [c["path"] for c in changes] == [str(work / ".git" / "HEAD")]
+    linked = [str(work / ".git" / "HEAD")] if repos == "whole" else []
+    assert [c["path"] for c in changes] == linked

@@ -1,0 +1,393 @@
+"""The first line: task repositories bound into a traced phase as copies pruned at their base.
+
+Unit tests of :func:`evotree.harness.git_prune.prune_copy` on real repositories whose future sits
+at every door git has (a branch, a tag, the reflog, ``ORIG_HEAD``, ``FETCH_HEAD``, a stash, notes,
+a replace reference, a dangling loose object, a second pack, an alternate, a future blob in the
+index); then, in the real sandbox under the tracer, the attacks that beat the trace's own
+judgement (``tests/test_redteam_trace_resolved_redteam.py``: J, R, S, T, V, W, Y) and the plain
+ones, run with the first line on: the future never comes out, because it is not there.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from evotree.harness import git_guard, git_prune
+from evotree.harness.sandbox import finish_trace, wrap
+from evotree.harness.sandbox_launch import accounted, sandbox_env
+from evotree.harness.sandbox_spec import SandboxSpec
+from test_redteam_trace_deputy import seccomp as seccomp  # noqa: F401 - the fixture
+
+SECRET = "FUTURE_SECRET_42"
+_ENV = {
+    **os.environ,
+    "GIT_AUTHOR_NAME": "a",
+    "GIT_AUTHOR_EMAIL": "a@b",
+    "GIT_COMMITTER_NAME": "a",
+    "GIT_COMMITTER_EMAIL": "a@b",
+    "GIT_CONFIG_NOSYSTEM": "1",
+}
+
+
+def _git(cwd: Path, *args: str, stdin: str | None = None) -> str:
+    return subprocess.run(
+        ["git", *args], cwd=cwd, env=_ENV, input=stdin, capture_output=True, text=True, check=True
+    ).stdout.strip()
+
+
+def _commit(work: Path, name: str, text: str, message: str) -> str:
+    (work / name).write_text(text)
+    _git(work, "add", name)
+    _git(work, "commit", "-q", "-m", message)
+    return _git(work, "rev-parse", "HEAD")
+
+
+def _task(work: Path) -> dict[str, str]:
+    """A task repository at ``base`` on ``main`` whose future sits at every door."""
+    work.mkdir(parents=True)
+    _git(work, "init", "-q", "-b", "main")
+    old = _commit(work, "a.txt", "old\n", "old")
+    _git(work, "tag", "-a", "-m", "an old release", "v0.9", old)
+    base = _commit(work, "a.txt", "base\n", "base")
+    _git(work, "update-ref", "refs/remotes/origin/main", base)
+    _git(work, "checkout", "-q", "-b", "fix")
+    future = _commit(work, "a.txt", f"{SECRET}\n", f"fix {SECRET}")
+    _git(work, "tag", "v1.1", future)
+    _git(work, "tag", "-a", "-m", f"tagged later: {SECRET}", "v0.9-notes", old)
+    _git(work, "notes", "add", "-m", f"note {SECRET}", base)
+    _git(work, "checkout", "-q", "main")
+    _git(work, "replace", old, future)
+    _git(work, "update-ref", "refs/remotes/origin/fix", future)
+    (work / "a.txt").write_text(f"stashed {SECRET}\n")
+    _git(work, "stash", "-q")
+    (work / ".git" / "ORIG_HEAD").write_text(future + "\n")
+    (work / ".git" / "FETCH_HEAD").write_text(f"{future}\t\tbranch 'fix' of x\n")
+    dangling = _git(work, "hash-object", "-w", "--stdin", stdin=f"dangling {SECRET}\n")
+    _git(work, "repack", "-q", "-a", "-d")
+    loose = _git(work, "hash-object", "-w", "--stdin", stdin=f"loose {SECRET}\n")
+    return {"old": old, "base": base, "future": future, "dangling": dangling, "loose": loose}
+
+
+def _objects(git_dir: Path) -> set[str]:
+    out = subprocess.run(
+        ["git", "--git-dir", str(git_dir), "cat-file", "--batch-all-objects", "--batch-check"],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**_ENV, "GIT_NO_REPLACE_OBJECTS": "1"},
+    ).stdout
+    return {line.split(" ", 1)[0] for line in out.splitlines()}
+
+
+def _reachable(work: Path, rev: str) -> set[str]:
+    out = subprocess.run(
+        ["git", "--no-replace-objects", "rev-list", "--objects", rev],
+        cwd=work,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    return {line.split(" ", 1)[0] for line in out.splitlines()}
+
+
+def test_the_copy_holds_what_the_base_reaches_and_nothing_else(tmp_path: Path) -> None:
+    ids = _task(tmp_path / "work")
+    gd = tmp_path / "work" / ".git"
+    copy = git_prune.prune_copy(gd, tmp_path / "copy")
+    assert copy.base == ids["base"] and copy.index == "copied"
+    held = _objects(copy.path)
+    assert held == _reachable(tmp_path / "work", ids["base"])
+    for door in ("future", "dangling", "loose"):
+        assert ids[door] not in held
+    # references: main (HEAD's branch) at the base, the remote-tracking main, the old tag peeled
+    # (its message not copied; the tag made later on an old commit kept only as its commit)
+    refs = (copy.path / "packed-refs").read_text().splitlines()[1:]
+    assert sorted(refs) == sorted(
+        [
+            f"{ids['base']} refs/heads/main",
+            f"{ids['base']} refs/remotes/origin/main",
+            f"{ids['old']} refs/tags/v0.9",
+            f"{ids['old']} refs/tags/v0.9-notes",
+        ]
+    )
+    assert (copy.path / "HEAD").read_text() == "ref: refs/heads/main\n"
+    assert (copy.path / "config").read_bytes() == (gd / "config").read_bytes()
+    names = set(os.listdir(copy.path))
+    assert not names & {"ORIG_HEAD", "FETCH_HEAD", "logs", "hooks", "worktrees"}
+    assert not (copy.path / "objects" / "info" / "alternates").exists()
+    text = b"".join(p.read_bytes() for p in copy.path.rglob("*") if p.is_file())
+    assert SECRET.encode() not in text
+    # git in the copy: the base's history and nothing of the future, however it is asked for
+    env = {**_ENV, "GIT_DIR": str(copy.path)}
+    log = subprocess.run(
+        ["git", "log", "--all", "--reflog", "-p"], env=env, capture_output=True, text=True
+    )
+    assert log.returncode == 0 and "base" in log.stdout and SECRET not in log.stdout
+    for rev in ("fix", "v1.1", "ORIG_HEAD", "FETCH_HEAD", "stash@{0}", ids["future"][:10]):
+        shown = subprocess.run(["git", "show", rev], env=env, capture_output=True, text=True)
+        assert shown.returncode != 0 and SECRET not in shown.stdout, rev
+
+
+def test_an_index_naming_an_absent_object_is_rebuilt_from_the_base(tmp_path: Path) -> None:
+    ids = _task(tmp_path / "work")
+    work = tmp_path / "work"
+    blob = _git(work, "rev-parse", f"{ids['future']}:a.txt")
+    _git(work, "update-index", "--cacheinfo", f"100644,{blob},a.txt")
+    copy = git_prune.prune_copy(work / ".git", tmp_path / "copy")
+    assert copy.index == "rebuilt"
+    listed = subprocess.run(
+        ["git", "--git-dir", str(copy.path), "ls-files", "-s"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert blob not in listed and _git(work, "rev-parse", f"{ids['base']}:a.txt") in listed
+
+
+def test_detached_unborn_shallow_and_linked_heads(tmp_path: Path) -> None:
+    ids = _task(tmp_path / "work")
+    work = tmp_path / "work"
+    _git(work, "checkout", "-q", "--detach", ids["old"])
+    copy = git_prune.prune_copy(work / ".git", tmp_path / "c1")
+    assert (copy.path / "HEAD").read_text() == ids["old"] + "\n"
+    assert ids["base"] not in _objects(copy.path)  # the base is the future of an older HEAD
+    # a repository with no commit: HEAD kept, nothing else
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    _git(empty, "init", "-q", "-b", "main")
+    copy = git_prune.prune_copy(empty / ".git", tmp_path / "c2")
+    assert copy.base is None and _objects(copy.path) == set()
+    # a shallow clone: its boundary kept where the copy holds it
+    shallow = tmp_path / "shallow"
+    subprocess.run(
+        ["git", "clone", "-q", "--depth", "1", "--no-local", f"file://{work}", str(shallow)],
+        check=True,
+        env=_ENV,
+    )
+    copy = git_prune.prune_copy(shallow / ".git", tmp_path / "c3")
+    kept = (copy.path / "shallow").read_text().split()
+    assert kept == (shallow / ".git" / "shallow").read_text().split()
+    log = subprocess.run(
+        ["git", "--git-dir", str(copy.path), "log", "--oneline"], capture_output=True, text=True
+    )
+    assert log.returncode == 0 and len(log.stdout.splitlines()) == 1
+    # HEAD a link into refs/ (as git takes it): the copy's HEAD a regular file naming it
+    _git(work, "checkout", "-q", "main")
+    (work / ".git" / "HEAD").unlink()
+    (work / ".git" / "HEAD").symlink_to("refs/heads/main")
+    copy = git_prune.prune_copy(work / ".git", tmp_path / "c4")
+    assert (copy.path / "HEAD").read_text() == "ref: refs/heads/main\n"
+
+
+@pytest.mark.parametrize(
+    "head,why",
+    [
+        (b"\xff\x00garbage", "neither a reference nor an id"),
+        (b"ref: refs/heads/../../../etc\n", "not a reference"),
+        (b"ref: refs/heads/nowhere\n", None),  # unborn branch: kept as it is
+        (b"0" * 40 + b"\n", "names no commit"),
+    ],
+)
+def test_bad_heads_fail_with_a_reason_and_leave_no_copy(
+    tmp_path: Path, head: bytes, why: str | None
+) -> None:
+    _task(tmp_path / "work")
+    gd = tmp_path / "work" / ".git"
+    (gd / "HEAD").write_bytes(head)
+    if why is None:
+        assert git_prune.prune_copy(gd, tmp_path / "copy").base is None
+        return
+    with pytest.raises(git_prune.PruneError, match=why):
+        git_prune.prune_copy(gd, tmp_path / "copy")
+    assert not (tmp_path / "copy").exists()
+
+
+def test_the_switch_is_the_operators_and_unknown_values_fail(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv(git_prune.ENV_TASK_REPOS, raising=False)
+    assert git_prune.pruning()
+    monkeypatch.setenv(git_prune.ENV_TASK_REPOS, "whole")
+    assert not git_prune.pruning()
+    monkeypatch.setenv(git_prune.ENV_TASK_REPOS, "off")
+    with pytest.raises(git_prune.PruneError, match="not known"):
+        git_prune.pruning()
+
+
+def test_before_phase_binds_the_copy_and_removing_never_follows_a_link(tmp_path: Path) -> None:
+    _task(tmp_path / "work")
+    gd = tmp_path / "work" / ".git"
+    trace = tmp_path / "raw.trace"
+    binds = git_guard.before_phase([tmp_path / "work"], trace)
+    copy = git_prune.copies_path(trace) / "0"
+    assert ("--bind", copy, gd) in binds and ("--ro-bind", copy / "HEAD", gd / "HEAD") in binds
+    assert all(src != gd for _, src, dest in binds if dest == gd)
+    (repo,) = git_guard.task_repositories(trace)
+    assert repo["path"] == str(gd) and repo["head"] == "ref: refs/heads/main"
+    assert git_guard.after_phase(trace) == []
+    git_prune.remove_copies(trace)
+    assert not git_prune.copies_path(trace).exists()
+    # a link in the copies' place: removed, its target untouched
+    keep = tmp_path / "keep"
+    keep.mkdir()
+    (keep / "f").write_text("x")
+    git_prune.copies_path(trace).symlink_to(keep)
+    git_prune.remove_copies(trace)
+    assert (keep / "f").read_text() == "x" and not os.path.lexists(git_prune.copies_path(trace))
+
+
+# ------------------------------------------------------------------------------ in the sandbox
+
+
+def _phase(tmp_path: Path, work: Path, script: str) -> tuple[subprocess.CompletedProcess, list]:
+    spec = SandboxSpec(cwd=work, read_write=(work,), trace=tmp_path / "raw.trace")
+    proc = subprocess.run(
+        accounted(wrap(spec, ["python3", "-c", script])),
+        env=sandbox_env(dict(_ENV)),
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    evidence = tmp_path / "evidence"
+    evidence.mkdir(exist_ok=True)
+    rows = finish_trace(spec, evidence)
+    return proc, rows
+
+
+_PLAIN = """\
+import os, subprocess, zlib
+seen = []
+for argv in (["git", "log", "--all", "--reflog", "-p"], ["git", "show", "v1.1"],
+             ["git", "show", "ORIG_HEAD"], ["git", "stash", "show", "-p"],
+             ["git", "fsck", "--lost-found", "--unreachable"], ["git", "notes", "list"],
+             ["git", "log", "-p", "-1", "--glob=refs/*"], ["git", "cat-file", "--batch-all-objects",
+             "--batch"]):
+    out = subprocess.run(argv, capture_output=True)
+    seen.append((out.stdout + out.stderr).decode("latin-1"))
+for root, _, files in os.walk(".git"):
+    for f in files:
+        data = open(os.path.join(root, f), "rb").read()
+        seen.append(data.decode("latin-1"))
+        try:
+            seen.append(zlib.decompress(data).decode("latin-1"))
+        except zlib.error:
+            pass
+print("secret", "FUTURE_SECRET_42" in "".join(seen))
+print("status", subprocess.run(["git", "status", "--short"], capture_output=True,
+                               text=True).stdout.split())
+"""
+
+
+@pytest.mark.heavy
+def test_every_door_is_empty_in_the_box_and_the_repository_is_left_as_it_was(
+    tmp_path: Path, seccomp: None
+) -> None:
+    """git by every spelling, the store's files read by hand (zlib) and a walk of ``.git``: no
+    future; ``git status`` works; the task repository outside is unchanged and the copies are
+    gone after the phase; the trace records no change."""
+    work = tmp_path / "work"
+    _task(work)
+    before = _objects(work / ".git")
+    proc, rows = _phase(tmp_path, work, _PLAIN)
+    lines = dict(line.split(" ", 1) for line in proc.stdout.splitlines() if " " in line)
+    assert lines.get("secret") == "False", proc.stdout + proc.stderr[-2000:]
+    assert lines["status"] == "[]", proc.stdout  # the index came along: a clean status
+    assert _objects(work / ".git") == before
+    assert not git_prune.copies_path(tmp_path / "raw.trace").exists()
+    assert [r for r in rows if r.get("kind") == "git_state"] == []
+
+
+def _attacks() -> list[object]:
+    """The resolved red team's attacks that beat the trace's own judgement, with their set-up."""
+    import test_redteam_trace_resolved_redteam as red
+
+    return [
+        pytest.param(
+            red._LINKED_DIR.format(head='os.symlink("refs/../HEAD", os.path.join(g, "HEAD"))'),
+            red._future,
+            id="J-git-dir-of-links",
+        ),
+        pytest.param(
+            red._GIT_WRITES_LINK.format(step=red._LOG.format(rev="my_head")),
+            red._future,
+            id="R-link-written-by-git",
+        ),
+        pytest.param(
+            red._GIT_WRITES.format(
+                pre="",
+                body='(future + "\\n").encode()',
+                prefix="objects/",
+                name="tmp_x",
+                step=red._S_LOG,
+            ),
+            red._future_blob_and_tree,
+            id="S-store-layout-name",
+        ),
+        pytest.param(
+            red._GIT_WRITES.format(
+                pre="", body='b"x\\n"', prefix="objects/", name="tmp_y", step=red._S_INDEX
+            ),
+            red._future_blob_and_tree,
+            id="S-index-entry",
+        ),
+        pytest.param(
+            red._GIT_WRITES.format(
+                pre=red._S_GRAPH,
+                body="graph",
+                prefix="objects/info/",
+                name="commit-graph",
+                step=red._S_GRAPH_LOG,
+            ),
+            red._future_blob_and_tree,
+            id="S-commit-graph",
+        ),
+        pytest.param(red._GIT_HIDES.format(by_git="True"), red._future, id="T-git-clean"),
+        pytest.param(red._SPELLING.format(rev='"x-g" + future[:8]'), red._future, id="V"),
+        pytest.param(
+            red._ARGV_ANY.format(argv='["git", "checkout", "x-g" + future[:8], "--", "a.txt"]'),
+            red._future,
+            id="W",
+        ),
+        pytest.param(red._GRAPH_ALT.format(build=red._S_GRAPH), red._future_blob_and_tree, id="Y"),
+    ]
+
+
+@pytest.mark.heavy
+@pytest.mark.parametrize("script,setup", _attacks())
+def test_the_attacks_that_beat_the_trace_find_nothing(
+    tmp_path: Path, seccomp: None, script: str, setup: object
+) -> None:
+    """Each attack ran (its lines printed) and the future never came out: with the ids of the
+    future handed to it (``future.txt``, ``blob.txt``, ``tree.txt``), git has nothing to read."""
+    from test_redteam_trace_beside_redteam import _ran
+    from test_redteam_trace_deputy import _run
+
+    proc, _audit = _run(tmp_path, script, setup)  # type: ignore[arg-type]
+    lines = _ran(proc)
+    assert lines["attack"].startswith("ERR"), proc.stdout[-2000:]
+    assert SECRET not in proc.stdout, proc.stdout[-2000:]
+    snap = json.loads(git_guard.snapshot_path(tmp_path / "raw.trace").read_text())
+    assert [r["source"] for r in snap["repos"]] == [
+        str(git_prune.copies_path(tmp_path / "raw.trace") / "0")
+    ]
+
+
+@pytest.mark.heavy
+def test_the_control_the_same_attack_wins_with_the_repository_whole(
+    tmp_path: Path, seccomp: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The control of the attacks above: with the repository bound whole (the operator's
+    ``EVOTREE_TASK_REPOS=whole``), the describe spelling (V) shows the future."""
+    import test_redteam_trace_resolved_redteam as red
+    from test_redteam_trace_beside_redteam import _ran
+    from test_redteam_trace_deputy import _run
+
+    monkeypatch.setenv(git_prune.ENV_TASK_REPOS, "whole")
+    proc, _audit = _run(tmp_path, red._SPELLING.format(rev='"x-g" + future[:8]'), red._future)
+    assert _ran(proc)["attack"].startswith("OK") and SECRET in proc.stdout, proc.stdout[-2000:]
+    assert not git_prune.copies_path(tmp_path / "raw.trace").exists()
