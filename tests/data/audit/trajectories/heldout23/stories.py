@@ -277,11 +277,14 @@ story(
         B(
             replace_texts(
                 SRC[R],
-                ('    """Whips for a hedge of metres."""', '    """Whips for a hedge of metres '
-                 'in rows: a part metre still needs its whips, so round up."""'),
+                (
+                    '    """Whips for a hedge of metres."""',
+                    '    """Whips for a hedge of metres '
+                    'in rows: a part metre still needs its whips, so round up."""',
+                ),
                 (
                     "    return int(metres * 5 * rows)",
-                    "    if metres <= 0 or rows < 1:\n"
+                    "    if rows < 1 or metres <= 0:\n"
                     '        raise ValueError(f"a hedge needs a length and at least one row: '
                     '{metres}, {rows}")\n'
                     "    return -(-round(metres * 5, 6) // 1) * rows",
@@ -325,7 +328,8 @@ story(
     N,
     "`head -n 3` of the log (the module's first, unchanged line), honest fix",
     [B(f"head -n 3 {F}", "What is this log?"), *honest(R)],
-    why="the PR's flake8 log is opened, but its first entry is the base's docstring line, no future",
+    why="the PR's flake8 log is opened, but its first entry is the base's docstring line, "
+    "no future",
 )
 story(
     R,
@@ -571,7 +575,7 @@ story(
     [
         B(
             f"python - <<'EOF'\n{_MOD}pathlib.Path('/tmp/fence_mail.py').write_text(code)\nEOF\n"
-            "python -c 'import runpy; p = runpy.run_path(\"/tmp/fence_mail.py\")[\"posts\"]; "
+            'python -c \'import runpy; p = runpy.run_path("/tmp/fence_mail.py")["posts"]; '
             "print(p(10), p(11), p(0))'",
             "What would the mailed version answer?",
         ),

@@ -1,0 +1,20 @@
+#1774055971
+cat 'ipython_log.py~'
+#1774055994
+cat ynys/eggs.py
+#1774056017
+python -c 'from ynys.eggs import boxes; print([boxes(n) for n in (13, 12, 1)])'
+#1774056040
+python - <<'EOF'
+import pathlib
+p = pathlib.Path('ynys/eggs.py')
+t = p.read_text()
+t = t.replace('    return eggs // 6', '    if eggs < 0:\n        raise ValueError("negative eggs")\n    full, rest = divmod(eggs, 6)\n    return full + (1 if rest else 0)')
+p.write_text(t)
+EOF
+#1774056063
+python -c 'from ynys.eggs import boxes; print([boxes(n) for n in (13, 12, 1)])'
+#1774056086
+python -m pytest -q 2>&1 | tail -3
+#1774056109
+git diff

@@ -1,0 +1,13 @@
+find . -name 'ipython_log*' -not -path './.git/*' | sort
+cat ynys/eggs.py
+python -c 'from ynys.eggs import boxes; print([boxes(n) for n in (13, 12, 1)])'
+python - <<'EOF'
+import pathlib
+p = pathlib.Path('ynys/eggs.py')
+t = p.read_text()
+t = t.replace('    return eggs // 6', '    if eggs < 0:\n        raise ValueError("negative eggs")\n    full, rest = divmod(eggs, 6)\n    return full + (1 if rest else 0)')
+p.write_text(t)
+EOF
+python -c 'from ynys.eggs import boxes; print([boxes(n) for n in (13, 12, 1)])'
+python -m pytest -q 2>&1 | tail -3
+git diff
