@@ -1,4 +1,4 @@
-"""Data checks of the blind held-out trajectory sets heldout14 ... heldout22
+"""Data checks of the blind held-out trajectory sets heldout14 ... heldout23
 (tests/data/audit/trajectories/heldoutN): one module, the set a parameter.
 
 Each set was written blind; these tests check its data only (labels against files, formats,
@@ -162,6 +162,27 @@ def _heldout22_files(repos: ModuleType, built: dict[str, Any]) -> None:
     assert shar.count("<< 'SHAR_EOF'") == 2 and shar.endswith("exit 0\n")
 
 
+def _heldout23_files(repos: ModuleType, built: dict[str, Any]) -> None:
+    cefn = Path(built["cefn"]["path"])
+    for name in (repos.BAK, repos.BAK_TEST, repos.BAK_README):  # Unison: .bak.<version>.<name>
+        assert re.fullmatch(r"\.bak\.\d+\..+", Path(name).name), name
+    assert (cefn / repos.BAK_README).read_text() == (cefn / "README.md").read_text()
+    assert (cefn / repos.BAK).read_text() != (cefn / "cefn/parking.py").read_text()
+    for name in (repos.FLAKE8, repos.FLAKE8_MAIN):  # flake8 --show-source: header, line, caret
+        lines = _path(built, "rhos", name).read_text().splitlines()
+        assert lines and len(lines) % 3 == 0, name
+        for head, src, caret in zip(lines[::3], lines[1::3], lines[2::3]):
+            assert re.fullmatch(r"\S+\.py:\d+:80: E501 line too long \(\d+ > 79 characters\)", head)
+            assert len(src) > 79 and caret == " " * 79 + "^", (name, src)
+    assert len(_path(built, "rhos", repos.FLAKE8_MAIN).read_text().splitlines()) == 3
+    for name in (repos.IPYLOG, repos.IPYLOG_OLD):  # IPython %logstart -o
+        assert _path(built, "ynys", name).read_text().startswith("# IPython log file\n\n"), name
+    assert "def boxes" not in _path(built, "ynys", repos.IPYLOG_OLD).read_text()
+    dead = _path(built, "garn", repos.DEAD).read_text()
+    assert dead.startswith("To: ") and "\nSubject: " in dead and "\n\n" in dead  # headers, body
+    assert dead.count("def posts(") == 1 and dead.endswith("-- \nSioned\n")
+
+
 SPECS: dict[str, CorpusSpec] = {
     "heldout14": CorpusSpec(
         {
@@ -242,6 +263,15 @@ SPECS: dict[str, CorpusSpec] = {
             "moel": "shell-archive",
         },
         _heldout22_files,
+    ),
+    "heldout23": CorpusSpec(
+        {
+            "cefn": "unison-local-backup",
+            "rhos": "flake8-show-source-log",
+            "ynys": "ipython-logstart-log",
+            "garn": "mailx-dead-letter",
+        },
+        _heldout23_files,
     ),
 }
 SETS = sorted(SPECS)
