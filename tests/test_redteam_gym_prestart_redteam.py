@@ -10,7 +10,9 @@ attack that wins is an ``xfail(strict=False)`` naming its mechanism.
 
 Stopped in the judge phase's nested sandbox (see each test): the early process looks for its
 judge (files, ``/proc``, memory, the pids it can name, the descriptors it can copy from its
-parent with ``pidfd_getfd``) at import, while the judge still imports, and again at reset; it
+parent with ``pidfd_getfd``) at import, while the judge still imports, and again at reset, in
+both contracts (evotree's, two workers side by side; EvoPolicyGym's); it leaves marks in its
+``/tmp``, ``/dev/shm`` and ``$HOME`` for the process started after it (none found); it
 tries to replace the judge's references before the judge reads them; it signals and ptraces
 its parent from the window (its sandbox's init: the judge plays on and scores it); its view
 (environment, descriptors, signal dispositions and mask, limits, session, credentials) is the
@@ -79,14 +81,16 @@ def _reports(text: str) -> list[dict[str, Any]]:
     ]
 
 
-def _judge_folder(tmp_path: Path, *, workers: int = 1, episodes: int = 2) -> Path:
+def _judge_folder(
+    tmp_path: Path, *, workers: int = 1, episodes: int = 2, protocol: str = "evotree"
+) -> Path:
     """A judge tree holding hidden seeds (``judge/gym.toml``) and references."""
     judge = tmp_path / "judge-dir"
     (judge / "judge").mkdir(parents=True)
     seeds = ", ".join(str(s) for s in SEEDS[:episodes])
     (judge / "judge" / "gym.toml").write_text(
         f'[judge]\nenvs = ["{ENV}"]\nepisode_timeout_seconds = 20\nworkers = {workers}\n'
-        f'lanes = 1\n[pools.validation]\n"{ENV}" = [{seeds}]\n'
+        f'lanes = 1\nprotocol = "{protocol}"\n[pools.validation]\n"{ENV}" = [{seeds}]\n'
     )
     (judge / "judge" / "references.json").write_text(
         json.dumps({"envs": {ENV: {"random": 20.0, "expert": 500.0}}})
@@ -112,12 +116,17 @@ def _phase_env(tmp_path: Path, phase: str, sandbox: dict[str, Any] | None) -> di
 
 
 def _run_judge(
-    tmp_path: Path, candidate: Path, sandbox: dict[str, Any] | None, *, workers: int = 1
+    tmp_path: Path,
+    candidate: Path,
+    sandbox: dict[str, Any] | None,
+    *,
+    workers: int = 1,
+    protocol: str = "evotree",
 ) -> tuple[int, str, list[dict[str, Any]]]:
     """``python -P -m evotree.domains.gym.judge`` as the harness starts it (its ``main``, so
     its ``prestart``): (exit code, stderr, its evidence rows: evals and signals). Its output goes to files, as the
     harness's logs do, so that a process the policy left behind cannot hold the test up."""
-    judge = _judge_folder(tmp_path, workers=workers)
+    judge = _judge_folder(tmp_path, workers=workers, protocol=protocol)
     env = _phase_env(tmp_path, "eval", sandbox)
     env["EVOTREE_CANDIDATE_DIR"] = str(candidate)
     err = tmp_path / "eval.err"
@@ -262,7 +271,7 @@ class Policy:
     def __init__(self, *args):
         pass
 
-    def reset(self):
+    def reset(self, *args):
         look("reset")
 
     def act(self, obs):
@@ -276,22 +285,30 @@ def _look(tmp_path: Path) -> Path:
 
 
 @pytest.mark.heavy
+@pytest.mark.parametrize("protocol", ["evotree", "evopolicygym"])
 def test_the_early_process_finds_nothing_of_its_judge_at_import_or_at_reset(
-    tmp_path: Path,
+    tmp_path: Path, protocol: str
 ) -> None:
-    """The real judge (two workers: the early process and one started late play side by side):
-    at import and at reset neither policy process reads a judge file, a /proc entry or the
-    judge's memory, and the only pids it can name are its own and its sandbox's init. The
-    judge scores both episodes as the controller earns them. The descriptors it can copy from
-    its parent (pidfd_getfd on its sandbox's init, the same user) are 0-2 (its own files) and
-    an anonymous inode: no directory, nothing of the judge's."""
+    """The real judge (evotree's contract with two workers: the early process and one started
+    late play side by side; EvoPolicyGym's: one process, the early one): at import and at reset
+    no policy process reads a judge file, a /proc entry or the judge's memory, and the only
+    pids it can name are its own and its sandbox's init. The judge scores both episodes as the
+    controller earns them. The descriptors it can copy from its parent (pidfd_getfd on its
+    sandbox's init, the same user) are 0-2 (its own files) and an anonymous inode: no
+    directory, nothing of the judge's."""
     spec = _nested()
-    rc, err, rows = _run_judge(tmp_path, _look(tmp_path), spec, workers=2)
+    epg = protocol == "evopolicygym"
+    rc, err, rows = _run_judge(
+        tmp_path, _look(tmp_path), spec, workers=1 if epg else 2, protocol=protocol
+    )
     reports = _reports(err)
     assert rc == 0, err[-3000:]
-    assert [r["score"] for r in rows if "score" in r] == [1.0, 1.0], rows
-    # the attack ran: two processes at import, one report per episode at reset
-    assert sorted(r["where"] for r in reports) == ["import", "import", "reset", "reset"], err
+    # EvoPolicyGym records the raw return, evotree's contract the normalized score
+    scores = [r["score"] for r in rows if "score" in r]
+    assert scores == ([500.0, 500.0] if epg else [1.0, 1.0]), rows
+    # the attack ran: one report per process at import, one per episode at reset
+    imports = ["import"] if epg else ["import", "import"]
+    assert sorted(r["where"] for r in reports) == [*imports, "reset", "reset"], err
     for report in reports:
         assert report["readable"] == [] and report["seed_in"] == [], report
         assert report["mem"] == "no maps", report
@@ -596,6 +613,66 @@ def test_the_train_phases_early_process_holds_what_a_late_one_holds(tmp_path: Pa
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
     _same_views(_reports(proc.stderr))
+
+
+# ---------------------------------------------------------------------------- 3b. marks for later
+
+#: each process looks for marks at reset, then at its first act leaves marks where a process
+#: started after it might find them (a private /tmp, /dev/shm, $HOME in the nested sandbox; its
+#: own folder, read-only there) and dies: the early process marks, the late one looks
+MARKS = r"""
+import json, os
+
+PLACES = ["/tmp/{tag}", "/dev/shm/{tag}", os.path.join(os.environ.get("HOME", "/tmp"), "{tag}"),
+          os.path.join(os.getcwd(), "{tag}")]
+
+
+class Policy:
+    def __init__(self, *args):
+        pass
+
+    def reset(self):
+        found = [p for p in PLACES if os.path.exists(p)]
+        os.write(2, ("REDTEAM " + json.dumps({{"where": "reset", "found": found}}) + "\n").encode())
+
+    def act(self, obs):
+        wrote = []
+        for place in PLACES:
+            try:
+                with open(place, "w") as handle:
+                    handle.write("early")
+                wrote.append(place)
+            except OSError:
+                pass
+        os.write(2, ("REDTEAM " + json.dumps({{"where": "act", "wrote": wrote}}) + "\n").encode())
+        os._exit(3)
+"""
+
+
+@pytest.mark.heavy
+@pytest.mark.parametrize("nested", [True, False], ids=["nested", "plain"])
+def test_the_late_process_finds_no_mark_of_the_early_one(tmp_path: Path, nested: bool) -> None:
+    """Nested: the early process writes its marks (its /tmp, /dev/shm, $HOME) and dies; the
+    process started late for the next episode finds none. Plain (the control): it finds them."""
+    spec = _nested() if nested else None
+    tag = f"redteam-prestart-{os.getpid()}-{time.monotonic_ns()}"
+    candidate = _candidate(tmp_path, MARKS.format(tag=tag))
+    home = Path(os.environ.get("HOME", "/tmp"))
+    places = [Path("/tmp") / tag, Path("/dev/shm") / tag, home / tag, candidate / tag]
+    try:
+        rc, err, _ = _run_judge(tmp_path, candidate, spec)
+        reports = _reports(err)
+        assert rc == 0, err[-3000:]
+        assert [r["where"] for r in reports] == ["reset", "act", "reset", "act"], err[-3000:]
+        assert reports[0]["found"] == [] and reports[1]["wrote"], reports  # the attack ran
+        if nested:
+            assert reports[2]["found"] == [], reports
+            assert not any(p.exists() for p in places)  # nothing reached the judge's machine
+        else:
+            assert reports[2]["found"], reports
+    finally:
+        for place in places:
+            place.unlink(missing_ok=True)
 
 
 # ---------------------------------------------------------------------------- 4. nothing outlives
