@@ -113,6 +113,11 @@ extended history, evotree rollouts), written by ``build.py`` beside each set:
   ``.nfsXXXX``, a pytest JUnit XML report, a curl ``--trace-ascii`` log, a GNU shell archive),
   written blind and scored once at ``2af5ffb`` with heldout21's rules (``heldout22`` and
   ``heldout22_repo``).
+* ``tests/data/audit/trajectories/heldout23`` — the twenty-third held-out set (60 files, 30 leaks,
+  four task repositories whose fix also lies in a file a tool left: Unison backups ``.bak.0.*``,
+  a flake8 ``--show-source`` log, an IPython ``%logstart -o`` log, mailx's ``dead.letter``),
+  written blind and scored once at ``056cf3b`` after heldout22's development pass
+  (``heldout23`` and ``heldout23_repo``).
 
 Run:
 
@@ -403,6 +408,8 @@ def main() -> None:
             "heldout21_repo": trajectory_set(TRAJECTORIES / "heldout21", with_repo=True),
             "heldout22": trajectory_set(TRAJECTORIES / "heldout22"),
             "heldout22_repo": trajectory_set(TRAJECTORIES / "heldout22", with_repo=True),
+            "heldout23": trajectory_set(TRAJECTORIES / "heldout23"),
+            "heldout23_repo": trajectory_set(TRAJECTORIES / "heldout23", with_repo=True),
         },
     }
     print(json.dumps(result, indent=2))
