@@ -25,7 +25,9 @@ the rewritten file, its own).
 
 Won, ``[sandbox] mode = "off"`` only (no boundary is claimed there, but the early start adds
 this): a plain early process rewrites ``judge/references.json`` through ``/proc/<ppid>/cwd``
-before the judge reads it and so sets its own score (xfail). The plain controls show the
+before the judge reads it and so sets its own score (xfail). Won, low severity (ab02f55): a
+train phase that refuses the submission (exit 65, charged nothing) now runs policy.py's
+import code when the early process gets that far before ``discard`` (xfail). The plain controls show the
 probes work: as root the early process reads the seed file, finds the seed in the judge's
 memory, copies the judge's descriptors and kills its judge; its daemon outlives a judge that
 stopped before its episodes.
@@ -957,3 +959,70 @@ def test_the_train_phases_early_process_cannot_raise_the_episode_cap(tmp_path: P
     rollouts = tmp_path / "evidence-train" / "rollouts.jsonl"
     rows = [json.loads(x) for x in rollouts.read_text().splitlines()] if rollouts.exists() else []
     assert 1 <= len(rows) <= 3, len(rows)
+
+
+# ---------------------------------------------------------------------------- 8. train: refused runs
+
+#: at import: leaves a file in its folder (the train phase's candidate folder, writable there)
+RAN = r"""
+import os, time
+
+open("ran-%d" % time.monotonic_ns(), "w").close()
+
+
+class Policy:
+    def __init__(self, *args):
+        pass
+
+    def reset(self):
+        pass
+
+    def act(self, obs):
+        return 0
+"""
+
+_REFUSED_WIN = (
+    "ab02f55: the train phase starts the policy's process before it reads gym.toml, so in a "
+    "phase that then refuses the submission (an unusable gym.toml: exit 65, 'invalid "
+    "submission, charged nothing' - no time, no episode charged unless [budget] "
+    "charge_invalid) policy.py's import code runs when the process gets that far before "
+    "launch.discard kills it (a race: about half the tries by hand); before ab02f55 no "
+    "candidate code ran in such a phase. Bounded: the process is killed when main returns and "
+    "the phase's sandbox ends what it forked; low severity (the candidate gets uncharged runs "
+    "of its import code in the train sandbox, which it could read and write in any run)"
+)
+
+
+def _train(candidate: Path, tmp_path: Path) -> int:
+    env = _phase_env(tmp_path, "train", None)
+    env["EVOTREE_SEED"] = "0"
+    return subprocess.run(
+        [sys.executable, "-P", "-m", "evotree.domains.gym.train"],
+        cwd=candidate,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        timeout=120,
+        check=False,
+    ).returncode
+
+
+@pytest.mark.heavy
+@pytest.mark.xfail(strict=False, reason=_REFUSED_WIN)
+def test_a_refused_train_phase_runs_no_candidate_code(tmp_path: Path) -> None:
+    """A train phase that refuses the submission (gym.toml is not TOML: exit 65) runs nothing
+    of policy.py: up to six tries, the first whose policy left its file fails the test. The
+    control: with a usable gym.toml the same policy's file is there."""
+    candidate = _candidate(tmp_path, RAN)
+    (candidate / "gym.toml").write_text(
+        f'[train]\nenvs = ["{ENV}"]\nepisodes_per_env = 1\nfirst_seed = 0\n'
+        "episode_timeout_seconds = 20\nworkers = 1\n"
+    )
+    assert _train(candidate, tmp_path) == 0
+    assert list(candidate.glob("ran-*")), "the probe did not run in an accepted phase"
+    for path in candidate.glob("ran-*"):
+        path.unlink()
+    (candidate / "gym.toml").write_text("not toml [\n")
+    for attempt in range(6):
+        assert _train(candidate, tmp_path) == 65
+        assert not list(candidate.glob("ran-*")), f"policy.py ran in refused phase {attempt}"
