@@ -12,23 +12,25 @@ Stopped in the judge phase's nested sandbox (see each test): the early process l
 judge (files, ``/proc``, memory, the pids it can name, the descriptors it can copy from its
 parent with ``pidfd_getfd``) at import, while the judge still imports, and again at reset, in
 both contracts (evotree's, two workers side by side; EvoPolicyGym's); it leaves marks in its
-``/tmp``, ``/dev/shm`` and ``$HOME`` for the process started after it (none found); it
-tries to replace the judge's references before the judge reads them; it signals and ptraces
-its parent from the window (its sandbox's init: the judge plays on and scores it); its view
-(environment, descriptors, signal dispositions and mask, limits, session, credentials) is the
-view of a process started late, judge and train phase; a daemon it forks at import does not
-outlive a judge that stops before its episodes; a process of a previous candidate in the same
-folder is never adopted by a later ``judge.main``; frames it writes before its adoption void
-the policy, they never score; in the train phase it cannot raise the run's episode cap by
-rewriting ``gym.toml`` before the phase reads it (it may win that race: the phase then plays
-the rewritten file, its own).
+``/tmp``, ``/dev/shm`` and ``$HOME`` for the process started after it (none found); it tries to
+replace the judge's references before the judge reads them; it signals and ptraces its parent
+from the window (its sandbox's init: the judge plays on and scores it); its view (environment,
+descriptors, signal dispositions and mask, limits, session, credentials) is the view of a
+process started late, judge and train phase; a daemon it forks at import does not outlive a
+judge that stops before its episodes; a process of a previous candidate in the same folder is
+never adopted by a later ``judge.main``, and a second ``prestart`` starts no second process (a
+waiting process for the same folder is adopted as it loaded policy.py: the key is the folder,
+not its content; no candidate reaches that); frames it writes before its adoption void the
+policy, they never score; in the train phase it cannot raise the run's episode cap by rewriting
+``gym.toml`` before the phase reads it (it may win that race: the phase then plays the rewritten
+file, its own).
 
 Won, ``[sandbox] mode = "off"`` only (no boundary is claimed there, but the early start adds
 this): a plain early process rewrites ``judge/references.json`` through ``/proc/<ppid>/cwd``
 before the judge reads it and so sets its own score (xfail). Won, low severity (ab02f55): a
-train phase that refuses the submission (exit 65, charged nothing) now runs policy.py's
-import code when the early process gets that far before ``discard`` (xfail). The plain controls show the
-probes work: as root the early process reads the seed file, finds the seed in the judge's
+train phase that refuses the submission (exit 65, charged nothing) now runs policy.py's import
+code when the early process gets that far before ``discard`` (xfail). The plain controls show
+the probes work: as root the early process reads the seed file, finds the seed in the judge's
 memory, copies the judge's descriptors and kills its judge; its daemon outlives a judge that
 stopped before its episodes.
 """
@@ -126,8 +128,9 @@ def _run_judge(
     protocol: str = "evotree",
 ) -> tuple[int, str, list[dict[str, Any]]]:
     """``python -P -m evotree.domains.gym.judge`` as the harness starts it (its ``main``, so
-    its ``prestart``): (exit code, stderr, its evidence rows: evals and signals). Its output goes to files, as the
-    harness's logs do, so that a process the policy left behind cannot hold the test up."""
+    its ``prestart``): (exit code, stderr, its evidence rows: evals and signals). Its output
+    goes to files, as the harness's logs do, so that a process the policy left behind cannot
+    hold the test up."""
     judge = _judge_folder(tmp_path, workers=workers, protocol=protocol)
     env = _phase_env(tmp_path, "eval", sandbox)
     env["EVOTREE_CANDIDATE_DIR"] = str(candidate)
@@ -376,7 +379,8 @@ _REFERENCES_WIN = (
     "(the judge's fresh folder is its user's) and replaces the references before the judge "
     "loads them: ~9-step episodes score 0.9 instead of 0, with no extra evidence row. A process "
     "started late finds the references already read (it would need ptrace rights over the "
-    "judge to change them). A race with the judge's own imports: won 4 of 6 tries by hand, 1 of 4 under pytest"
+    "judge to change them). A race with the judge's own imports: won 4 of 6 tries by hand, "
+    "1 of 4 under pytest"
 )
 
 
@@ -851,7 +855,38 @@ def test_a_previous_candidates_early_process_is_never_adopted(
     assert launch._early is None
 
 
-# ---------------------------------------------------------------------------- 6. frames before adoption
+@pytest.mark.heavy
+def test_a_second_prestart_starts_no_second_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """A second ``prestart`` while one waits starts nothing (one process, the first); once it is
+    adopted, a later ``prestart`` starts a new one, which ``discard`` kills. What this shows
+    about the key: a process waiting for the same folder is adopted as it loaded policy.py (A
+    here, once it has loaded it, though the folder now holds B). Only ``judge.main`` and
+    ``train.main`` call ``prestart``, once each, with ``discard`` in their ``finally``, and the
+    judge's copy of the candidate is read-only: no candidate reaches this (a sharp edge for a
+    future caller)."""
+    monkeypatch.setattr(launch, "_early", None)
+    candidate = _candidate(tmp_path, WHO.format(who="A"))
+    assert launch.prestart(candidate, None)
+    first = launch._early[1][0]  # type: ignore[index]
+    assert not launch.prestart(candidate, None)
+    assert launch._early[1][0] is first  # type: ignore[index]
+    seen, end = "", time.monotonic() + 15
+    while f"LOADED A {first.pid}" not in seen and time.monotonic() < end:
+        seen += capfd.readouterr().err
+        time.sleep(0.02)
+    (candidate / "policy.py").write_text(WHO.format(who="B"))
+    (episode,) = run_episodes(candidate, [Task(ENV, 0, SEEDS[0])], timeout=30, sandbox=None)
+    assert f"REPORT A {first.pid} " in episode.message, episode.message
+    assert launch._early is None and first.poll() is not None
+    assert launch.prestart(candidate, None)
+    again = launch._early[1][0]  # type: ignore[index]
+    launch.discard()
+    assert launch._early is None and again.poll() is not None
+
+
+# ---------------------------------------------------------------------------- 6. early frames
 
 #: at import, before the worker's own "ready": a forged "ready" and then a failure frame that
 #: claims a good ending (truncated), queued on the reply pipe while the judge has not adopted
@@ -961,7 +996,7 @@ def test_the_train_phases_early_process_cannot_raise_the_episode_cap(tmp_path: P
     assert 1 <= len(rows) <= 3, len(rows)
 
 
-# ---------------------------------------------------------------------------- 8. train: refused runs
+# ---------------------------------------------------------------------------- 8. train: refused
 
 #: at import: leaves a file in its folder (the train phase's candidate folder, writable there)
 RAN = r"""
