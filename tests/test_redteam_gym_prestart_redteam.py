@@ -723,10 +723,10 @@ def _stop_judge_early(
 ) -> tuple[str, str]:
     """``judge.main`` for a candidate holding :data:`DAEMON` in a folder with no judge files
     (it stops before its episodes), held until the daemon has started; (what came on stderr
-    while the judge ran, what came in the half second after it returned)."""
+    while the judge ran and 0.2 s after, what came in the half second after that)."""
     from evotree.domains.gym import catalog, judge
 
-    candidate = _candidate(tmp_path, DAEMON.format(life=3.0))
+    candidate = _candidate(tmp_path, DAEMON.format(life=5.0))
     monkeypatch.setattr(launch, "_early", None)
     monkeypatch.setenv("EVOTREE_CANDIDATE_DIR", str(candidate))
     if sandbox is None:
@@ -749,6 +749,7 @@ def _stop_judge_early(
     empty.mkdir()
     assert judge.main(empty) == 1
     assert launch._early is None
+    time.sleep(0.2)  # what the sandbox's processes wrote while they were being ended
     seen.append(capfd.readouterr().err)
     time.sleep(0.5)
     return "".join(seen), capfd.readouterr().err
