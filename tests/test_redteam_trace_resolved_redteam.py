@@ -345,26 +345,6 @@ def test_e_worktree_head_a_symbolic_link(tmp_path: Path, seccomp: None, argv: st
     assert SECRET in proc.stdout and _flagged(audit), proc.stdout[-2000:]
 
 
-_NOTES = pytest.mark.xfail(
-    strict=False,
-    reason="(F) a false finding on benign work: a rebase that rewrote commits ends with git's own "
-    "child 'git notes copy --for-rewrite=rebase' (an argv rule: 'git notes reads notes attached to "
-    "other commits', high), in a repository of the candidate's own too; not this change's",
-)
-_BENIGN_FLAGGED = pytest.mark.xfail(
-    strict=False,
-    reason="(F) a false finding on benign work: git rebase -i starts the sequence editor (here "
-    "GIT_SEQUENCE_EDITOR=true) with .git/rebase-merge/git-rebase-todo on its command line, which "
-    "the audit takes for a program reading a stopped rebase's commit ids (high); not this "
-    "change's rules",
-)
-_PICK_FLAGGED = pytest.mark.xfail(
-    strict=False,
-    reason="(F) a false finding on benign work: git -C /tmp/own cherry-pick <own commit id> is "
-    "an argv finding ('moves to a revision outside the task's base', high): the argv judge "
-    "resolves the id against the task, whatever repository git -C names; not this change's",
-)
-
 #: (F, no attack) a candidate's own history work: a repository of its own (``/tmp/own``) with a
 #: few commits, then WHAT (rebase -i, cherry-pick, am); it reads no task object
 _BENIGN = (
@@ -394,13 +374,12 @@ done()
 @pytest.mark.parametrize(
     "what",
     [
-        pytest.param('git("rebase", "-i", "HEAD~2")', id="rebase-i", marks=_BENIGN_FLAGGED),
-        pytest.param('git("rebase", "HEAD~2", "--exec", "true")', id="rebase-exec", marks=_NOTES),
+        pytest.param('git("rebase", "-i", "HEAD~2")', id="rebase-i"),
+        pytest.param('git("rebase", "HEAD~2", "--exec", "true")', id="rebase-exec"),
         pytest.param(
             'tip = git("rev-parse", "HEAD").stdout.strip()\ngit("checkout", "-q", "-b", "side", '
             '"HEAD~2")\ngit("cherry-pick", tip)',
             id="cherry-pick",
-            marks=_PICK_FLAGGED,
         ),
         pytest.param(
             'git("format-patch", "-1", "-o", "/tmp/p")\ngit("reset", "-q", "--hard", "HEAD~1")\n'

@@ -42,6 +42,7 @@ from typing import Any
 
 from evotree.harness.audit.trace_argv import GIT_SERVERS, judge_git_spellings
 from evotree.harness.audit.trace_identity import git_identities, identify
+from evotree.harness.audit.trace_own import mark_own_repositories
 from evotree.harness.audit.trace_reads import judge_git_reads
 from evotree.harness.audit.trace_seccomp import merge_seccomp
 from evotree.harness.audit.trace_strace import _LINE, _sandbox_start, parse_strace
@@ -168,8 +169,9 @@ def write_trace(
     its rows (``git_state``: a task repository changed during the phase, ``harness/git_guard.py``).
     A file already at ``out`` — one the phase itself may have planted — is replaced, never
     followed. ``task_repos``: the phase's task repositories, against which git's reads are
-    judged (:func:`judge_git_reads`; its findings are sealed after the tracer's rows). Returns
-    the rows."""
+    judged (:func:`judge_git_reads`; its findings are sealed after the tracer's rows), and by
+    which the rows of git work in a repository of the phase's own are told apart
+    (:func:`evotree.harness.audit.trace_own.mark_own_repositories`). Returns the rows."""
     try:
         fd = os.open(raw, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
     except FileNotFoundError:
@@ -184,6 +186,7 @@ def write_trace(
     if seccomp:
         rows = identify(merge_seccomp(text), git_identities())
         rows += judge_git_reads(rows, task_repos)
+        mark_own_repositories(rows, task_repos)
     else:
         rows = _sandbox_start(parse_strace(text, cwd))
     rows += extra or []

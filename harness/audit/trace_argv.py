@@ -12,7 +12,11 @@ from typing import Any
 from evotree.harness.audit.git_argv import _git_split, _positionals
 from evotree.harness.audit.trace_identity import _dashed
 
-__all__ = ["GIT_SERVERS", "judge_git_spellings"]
+__all__ = ["GIT_SERVERS", "OWN_REPOSITORY", "judge_git_spellings", "own_path"]
+
+#: the key of an exec row that ran in a repository of the phase's own: its git directory
+#: (sealed by :func:`evotree.harness.audit.trace_own.mark_own_repositories`)
+OWN_REPOSITORY = "own_repository"
 
 
 #: git's server side: each advertises every reference with its hash and serves (or, for
@@ -44,7 +48,12 @@ def judge_git_spellings(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     abbreviation names (git's ``get_describe_name``: whatever comes before ``-g``, when no
     reference has that name): it is judged as the abbreviation. The argv as run is kept as ``argv_run``, and ``judged_as`` says
     why. A program named ``git-<server>`` that is not git (the separate ``git-http-backend``) is
-    judged the same way."""
+    judged the same way.
+
+    A row marked ``own_repository`` (:mod:`evotree.harness.audit.trace_own`: a git process that
+    read only a repository of the phase's own, or a program given files of one) is judged for
+    the ids its words name only: ``: <argv>``, each path in that git directory spelled
+    ``(own repository)/<path in it>``."""
     for row in rows:
         if row.get("kind") != "exec":
             continue
@@ -52,7 +61,10 @@ def judge_git_spellings(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         if not argv:
             continue
         name = posixpath.basename(argv[0])
-        if name != "git":
+        own = row.get(OWN_REPOSITORY)
+        if isinstance(own, str) and own.startswith("/"):
+            judged, why = _in_own_repository(row, argv, own)
+        elif name != "git":
             dashed = _dashed(name) or _dashed(str(row.get("exe") or "").removesuffix(" (deleted)"))
             if not dashed or dashed[0] not in GIT_SERVERS:
                 continue
@@ -163,3 +175,35 @@ def _history_finding(row: dict[str, Any]) -> dict[str, Any]:
     names = ", ".join(v[:120] for v in _history_env(row))
     change = f"git ({command}) ran with {names}: a history other than its refs'"
     return {"kind": "git_state", "path": str(row.get("path")), "change": change}
+
+
+def _in_own_repository(row: dict[str, Any], argv: list[str], own: str) -> tuple[list[str], str]:
+    """The spelling judged for a row that ran in a repository of the phase's own (``own``: its
+    git directory): its words, run by nothing (``:``), paths in ``own`` without their ``.git``."""
+    words = []
+    for word in argv:
+        path = own_path(word, row)
+        if path is not None and (path == own or path.startswith(own + "/")):
+            word = "(own repository)" + path[len(own) :]
+        words.append(word)
+    why = (
+        f"ran in a repository of the phase's own ({own[:200]}), none of a task's: "
+        "judged for the ids it names"
+    )
+    return [":", *words], why
+
+
+def own_path(word: str, row: dict[str, Any]) -> str | None:
+    """``word`` of an exec row as an absolute, normalized path (a relative one from the row's
+    working directory), or None where it is no plain path (spaces, quotes, shell or glob
+    characters, a ``..`` part, no working directory for a relative one)."""
+    if not word or any(c in word for c in " \t\n'\"=$`;|&<>(){}*?[]\\"):
+        return None
+    if ".." in word.split("/"):
+        return None
+    if not word.startswith("/"):
+        cwd = row.get("cwd")
+        if not isinstance(cwd, str) or not cwd.startswith("/"):
+            return None
+        word = posixpath.join(cwd, word)
+    return posixpath.normpath(word)
