@@ -111,6 +111,7 @@ def test_git_that_read_only_a_repository_of_its_own_is_marked() -> None:
         *_own_reads(7),
         _git(8, "notes", "copy", "--for-rewrite=rebase", cwd="/tmp/own"),
         _read(8, "head", "/tmp/own/.git/HEAD", (47, 33)),
+        _read(8, "head", "/tmp/own/.git/rebase-merge/git-rebase-todo", (47, 40)),
         {"kind": "exec", "pid": 9, "argv": ["true", ".git/rebase-merge/git-rebase-todo"]},
         {
             **_git(9, "log"),
@@ -118,7 +119,7 @@ def test_git_that_read_only_a_repository_of_its_own_is_marked() -> None:
             "cwd": "/tmp/own",
         },
     ]
-    rows[8].pop("program")  # the sequence editor, not git
+    rows[9].pop("program")  # the sequence editor, not git
     mark_own_repositories(rows, [_TASK])
     assert [r.get("own_repository") for r in rows if r["kind"] == "exec"] == [
         "/tmp/own/.git",  # the PATH search's try before it, same argv, nothing ran
@@ -129,7 +130,7 @@ def test_git_that_read_only_a_repository_of_its_own_is_marked() -> None:
     ]
     judge_git_spellings(rows)
     assert rows[1]["argv"] == [":", "git", "-C", "/tmp/own", "cherry-pick", "a" * 40]
-    assert rows[8]["argv"] == [":", "true", "(own repository)/rebase-merge/git-rebase-todo"]
+    assert rows[9]["argv"] == [":", "true", "(own repository)/rebase-merge/git-rebase-todo"]
     assert rows[1]["argv_run"][0] == "git" and "own" in rows[1]["judged_as"]
 
 
@@ -165,7 +166,8 @@ def test_git_that_read_a_task_repository_is_judged_as_run(read: dict) -> None:
 
 def test_what_is_not_marked() -> None:
     """No task repositories known; no HEAD read; a variable showing another history; a program
-    given a path of an own repository before any git read it, a task path, or a shell script."""
+    given a file of an own repository no own git opened (or opened through a link), a task
+    path, a shell script, a path with '..'; a mark already on the row."""
     plain = [_git(7, "log"), *_own_reads(7)]
     assert "own_repository" not in mark_own_repositories(plain, [])[0]
     no_head = [_git(7, "log"), *_own_reads(7)[1:]]
@@ -173,13 +175,19 @@ def test_what_is_not_marked() -> None:
     env = [{**_git(7, "log"), "git_env": ["GIT_GRAFT_FILE=/tmp/g"]}, *_own_reads(7)]
     assert "own_repository" not in mark_own_repositories(env, [_TASK])[0]
     todo = "/tmp/own/.git/rebase-merge/git-rebase-todo"
-    for argv in (["cat", todo], ["cat", todo, "/t/.git/ORIG_HEAD"], ["sh", "-c", f"cat {todo}"]):
-        early = [{"kind": "exec", "pid": 6, "argv": argv}, _git(7, "log"), *_own_reads(7)]
-        later = [_git(7, "log"), *_own_reads(7), {"kind": "exec", "pid": 6, "argv": argv}]
-        mark_own_repositories(early, [_TASK])
-        mark_own_repositories(later, [_TASK])
-        assert "own_repository" not in early[0]
-        assert ("own_repository" in later[-1]) is (argv == ["cat", todo])
+    git_read = [_git(7, "log"), *_own_reads(7), _read(7, "head", todo, (47, 40))]
+    linked = [*git_read[:-1], {**git_read[-1], "resolved": "/t/.git/rebase-merge/done"}]
+    for reads, argv, marked in (
+        (git_read, ["cat", todo], True),
+        (git_read[:-1], ["cat", todo], False),  # a file no own git opened
+        (linked, ["cat", todo], False),  # opened through a link
+        (git_read, ["cat", todo, "/t/.git/ORIG_HEAD"], False),  # a task path beside it
+        (git_read, ["sh", "-c", f"cat {todo}"], False),  # a script, not a path
+        (git_read, ["cat", "/tmp/own/.git/rebase-merge/../../../t/.git/ORIG_HEAD"], False),
+    ):
+        rows = [*reads, {"kind": "exec", "pid": 6, "argv": argv, "cwd": "/"}]
+        mark_own_repositories(rows, [_TASK])
+        assert ("own_repository" in rows[-1]) is marked, argv
     forged = [{**_git(7, "log"), "own_repository": "/tmp/own/.git"}]
     assert "own_repository" not in mark_own_repositories(forged, [_TASK])[0]
 

@@ -6,18 +6,19 @@ against the task repository whatever repository ``-C`` names, and so is ``git no
 --for-rewrite=rebase`` (git's own child after a rewriting rebase) or the sequence editor given
 ``<git dir>/rebase-merge/git-rebase-todo``. The trace knows more: every HEAD, reference and
 object store the machine's git opened, with what the path named (device and inode) — the same
-reads :func:`evotree.harness.audit.trace_reads.judge_git_reads` judges. A git process all of whose
-reads are of a repository that is no task repository (by identity and by the resolved path)
-touched nothing of the task's history: its row is marked ``own_repository`` (the git directory
-whose HEAD it read) and :func:`evotree.harness.audit.trace_argv.judge_git_spellings` judges its
-words only for the ids they name. Everything else is left to the rules as before (fails closed):
-a git process with no HEAD read, one whose command line changed between the tracer's read and
-its exit, a read the tracer could not resolve through ``/proc`` or ``/dev``, a trace with more reads than the tracer records, a variable that shows git another
-history, any read of a task repository's HEAD, references, object store or object files, under
-any name. The tries of a PATH search before such a git (the same argv, a path with nothing
-there: no program ran) are marked with it. A program that is not git is marked when every word of its command line naming a
-``.git`` path names a file in a git directory so marked earlier in the trace (the editor git
-starts on its todo), and no task repository's."""
+reads :func:`evotree.harness.audit.trace_reads.judge_git_reads` judges. A git process all of
+whose reads are of a repository that is no task repository (by identity and by the resolved
+path) touched nothing of the task's history: its row is marked ``own_repository`` (the git
+directory whose HEAD it read) and :func:`evotree.harness.audit.trace_argv.judge_git_spellings`
+judges its words only for the ids they name. Everything else is left to the rules as before
+(fails closed): a git process with no HEAD read, one whose command line changed between the
+tracer's read and its exit, a read the tracer could not resolve through ``/proc`` or ``/dev``, a
+trace with more reads than the tracer records, a variable that shows git another history, any
+read of a task repository's HEAD, references, object store or object files, under any name. The
+tries of a PATH search before such a git (the same argv, a path with nothing there: no program
+ran) are marked with it. A program that is not git is marked when every word of its command line
+naming a ``.git`` path names a file that such a git opened under that very name (no link on the
+way: the editor git starts on its todo, which git reads back), and no task repository's."""
 
 from __future__ import annotations
 
@@ -49,6 +50,7 @@ def mark_own_repositories(
         return rows
     task = _TaskIdentities(repos)
     own_of: dict[int, str] = {}
+    own_files: dict[str, str] = {}  # a file an own git opened (under its own name) -> its git dir
     for process in _git_processes(rows):
         row = process["exec"]
         if row is None or _history_env(row) or _in_doubt(row):
@@ -56,19 +58,21 @@ def mark_own_repositories(
         gd = _own_git_dir(process["reads"], task)
         if gd is not None:
             own_of[id(row)] = gd
-    seen: list[str] = []
+            for r in process["reads"]:
+                path = posixpath.normpath(str(r.get("path") or "/"))
+                if r.get("type") == "file" and str(r.get("resolved") or "") == path:
+                    own_files.setdefault(path, gd)
     for at, row in enumerate(rows):
         if row.get("kind") != "exec":
             continue
         gd = own_of.get(id(row))
         if gd is not None:
             row[OWN_REPOSITORY] = gd
-            seen.append(gd)
             _mark_tries(rows, at, gd)
             continue
         if row.get("program") == "git" or _is_git(row):
             continue
-        named = None if _in_doubt(row) else _named_git_dir(row, seen, task)
+        named = None if _in_doubt(row) else _named_git_dir(row, own_files, task)
         if named is not None:
             row[OWN_REPOSITORY] = named
     return rows
@@ -151,10 +155,13 @@ def _is_git(row: dict[str, Any]) -> bool:
     return bool(argv) and posixpath.basename(str(argv[0])) == "git"
 
 
-def _named_git_dir(row: dict[str, Any], seen: list[str], task: _TaskIdentities) -> str | None:
-    """The own git directory (of ``seen``) every ``.git`` word of a program's command line
-    names a path in, or None (no such word; a word that is not a plain path; one outside those
-    directories; more than one directory; a task repository's)."""
+def _named_git_dir(
+    row: dict[str, Any], own_files: dict[str, str], task: _TaskIdentities
+) -> str | None:
+    """The own git directory every ``.git`` word of a program's command line names a file of,
+    a file an own git opened under that very name (``own_files``: the editor's todo, which git
+    reads back), or None (no such word; a word that is not a plain path; a file no own git read,
+    or read through a link; more than one directory; a task repository's)."""
     argv = [str(a) for a in row.get("argv") or []]
     words = [w for w in argv[1:] if _GIT_PATH_WORD.search(w)]
     if not words:
@@ -164,7 +171,7 @@ def _named_git_dir(row: dict[str, Any], seen: list[str], task: _TaskIdentities) 
         path = own_path(word, row)
         if path is None or task.holds(path):
             return None
-        where = next((d for d in seen if path == d or path.startswith(d + "/")), None)
+        where = own_files.get(path)
         if where is None or found not in (None, where):
             return None
         found = where
