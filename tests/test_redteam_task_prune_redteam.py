@@ -1,0 +1,276 @@
+"""Red team of the first line: task repositories bound pruned at their base (issue 29).
+
+Commit 03d6e12 copies each task git directory ``git_guard.find_git_dirs`` finds, before a traced
+phase, with only what its base (HEAD's commit) reaches, and binds the copy over it
+(``harness/git_prune.py``). Each attack below is what the candidate (code in the box, in this
+phase or an earlier one of the same work tree) or a careless task image would try: make the box
+see the future (``FUTURE_SECRET_42``), make the host-side copy (git run outside the sandbox on a
+git directory the box prepared) run a program, read outside the task or hang, or break honest
+work. The first line is ON in every attack (``EVOTREE_TASK_REPOS`` unset); each asserts its
+attack ran (a control). An attack that wins is ``xfail(strict=False)`` asserting the safe outcome,
+its reason the exact mechanism; one that is stopped passes, saying by what.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from test_task_prune import _ENV, SECRET, _commit, _git, _task
+
+from evotree.harness import git_guard, git_prune
+from evotree.harness.sandbox import finish_trace, wrap
+from evotree.harness.sandbox_launch import accounted, sandbox_env
+from evotree.harness.sandbox_spec import SandboxSpec
+from test_redteam_trace_deputy import seccomp as seccomp  # noqa: F401 - the fixture
+
+#: content of a repository outside the task (on the host, never bound into the box)
+HOST_SECRET = "HOST_SECRET_77"
+
+
+@pytest.fixture(autouse=True)
+def _first_line_on(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every attack here runs with the first line on (the default)."""
+    monkeypatch.delenv(git_prune.ENV_TASK_REPOS, raising=False)
+
+
+def _phase(
+    tmp_path: Path, work: Path, script: str, n: int = 1
+) -> tuple[subprocess.CompletedProcess, list]:
+    """Phase ``n`` over ``work``: ``python3 -c script`` in the sandbox, traced (its own trace)."""
+    spec = SandboxSpec(cwd=work, read_write=(work,), trace=tmp_path / f"raw{n}.trace")
+    proc = subprocess.run(
+        accounted(wrap(spec, ["python3", "-c", script])),
+        env=sandbox_env(dict(_ENV)),
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    evidence = tmp_path / f"evidence{n}"
+    evidence.mkdir(exist_ok=True)
+    rows = finish_trace(spec, evidence)
+    return proc, rows
+
+
+def _sources(tmp_path: Path, n: int) -> dict[str, str]:
+    """Phase ``n``'s task repositories as its snapshot recorded them: box path -> source."""
+    snap = json.loads(git_guard.snapshot_path(tmp_path / f"raw{n}.trace").read_text())
+    return {r["path"]: r["source"] for r in snap["repos"]}
+
+
+# ---------------------------------------- A: a git directory an earlier phase prepared (host git)
+
+_READ_EVIL = """\
+import subprocess
+out = subprocess.run(["git", "-C", "evil", "log", "-p", "-1"], capture_output=True, text=True)
+print("rc", out.returncode)
+print("seen", out.stdout.replace("\\n", " | ")[-600:], out.stderr.replace("\\n", " | ")[-300:])
+"""
+
+_PREPARE = {
+    # a linked worktree's layout: the common dir named by a text file, no link at all
+    "commondir-own-future": (
+        'os.makedirs(g); open(g + "/commondir", "w").write("../../.git\\n")\n'
+        'open(g + "/HEAD", "w").write("ref: refs/heads/fix\\n"); open(g + "/config", "w")\n',
+        SECRET,
+    ),
+    # the same, naming a repository of the host outside the task (never bound into the box)
+    "commondir-host-repository": (
+        'os.makedirs(g); open(g + "/commondir", "w").write("{elsewhere}\\n")\n'
+        'open(g + "/HEAD", "w").write("ref: refs/heads/main\\n"); open(g + "/config", "w")\n',
+        HOST_SECRET,
+    ),
+    # links the host's git follows: objects and refs of the task's own (bound over in the box)
+    "links-into-the-task-store": (
+        'os.makedirs(g); os.symlink("../../.git/objects", g + "/objects")\n'
+        'os.symlink("../../.git/refs", g + "/refs")\n'
+        'open(g + "/HEAD", "w").write("ref: refs/heads/fix\\n"); open(g + "/config", "w")\n',
+        SECRET,
+    ),
+}
+
+
+@pytest.mark.heavy
+@pytest.mark.xfail(
+    strict=False,
+    reason="WON: phase 1 writes evil/.git (HEAD 'ref: refs/heads/fix', an empty config, and "
+    "either commondir '../../.git' — or an absolute path to any repository of the host — or "
+    "objects/refs links into ../../.git). In the box those name the pruned copy or nothing; "
+    "before phase 2, find_git_dirs finds evil/.git and prune_copy runs the host's git on it "
+    "OUTSIDE the box, where commondir and the links resolve to the ORIGINAL task git directory "
+    "(or the host repository): _head's rev-parse takes the future branch as the base, "
+    "pack-objects packs the future into the copy, and the copy is bound at evil/.git: "
+    "git -C evil log -p shows FUTURE_SECRET_42 (or the host repository's content). prune_copy "
+    "never checks that the git directory is self-contained (no commondir, no link in it, no "
+    "alternates outside it).",
+)
+@pytest.mark.parametrize("attack", sorted(_PREPARE))
+def test_a_git_directory_prepared_by_an_earlier_phase_names_the_future(
+    tmp_path: Path, seccomp: None, attack: str
+) -> None:
+    work = tmp_path / "work"
+    _task(work)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    _git(elsewhere, "init", "-q", "-b", "main")
+    _commit(elsewhere, "h.txt", HOST_SECRET + "\n", "host repository")
+    body, secret = _PREPARE[attack]
+    prepare = 'import os\ng = "evil/.git"\n' + body.replace("{elsewhere}", str(elsewhere / ".git"))
+    prepare += 'print("made", sorted(os.listdir(g)))\n'
+    first, _ = _phase(tmp_path, work, prepare, 1)
+    assert first.stdout.startswith("made ['"), first.stdout + first.stderr[-2000:]
+    second, _ = _phase(tmp_path, work, _READ_EVIL, 2)
+    # control: the first line was on in phase 2, and evil/.git was bound as a pruned copy
+    sources = _sources(tmp_path, 2)
+    copies = str(git_prune.copies_path(tmp_path / "raw2.trace"))
+    assert sources[str(work / ".git")].startswith(copies), sources
+    assert "seen" in second.stdout, second.stdout + second.stderr[-2000:]
+    assert secret not in second.stdout, second.stdout
+
+
+# ---------------------------------------------------------------- B: a hang in the host's copy
+
+
+def _release(fifo: Path, done: threading.Event) -> None:
+    """Open ``fifo`` for writing until ``done``: each reader blocked on it gets an end of file."""
+    while not done.is_set():
+        try:
+            fd = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
+        except OSError:
+            time.sleep(0.02)
+            continue
+        os.close(fd)
+
+
+_FIFOS = {
+    "config-a-fifo": 'os.remove(g + "/config"); os.mkfifo(g + "/config"); f = g + "/config"',
+    "include-path-a-fifo": (
+        'os.mkfifo("pipe"); f = "pipe"\n'
+        'open(g + "/config", "a").write("[include]\\n\\tpath = ../../pipe\\n")'
+    ),
+}
+
+
+@pytest.mark.heavy
+@pytest.mark.xfail(
+    strict=False,
+    reason="WON (a hang): phase 1 makes a nested repository evil/.git whose config is a FIFO "
+    "(or includes one: include.path = ../../pipe). Before phase 2, prune_copy reads HEAD with "
+    "O_NONBLOCK and checks what is regular, but its first git call (rev-parse) opens the config "
+    "through git, which blocks on the FIFO until _git's timeout of 600 s — per git call that "
+    "reaches it, per repository found: the phase's start hangs for ten minutes or more per "
+    "such repository, then the repository is hidden.",
+)
+@pytest.mark.parametrize("attack", sorted(_FIFOS))
+def test_a_fifo_in_a_prepared_git_directory_hangs_the_copy(
+    tmp_path: Path, seccomp: None, attack: str
+) -> None:
+    work = tmp_path / "work"
+    _task(work)
+    prepare = (
+        'import os, subprocess\nsubprocess.run(["git", "init", "-q", "evil"], check=True)\n'
+        'g = "evil/.git"\n' + _FIFOS[attack] + '\nprint("made", os.path.exists(f))\n'
+    )
+    first, _ = _phase(tmp_path, work, prepare, 1)
+    assert first.stdout.strip() == "made True", first.stdout + first.stderr[-2000:]
+    fifo = work / ("evil/.git/config" if attack == "config-a-fifo" else "pipe")
+    assert fifo.is_fifo()  # the control: the box could make it, it is there for the host
+    result: dict[str, object] = {}
+
+    def start() -> None:
+        try:
+            result["binds"] = git_guard.before_phase([work], tmp_path / "raw2.trace")
+        except Exception as exc:  # noqa: BLE001 - what the start raised is the result
+            result["error"] = exc
+
+    thread = threading.Thread(target=start, daemon=True)
+    began = time.monotonic()
+    thread.start()
+    thread.join(8)
+    waited = time.monotonic() - began
+    hung = thread.is_alive()
+    done = threading.Event()
+    releaser = threading.Thread(target=_release, args=(fifo, done), daemon=True)
+    releaser.start()
+    thread.join(60)
+    done.set()
+    releaser.join(5)
+    git_prune.remove_copies(tmp_path / "raw2.trace")
+    assert not thread.is_alive()
+    assert not hung, f"the phase's start was still copying after {waited:.1f} s: {result}"
+
+
+# ------------------------------------------- C: a config that would make the host's git run a program
+
+_HOOKS = (
+    "pre-commit",
+    "post-checkout",
+    "post-index-change",
+    "reference-transaction",
+    "pre-auto-gc",
+    "post-rewrite",
+)
+
+
+def _armed(repo: Path, marker: Path) -> None:
+    """``repo``'s config, attributes and hooks armed: each program they name touches ``marker``."""
+    touch = f"touch {marker}"
+    hooks = repo / ".git" / "myhooks"
+    hooks.mkdir()
+    for name in _HOOKS:
+        (hooks / name).write_text(f"#!/bin/sh\n{touch}\n")
+        (hooks / name).chmod(0o755)
+        (repo / ".git" / "hooks" / name).write_text(f"#!/bin/sh\n{touch}\n")
+        (repo / ".git" / "hooks" / name).chmod(0o755)
+    (repo / ".git" / "info" / "attributes").write_text("* filter=x diff=x merge=x\n")
+    with open(repo / ".git" / "config", "a") as fh:
+        fh.write(
+            "[core]\n\trepositoryformatversion = 1\n"
+            f"\tfsmonitor = {touch}; echo\n\thooksPath = {hooks}\n"
+            f"\tsshCommand = {touch}; echo\n\tpager = {touch}; cat\n"
+            f"\teditor = {touch}; true\n\talternateRefsCommand = {touch}; echo\n"
+            "[extensions]\n\tpartialClone = origin\n"
+            f'[remote "origin"]\n\turl = {repo.parent / "upstream"}\n\tpromisor = true\n'
+            f"\tuploadpack = {touch}; git-upload-pack\n"
+            f'[filter "x"]\n\tclean = {touch}; cat\n\tsmudge = {touch}; cat\n\tprocess = {touch}\n'
+            f'[diff "x"]\n\ttextconv = {touch}; cat\n\tcommand = {touch}\n'
+            f'[merge "x"]\n\tdriver = {touch}\n'
+            f"[credential]\n\thelper = !{touch}\n[gpg]\n\tprogram = {touch}\n"
+            "[gc]\n\tauto = 1\n[maintenance]\n\tauto = true\n"
+        )
+
+
+def test_an_armed_config_runs_nothing_in_the_hosts_copy(tmp_path: Path) -> None:
+    """Stopped: prune_copy's git runs with ``-c core.fsmonitor=false -c core.hooksPath=/dev/null``
+    and ``GIT_NO_LAZY_FETCH=1`` (git_env), and no command it runs (rev-parse, for-each-ref,
+    pack-objects, cat-file --batch-check, read-tree without -u) runs a filter, driver, pager or
+    transport: an index naming an absent blob (which makes cat-file want a lazy fetch from the
+    promisor remote, whose uploadpack is a program) touches nothing. The control: the same
+    ``cat-file --batch-check`` without GIT_NO_LAZY_FETCH, and a plain ``git status``, run it."""
+    work = tmp_path / "evil"
+    work.mkdir()
+    _git(work, "init", "-q", "-b", "main")
+    _commit(work, "a.txt", "a\n", "base")
+    _git(work, "update-index", "--add", "--cacheinfo", f"100644,{'1' * 40},absent.txt")
+    marker = tmp_path / "RAN"
+    _armed(work, marker)
+    copy = git_prune.prune_copy(work / ".git", tmp_path / "copy")
+    assert copy.index == "rebuilt"  # the check that wants the absent blob ran (cat-file)
+    assert not marker.exists(), "the host's copy ran a program the task's config names"
+    # the controls: the config is armed
+    subprocess.run(
+        ["git", "--git-dir", str(copy.path), "cat-file", "--batch-check"],
+        input=f"{'1' * 40}\n",
+        capture_output=True,
+        text=True,
+        env={k: v for k, v in _ENV.items() if k != "GIT_NO_LAZY_FETCH"},
+    )
+    assert marker.exists(), "control: a lazy fetch by cat-file runs the remote's uploadpack"
+    marker.unlink()
+    subprocess.run(["git", "status"], cwd=work, capture_output=True, env=_ENV)
+    assert marker.exists(), "control: git status runs core.fsmonitor"
