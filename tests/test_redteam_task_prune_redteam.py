@@ -274,3 +274,83 @@ def test_an_armed_config_runs_nothing_in_the_hosts_copy(tmp_path: Path) -> None:
     marker.unlink()
     subprocess.run(["git", "status"], cwd=work, capture_output=True, env=_ENV)
     assert marker.exists(), "control: git status runs core.fsmonitor"
+
+
+# ----------------------------------------------- D, E: a nested task repository the guard misses
+
+
+def _nested(work: Path, rel: str) -> Path:
+    """The task at ``work`` and a nested repository at ``work/rel`` whose future (a branch
+    ``fix``) holds the secret: a vendored library of the image, not a submodule."""
+    _task(work)
+    lib = work / rel
+    lib.mkdir(parents=True)
+    _git(lib, "init", "-q", "-b", "main")
+    _commit(lib, "l.txt", "lib base\n", "lib base")
+    _git(lib, "checkout", "-q", "-b", "fix")
+    _commit(lib, "l.txt", f"lib {SECRET}\n", f"lib fix {SECRET}")
+    _git(lib, "checkout", "-q", "main")
+    return lib
+
+
+def _read_nested(rel: str) -> str:
+    return (
+        "import subprocess\n"
+        f'out = subprocess.run(["git", "-C", "{rel}", "log", "--all", "-p"], capture_output=True,'
+        " text=True)\n"
+        'print("rc", out.returncode)\n'
+        'print("seen", out.stdout.replace("\\n", " | ")[-800:])\n'
+    )
+
+
+@pytest.mark.heavy
+@pytest.mark.xfail(
+    strict=False,
+    reason="WON: find_git_dirs stops queueing folders once it has seen MAX_ENTRIES (5,000) "
+    "entries, counting the root's own listing first. Phase 1 makes 5,001 entries (links) in the "
+    "work tree's root; before phase 2 the guard then never looks below the root, so a nested "
+    "task repository of the image (vendor/lib/.git, found and pruned in phase 1) is neither "
+    "pruned nor locked: it is bound whole and git -C vendor/lib log --all -p shows its future. "
+    "The threat model lists 'past 5,000 entries' as left, but not that the candidate can cause it.",
+)
+def test_an_earlier_phase_floods_the_root_so_a_nested_repository_is_bound_whole(
+    tmp_path: Path, seccomp: None
+) -> None:
+    work = tmp_path / "work"
+    lib = _nested(work, "vendor/lib")
+    flood = (
+        "import os\nfor i in range(5001):\n    os.symlink('x', 'junk%05d' % i)\n"
+        'print("made", len(os.listdir(".")))\n'
+    )
+    first, _ = _phase(tmp_path, work, flood, 1)
+    assert first.stdout.startswith("made 50"), first.stdout + first.stderr[-2000:]
+    assert str(lib / ".git") in _sources(tmp_path, 1)  # control: in phase 1 it was pruned
+    second, _ = _phase(tmp_path, work, _read_nested("vendor/lib"), 2)
+    assert "seen" in second.stdout, second.stdout + second.stderr[-2000:]
+    assert str(work / ".git") in _sources(tmp_path, 2)  # the task itself is still pruned
+    assert SECRET not in second.stdout, second.stdout
+
+
+@pytest.mark.heavy
+@pytest.mark.xfail(
+    strict=False,
+    reason="WON (documented as left in docs/threat-model.md): a nested repository of the image "
+    "four folders below the read-write root (a/b/c/d/.git) is below MAX_DEPTH = 3, so "
+    "find_git_dirs never finds it; it is bound whole and git -C a/b/c/d log --all -p shows its "
+    "future. The same nested repository three folders down (a/b/c/.git) is pruned (control).",
+)
+def test_a_nested_repository_deeper_than_the_guard_looks_is_bound_whole(
+    tmp_path: Path, seccomp: None
+) -> None:
+    work = tmp_path / "work"
+    _nested(work, "a/b/c/d")
+    shallow = work / "x" / "y" / "z"
+    shallow.mkdir(parents=True)
+    _git(shallow, "init", "-q", "-b", "main")
+    _commit(shallow, "s.txt", "s\n", "s")
+    script = _read_nested("a/b/c/d")
+    proc, _ = _phase(tmp_path, work, script, 1)
+    assert "seen" in proc.stdout, proc.stdout + proc.stderr[-2000:]
+    sources = _sources(tmp_path, 1)
+    assert str(shallow / ".git") in sources  # control: three folders down is found and pruned
+    assert SECRET not in proc.stdout, proc.stdout
