@@ -144,7 +144,7 @@ def validate(instance: Any, name: str) -> None:
 #: whole (``EVOTREE_TASK_REPOS=whole``); ``tests/test_task_prune.py`` checks the first line, the
 #: same attacks included. A test elsewhere asks for it with the ``future_present`` fixture.
 SECOND_LINE_PREFIXES = ("test_redteam_trace", "test_trace_", "test_runtime_trace")
-SECOND_LINE_MODULES = frozenset()
+SECOND_LINE_MODULES = frozenset({"test_redteam_gym_trace"})
 
 
 @pytest.fixture
