@@ -354,3 +354,119 @@ def test_a_nested_repository_deeper_than_the_guard_looks_is_bound_whole(
     sources = _sources(tmp_path, 1)
     assert str(shallow / ".git") in sources  # control: three folders down is found and pruned
     assert SECRET not in proc.stdout, proc.stdout
+
+
+# ------------------------------------------------------- F: honest work with the first line on
+
+_RUN = """\
+import subprocess
+def run(*argv):
+    p = subprocess.run(list(argv), capture_output=True, text=True)
+    print(argv[1] + ":" + (argv[2] if len(argv) > 2 else ""), p.returncode,
+          (p.stdout + p.stderr).replace("\\n", " | ")[:400])
+"""
+
+
+def _answers(proc: subprocess.CompletedProcess) -> dict[str, tuple[int, str]]:
+    out: dict[str, tuple[int, str]] = {}
+    for line in proc.stdout.splitlines():
+        parts = line.split(" ", 2)
+        if len(parts) >= 2 and parts[1].lstrip("-").isdigit():
+            out[parts[0]] = (int(parts[1]), parts[2] if len(parts) > 2 else "")
+    return out
+
+
+@pytest.mark.heavy
+def test_honest_git_in_the_box_works(tmp_path: Path, seccomp: None) -> None:
+    """Stopped from breaking: status, diff, log, blame, add and diff --cached work in the box
+    (the index came along, the base's history is all there)."""
+    work = tmp_path / "work"
+    ids = _task(work)
+    script = _RUN + (
+        'run("git", "status", "--short")\n'
+        'open("a.txt", "w").write("changed\\n"); open("new.txt", "w").write("new\\n")\n'
+        'run("git", "diff", "--stat")\nrun("git", "log", "--oneline")\n'
+        'run("git", "blame", "HEAD", "--", "a.txt")\nrun("git", "add", "new.txt")\n'
+        'run("git", "diff", "--cached", "--name-only")\n'
+        'run("git", "show", "HEAD~1:a.txt")\n'
+    )
+    proc, _ = _phase(tmp_path, work, script)
+    got = _answers(proc)
+    assert len(got) == 7, proc.stdout + proc.stderr[-2000:]
+    assert got["status:--short"] == (0, ""), got
+    assert got["diff:--stat"][0] == 0 and "a.txt" in got["diff:--stat"][1], got
+    assert got["log:--oneline"][0] == 0 and got["log:--oneline"][1].count("|") == 2, got
+    assert got["blame:HEAD"][0] == 0 and ids["base"][:8] in got["blame:HEAD"][1], got
+    assert got["add:new.txt"][0] == 0 and got["diff:--cached"] == (0, "new.txt | "), got
+    assert got["show:HEAD~1:a.txt"] == (0, "old | "), got
+    assert SECRET not in proc.stdout
+
+
+@pytest.mark.heavy
+@pytest.mark.xfail(
+    strict=False,
+    reason="BREAKS: the copy writes every kept tag peeled (_kept_refs: a tag's commit, not the "
+    "tag object), so the image's annotated tags are lightweight in the box: plain git describe "
+    "(annotated tags only) fails 'No annotated tags can describe ...', git tag -v and "
+    "cat-file -t v0.9 see a commit. describe --tags still works.",
+)
+def test_plain_git_describe_in_the_box(tmp_path: Path, seccomp: None) -> None:
+    work = tmp_path / "work"
+    _task(work)
+    outside = _git(work, "describe")
+    script = _RUN + 'run("git", "describe")\nrun("git", "describe", "--tags")\n'
+    proc, _ = _phase(tmp_path, work, script)
+    got = _answers(proc)
+    assert got["describe:--tags"][0] == 0, proc.stdout + proc.stderr[-2000:]  # control
+    assert got["describe:"] == (0, outside + " | "), got
+
+
+@pytest.mark.heavy
+@pytest.mark.xfail(
+    strict=False,
+    reason="CHANGED (documented in the threat model): what the phase stages (git add) goes to "
+    "the copy's index, which remove_copies deletes after finish_trace; a grader after the phase "
+    "reading the task's own index (git diff --cached) sees the image's index, not the phase's "
+    "staging, and objects the phase wrote are gone.",
+)
+def test_a_grader_after_the_phase_sees_what_the_phase_staged(tmp_path: Path, seccomp: None) -> None:
+    work = tmp_path / "work"
+    _task(work)
+    script = (
+        _RUN + 'open("new.txt", "w").write("new\\n")\nrun("git", "add", "new.txt")\n'
+        'run("git", "diff", "--cached", "--name-only")\n'
+    )
+    proc, _ = _phase(tmp_path, work, script)
+    assert _answers(proc)["diff:--cached"] == (0, "new.txt | "), proc.stdout  # control: staged
+    assert _git(work, "diff", "--cached", "--name-only") == "new.txt"
+
+
+@pytest.mark.heavy
+def test_a_submodule_in_the_image(tmp_path: Path, seccomp: None) -> None:
+    """A submodule absorbed into ``.git/modules/sub`` (as ``git submodule add`` makes it), whose
+    upstream has a future branch: its future is absent in the box (stopped: ``modules/`` is not
+    copied and find_git_dirs does not look inside ``.git``). But honest work breaks: the parent's
+    ``git status``/``diff``/``stash`` and every git in ``sub`` fail with 'not a git repository:
+    sub/../.git/modules/sub' (an xfail when they do)."""
+    work = tmp_path / "work"
+    _task(work)
+    up = tmp_path / "up"
+    up.mkdir()
+    _git(up, "init", "-q", "-b", "main")
+    _commit(up, "u.txt", "u\n", "u")
+    _git(up, "checkout", "-q", "-b", "fix")
+    _commit(up, "u.txt", f"{SECRET}\n", f"upstream fix {SECRET}")
+    _git(up, "checkout", "-q", "main")
+    _git(work, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(up), "sub")
+    _git(work, "commit", "-q", "-m", "add sub")
+    assert _git(work, "status", "--short") == ""  # outside the box: clean
+    script = _RUN + (
+        'run("git", "-C", "sub", "log", "--all", "-p")\nrun("git", "submodule", "status")\n'
+        'run("git", "status", "--short")\nrun("git", "diff", "--stat")\n'
+    )
+    proc, _ = _phase(tmp_path, work, script)
+    got = _answers(proc)
+    assert len(got) == 4, proc.stdout + proc.stderr[-2000:]
+    assert SECRET not in proc.stdout, proc.stdout
+    if got["status:--short"][0] != 0 or got["diff:--stat"][0] != 0:
+        pytest.xfail(f"BREAKS: git status/diff in the parent with a submodule: {got}")
