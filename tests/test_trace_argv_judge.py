@@ -165,7 +165,8 @@ def test_git_that_read_a_task_repository_is_judged_as_run(read: dict) -> None:
 
 
 def test_what_is_not_marked() -> None:
-    """No task repositories known; no HEAD read; a variable showing another history; a program
+    """No task repositories known; no HEAD read; a variable showing another history; a command
+    reaching the network or another repository (the network rules judge it); a program
     given a file of an own repository no own git opened (or opened through a link), a task
     path, a shell script, a path with '..'; a mark already on the row."""
     plain = [_git(7, "log"), *_own_reads(7)]
@@ -174,6 +175,14 @@ def test_what_is_not_marked() -> None:
     assert "own_repository" not in mark_own_repositories(no_head, [_TASK])[0]
     env = [{**_git(7, "log"), "git_env": ["GIT_GRAFT_FILE=/tmp/g"]}, *_own_reads(7)]
     assert "own_repository" not in mark_own_repositories(env, [_TASK])[0]
+    for argv in (
+        ["fetch", "https://x.org/x"],
+        ["clone", "/x", "/y"],
+        ["upload-pack", "."],
+        ["rm", "t"],
+    ):
+        net = [_git(7, "-C", "/tmp/own", *argv), *_own_reads(7)]
+        assert "own_repository" not in mark_own_repositories(net, [_TASK])[0], argv
     todo = "/tmp/own/.git/rebase-merge/git-rebase-todo"
     git_read = [_git(7, "log"), *_own_reads(7), _read(7, "head", todo, (47, 40))]
     linked = [*git_read[:-1], {**git_read[-1], "resolved": "/t/.git/rebase-merge/done"}]

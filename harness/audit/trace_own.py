@@ -11,14 +11,17 @@ whose reads are of a repository that is no task repository (by identity and by t
 path) touched nothing of the task's history: its row is marked ``own_repository`` (the git
 directory whose HEAD it read) and :func:`evotree.harness.audit.trace_argv.judge_git_spellings`
 judges its words only for the ids they name. Everything else is left to the rules as before
-(fails closed): a git process with no HEAD read, one whose command line changed between the
-tracer's read and its exit, a read the tracer could not resolve through ``/proc`` or ``/dev``, a
-trace with more reads than the tracer records, a variable that shows git another history, any
-read of a task repository's HEAD, references, object store or object files, under any name. The
-tries of a PATH search before such a git (the same argv, a path with nothing there: no program
-ran) are marked with it. A program that is not git is marked when every word of its command line
-naming a ``.git`` path names a file that such a git opened under that very name (no link on the
-way: the editor git starts on its todo, which git reads back), and no task repository's."""
+(fails closed): a git process with no HEAD read, a subcommand that reaches the network or
+another repository (fetch, clone, remote, submodule, push, ...: the network rules judge it) or
+removes or moves files (``rm``, ``mv``: the test-write rule), one whose command line changed
+between the tracer's read and its exit, a read the tracer could not resolve through ``/proc`` or
+``/dev``, a trace with more reads than the tracer records, a variable that shows git another
+history, any read of a task repository's HEAD, references, object store or object files, under
+any name. The tries of a PATH search before such a git (the same argv, a path with nothing
+there: no program ran) are marked with it. A program that is not git is marked when every word
+of its command line naming a ``.git`` path names a file that such a git opened under that very
+name (no link on the way: the editor git starts on its todo, which git reads back), and no task
+repository's."""
 
 from __future__ import annotations
 
@@ -27,11 +30,18 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from evotree.harness.audit.trace_argv import OWN_REPOSITORY, _history_env, own_path
+from evotree.harness.audit.git_argv import _git_split
+from evotree.harness.audit.network_rules import _NET_SUBS
+from evotree.harness.audit.trace_argv import GIT_SERVERS, OWN_REPOSITORY, _history_env, own_path
 from evotree.harness.audit.trace_reads import _git_processes, _identity, _store_behind_a_link
 
 __all__ = ["OWN_REPOSITORY", "mark_own_repositories"]
 
+#: subcommands judged as they run wherever git ran: they reach the network or another
+#: repository (``audit.network_fetch``), serve one, or remove or move files the test-write rule
+#: judges by their words (a work tree may be the task's: ``--work-tree``)
+_NEVER_OWN = _NET_SUBS | GIT_SERVERS | {"remote", "submodule", "push", "archive", "send-pack"}
+_NEVER_OWN |= {"rm", "mv"}
 #: a word naming a path in a ``.git`` folder (as the git internals rule reads command lines)
 _GIT_PATH_WORD = re.compile(r"(?:^|/)\.git(?:/|$)")
 
@@ -53,7 +63,7 @@ def mark_own_repositories(
     own_files: dict[str, str] = {}  # a file an own git opened (under its own name) -> its git dir
     for process in _git_processes(rows):
         row = process["exec"]
-        if row is None or _history_env(row) or _in_doubt(row):
+        if row is None or _history_env(row) or _in_doubt(row) or _reaches_out(row):
             continue
         gd = _own_git_dir(process["reads"], task)
         if gd is not None:
@@ -76,6 +86,12 @@ def mark_own_repositories(
         if named is not None:
             row[OWN_REPOSITORY] = named
     return rows
+
+
+def _reaches_out(row: dict[str, Any]) -> bool:
+    """A git command judged as it runs wherever it ran (:data:`_NEVER_OWN`)."""
+    sub, _ = _git_split([str(a) for a in row.get("argv") or []])
+    return sub in _NEVER_OWN
 
 
 def _in_doubt(row: dict[str, Any]) -> bool:
