@@ -48,11 +48,15 @@ base's blobs.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import html
 import os
 import re
 import time
+import urllib.parse
 import zipfile
+import zlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -78,6 +82,7 @@ __all__ = [
     "at_hash_place",
     "PIECE",
     "decoded_views",
+    "selection_views",
 ]
 
 #: a line must be this long (after stripping) to count as distinctive
@@ -92,6 +97,13 @@ PIECE = 20
 PIECE_ALNUM = 10
 #: at most this many characters of a printed text are searched for pieces
 _PIECE_TEXT = 8 << 20
+#: a line the future adds, judged in what a command selected of a hidden file, has at least
+#: this many characters (stripped) and this many letters or digits: ``if zone < 1:``,
+#: ``return 0.0`` (a lone ``else:`` or ``)`` is not one; the base holds most such lines anyway)
+SHORT_LINE = 6
+SHORT_ALNUM = 4
+#: ... and the selected lines hold at least this many different ones (one alone is no proof)
+SHORT_LINES = 2
 #: a subject shorter than this is not distinctive ("Fix typo")
 MIN_SUBJECT = 12
 #: a commit adding more lines than this is a vendored import or a generated file: its lines are
@@ -134,6 +146,11 @@ class ProvenanceIndex:
     #: (repository, base) of each tree the base holds: where a piece must not occur
     _trees: list[tuple[Any, str]] = field(default_factory=list, repr=False)
     _pieces: set[str] | None = field(default=None, repr=False)
+    #: (git directory, future commit ids) of each object store indexed: where
+    #: :meth:`added` reads every line the future adds, uncapped
+    _stores: list[tuple[Path, list[str]]] = field(default_factory=list, repr=False)
+    _added: set[str] | None = field(default=None, repr=False)
+    _by_key: dict[str, list[str]] | None = field(default=None, repr=False)
 
     def pieces(self) -> set[str]:
         """The :data:`PIECE`-character pieces of the lines future commits add that hold
@@ -171,6 +188,95 @@ class ProvenanceIndex:
                 if not mine or _unquoted(found) not in mine:
                     return found
         return None
+
+    def added(self) -> set[str]:
+        """Every line the future commits add, stripped, of :data:`SHORT_LINE` characters and
+        :data:`SHORT_ALNUM` letters or digits (``if zone < 1:``, shorter than a distinctive
+        line), with no cap per commit (a fix beside a 2,000-line lock file), that no text file
+        of the base holds as a line. Computed once, when a hidden read's selection is first
+        judged: one more ``git log -p`` of the future commits and one pass over the base."""
+        if self._added is None:
+            found: set[str] = set()
+            for gitdir, commits in self._stores:
+                found |= _added_lines(gitdir, commits)
+            for tree_repo, tree_base in self._trees:
+                if found:
+                    found -= _in_tree(tree_repo, tree_base, [], found)
+            self._added = found
+        return self._added
+
+    def _line_inside(self, text: str) -> str | None:
+        """An indexed line (a future commit's, a hidden file's own) that a line of ``text``
+        holds, looked up by its longest identifier: no bound on the text's lines."""
+        if self._by_key is None:
+            by_key: dict[str, list[str]] = {}
+            for line in self.lines:
+                words = _IDENT.findall(line)
+                by_key.setdefault(max(words, key=len) if words else "", []).append(line)
+            self._by_key = by_key
+        loose = self._by_key.get("", [])
+        for raw in text.split("\n"):
+            for word in set(_IDENT.findall(raw)).intersection(self._by_key):
+                for want in self._by_key[word]:
+                    if want in raw:
+                        return want
+            for want in loose:
+                if want in raw:
+                    return want
+        return None
+
+    def selected_future(self, units: Sequence[str], own: str = "") -> str | None:
+        """What of the future the lines a command selected of a hidden file hold, or None:
+        an indexed line (inside a line: behind a timestamp, a prefix), a line the future adds
+        (:meth:`added`: short ones too, uncapped) or a piece (:meth:`pieces`), in the lines as
+        they are and in their decoded views (:func:`selection_views`: entities, escapes, NULs
+        of UTF-16, no-break spaces, markup, a hex dump, base64, gzip, percent-encoding, the
+        lines joined back where a narrow terminal wrapped them); lines the future adds that
+        are not distinctive count from :data:`SHORT_LINES` on (one alone, ``import re``, an
+        honest line can be). Every selected line is read,
+        with no bound on their number or size. ``own``: what the trajectory was told or typed
+        itself; a piece or short line it holds is its own."""
+        text = "\n".join(units)
+        if not text.strip():
+            return None
+        mine = _unquoted(own)
+        views = selection_views(text)
+        for view in views:
+            found = self._line_inside(view)
+            if found is not None:
+                return found
+        added = self.added()
+        for view in views:
+            shorts = {
+                line.strip()
+                for line in view.split("\n")
+                if line.strip() in added and not (mine and _unquoted(line.strip()) in mine)
+            }
+            if len(shorts) >= SHORT_LINES:
+                return sorted(shorts)[0]
+        pieces = self.pieces()
+        if pieces:
+            for view in [*views, *(v.replace("\r", "").replace("\n", "") for v in views)]:
+                for found in _found_pieces(view, pieces):
+                    if not mine or _unquoted(found) not in mine:
+                        return found
+        return None
+
+    def future_only(self, texts: Iterable[str]) -> str | None:
+        """One of ``texts`` (what an oracle's probe matched: ``grep -c WORD``) that a line a
+        future commit adds holds and no text file of the base holds anywhere (3 letters or
+        digits at least), or None: the probe tells the agent what only the future holds."""
+        future = [t for t, c in self.lines.items() if not c.startswith(HIDDEN_SOURCE)]
+        future += self.added()
+        wanted = {t.strip() for t in texts if len(_ALNUM.findall(t)) >= 3}
+        inside = sorted(t for t in wanted if any(t in line for line in future))
+        if not inside:
+            return None
+        present: set[str] = set()
+        for tree_repo, tree_base in self._trees:
+            present |= _in_tree(tree_repo, tree_base, inside)
+        rest = [t for t in inside if t not in present]
+        return rest[0] if rest else None
 
     def object_for(self, word: str) -> tuple[str, str] | None:
         """(full id, type) of the one future object ``word`` abbreviates; None when it names none,
@@ -353,6 +459,124 @@ def decoded_views(text: str) -> list[str]:
     return views
 
 
+#: no-break and other fixed spaces a mailer or a page writes for a space (``&nbsp;``)
+_SPACES = str.maketrans(dict.fromkeys("\xa0\u2007\u202f\u3000", " "))
+_TAG = re.compile(r"<[^<>\n]*>")
+_XXD = re.compile(r"^[0-9a-f]{4,}: ((?:[0-9a-f]{2}){1,2}(?: (?:[0-9a-f]{2}){1,2})*)", re.M | re.I)
+_HEX_C = re.compile(r"^[0-9a-f]{4,}  ((?:[0-9a-f]{2} {1,2}){1,16})\|", re.M | re.I)
+_OD_C = re.compile(r"^[0-7]{7,}((?:    |   \S|  \\\S| [0-7]{3}){1,16})[ \t]*$", re.M)
+_OD_ESC = {"n": b"\n", "t": b"\t", "r": b"\r", "0": b"\0", "\\": b"\\"}
+_BASE64 = re.compile(r"(?:[A-Za-z0-9+/]{4}\r?\n?){8,}(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?")
+_PERCENT = re.compile(r"%[0-9A-Fa-f]{2}")
+#: the most bytes a gzip stream found in base64 is inflated to
+_INFLATE = 64 << 20
+
+
+def _od_cells(rest: str) -> bytes:
+    """The bytes of one ``od -c`` line's cells (four columns each)."""
+    out = b""
+    for at in range(0, len(rest) - 3, 4):
+        cell = rest[at : at + 4].strip()
+        if not cell:
+            out += b" "
+        elif cell.startswith("\\") and len(cell) == 2:
+            out += _OD_ESC.get(cell[1], cell[1].encode())
+        elif re.fullmatch(r"[0-7]{3}", cell):
+            out += bytes([int(cell, 8) & 0xFF])
+        else:
+            out += cell.encode()
+    return out
+
+
+def _undone(text: str) -> list[str]:
+    """``text`` with the encodings a tool or a forge writes a whole file in undone, where it
+    holds them: a hex dump (``xxd``, ``hexdump -C``, ``od -c``: the bytes of its cells),
+    base64 runs (a forge's ``contents`` answer; gzip inside inflated), percent-encoding."""
+    views: list[str] = []
+    for pattern in (_XXD, _HEX_C):
+        cells = [m[1] for m in pattern.finditer(text)]
+        if len(cells) > 1:
+            try:
+                data = bytes.fromhex("".join(cells).replace(" ", ""))
+            except ValueError:
+                continue
+            views.append(data.decode("utf-8", "replace"))
+    cells = [m[1] for m in _OD_C.finditer(text)]
+    if len(cells) > 1:
+        views.append(b"".join(_od_cells(c) for c in cells).decode("utf-8", "replace"))
+    for m in _BASE64.finditer(text):
+        run = re.sub(r"\s", "", m[0])
+        try:
+            data = base64.b64decode(run[: len(run) - len(run) % 4], validate=True)
+        except (ValueError, binascii.Error):
+            continue
+        if data[:2] == b"\x1f\x8b":
+            try:
+                data = zlib.decompressobj(31).decompress(data, _INFLATE)
+            except zlib.error:
+                continue
+        views.append(data.decode("utf-8", "replace"))
+    if _PERCENT.search(text):
+        views.append(urllib.parse.unquote(text, errors="replace"))
+    return views
+
+
+def selection_views(text: str) -> list[str]:
+    """The views of what a command selected of a hidden file that the future is looked for
+    in: :func:`decoded_views`, then with NUL bytes dropped (a UTF-16 file read as bytes),
+    markup removed and entities undone (a page highlighting each token), fixed spaces read as
+    spaces (``&nbsp;``), and the encodings of :func:`_undone` undone."""
+    views = decoded_views(text)
+
+    def add(view: str) -> None:
+        if view and view not in views:
+            views.append(view)
+
+    for view in list(views):
+        if "\0" in view:
+            add(view.replace("\0", ""))
+    for view in list(views):
+        if "<" in view:
+            add(html.unescape(_TAG.sub("", view)))
+    for view in list(views):
+        if any(c in view for c in "\xa0\u2007\u202f\u3000"):
+            add(view.translate(_SPACES))
+    for view in list(views):
+        for undone in _undone(view):
+            for more in decoded_views(undone):
+                add(more)
+    return views
+
+
+def _added_lines(gitdir: Path, commits: list[str]) -> set[str]:
+    """Every line the future ``commits`` add (stripped), of :data:`SHORT_LINE` characters and
+    :data:`SHORT_ALNUM` letters or digits, with no cap per commit."""
+    out = run_git(
+        gitdir,
+        "-c",
+        "log.showRoot=true",
+        "log",
+        "--no-walk=unsorted",
+        "--stdin",
+        "-p",
+        "--diff-merges=first-parent",
+        "--no-ext-diff",
+        "--no-textconv",
+        "--no-color",
+        "--no-renames",
+        "--format=%x01",
+        "-U0",
+        stdin=("\n".join(commits) + "\n").encode(),
+    )
+    found: set[str] = set()
+    for raw in out.decode("utf-8", "replace").split("\n"):
+        if raw.startswith("+") and not raw.startswith("+++ "):
+            line = raw[1:].strip()
+            if len(line) >= SHORT_LINE and len(_ALNUM.findall(line)) >= SHORT_ALNUM:
+                found.add(line)
+    return found
+
+
 def _found_pieces(text: str, pieces: set[str]) -> Iterable[str]:
     """Each :data:`PIECE`-character substring of ``text`` that is in ``pieces``, in order."""
     for at in range(len(text) - PIECE + 1):
@@ -484,6 +708,7 @@ def _index_store(
                 commits.append(text)
     if commits:
         _commit_candidates(gitdir, commits, candidates)
+        index._stores.append((gitdir, commits))
     _tag_candidates(repo, set(commits), candidates)
 
 

@@ -33,7 +33,7 @@ from pathlib import Path
 from evotree.harness.audit.hidden_queries import line_count
 from evotree.harness.audit.lexer import SimpleCommand, _basename
 
-__all__ = ["part_prints"]
+__all__ = ["part_prints", "piped_after"]
 
 #: the largest hidden file or archive content evaluated (a larger one: the read is kept)
 MAX_BYTES = 256 * 1024 * 1024
@@ -181,7 +181,7 @@ def _members(path: Path, members: Sequence[str]) -> str | None:
     return "".join(out)
 
 
-def _after(cmds: Sequence[SimpleCommand], cmd: SimpleCommand) -> list[SimpleCommand]:
+def piped_after(cmds: Sequence[SimpleCommand], cmd: SimpleCommand) -> list[SimpleCommand]:
     """The commands ``cmd``'s output is piped through, in order (the parser's copies: the
     next one's ``stdin`` equals, not is, the one before it)."""
     chain: list[SimpleCommand] = []
@@ -226,7 +226,7 @@ def part_prints(
     name = _basename(cmd.argv[0]) if cmd.argv else ""
     root = Path(workdir).resolve()
     hidden = [p.strip().strip("/").removeprefix("./") for p in hidden_paths if p.strip("/ ")]
-    chain = _after(cmds, cmd)
+    chain = piped_after(cmds, cmd)
     printed: str | None = None
     if name == "strings":
         printed = _strings(cmd.argv, root, hidden)

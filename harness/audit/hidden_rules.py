@@ -34,6 +34,7 @@ __all__ = [
     "next_cwd",
     "root_search_files",
     "root_search_folders",
+    "printed_hidden_files",
     "printed_hidden_lines",
     "unseen_search",
 ]
@@ -756,6 +757,33 @@ def hidden_printed_lines(output: str, hidden_paths: Sequence[str]) -> list[str]:
         pattern = _printed_pattern(path)
         if pattern is not None:
             found += [m.group(1) for m in pattern.finditer(output)]
+    return found
+
+
+def printed_hidden_files(output: str, hidden_paths: Sequence[str], root: Path) -> list[str]:
+    """The files of the checkout ``root`` whose lines a search's ``output`` printed under a
+    hidden path, each once, in the order printed: where the search's selection is re-done.
+    A line's path is read up to the first ``:N:``/``-N-``/``:`` after which the path is a
+    file (the longest one otherwise: not a file, the caller keeps the read)."""
+    found: list[str] = []
+    for path in hidden_paths:
+        hidden = path.strip().strip("/")
+        while hidden.startswith("./"):
+            hidden = hidden[2:]
+        if not hidden:
+            continue
+        below = r"/[^:\n]*" if path.endswith("/") else r"(?:/[^:\n]*)?"
+        line = re.compile(r"^(?:\./)?(" + re.escape(hidden) + below + r")" + _PRINTED, re.M)
+        cut = re.compile(r"(?::\d+:|-\d+-|:)")
+        for m in line.finditer(output):
+            text = m[0].removeprefix("./")
+            name = m[1]
+            for c in cut.finditer(text):
+                if c.start() >= len(hidden) and (root / text[: c.start()]).is_file():
+                    name = text[: c.start()]
+                    break
+            if name not in found:
+                found.append(name)
     return found
 
 

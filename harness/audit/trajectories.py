@@ -57,7 +57,14 @@ from evotree.harness.audit.hidden_queries import (
     read_prints,
     search_prints,
 )
-from evotree.harness.audit.hidden_parts import part_prints
+from evotree.harness.audit.hidden_parts import part_prints, piped_after
+from evotree.harness.audit.hidden_selected import (
+    Selection,
+    grep_selection,
+    selections,
+    strings_selects,
+    whole_file,
+)
 from evotree.harness.audit.hidden_rules import (
     PRINTED_TAG,
     ROOT_SEARCH_TAG,
@@ -65,6 +72,7 @@ from evotree.harness.audit.hidden_rules import (
     SEARCH_TAG,
     cwd_near_hidden,
     folder_search_files,
+    printed_hidden_files,
     printed_hidden_lines,
     root_search_files,
     root_search_folders,
@@ -73,6 +81,7 @@ from evotree.harness.audit.hidden_rules import (
 from evotree.harness.audit.history_rules import BUNDLE_READ, INDEX_READ
 from evotree.harness.audit.internals_rules import LEFT_MESSAGE
 from evotree.harness.audit.patch_tools import printed_patch_header
+from evotree.harness.audit.lexer import SimpleCommand, _basename
 from evotree.harness.audit.unwrap import parse_shell
 from evotree.harness.audit.step_outputs import (
     by_step_output,
@@ -254,9 +263,12 @@ def _moves_or_computes(command: str, context: ShellContext, rules: RuleSet) -> b
     )
 
 
+#: the rule of a hit that only names a hidden file (a listing, a count)
+NAMED_ONLY = "names hidden data without reading it"
+
 #: hidden-data reads judged by what they print of the checkout's file, with the task repository
 _EVALUATED = re.compile(
-    r"(?:\S*/)?(?:sqlite3|jq|head|tail|e?grep|fgrep|strings|tar|g?zcat|bzcat|xzcat|gunzip|gzip|cat|sed)\s"
+    r"(?:\S*/)?(?:sqlite3|jq|head|tail|e?grep|fgrep|strings|tar|g?zcat|bzcat|xzcat|gunzip|gzip|cat|sed|awk)\s"
 )
 
 #: git commands that leave a merge message (.git/MERGE_MSG, SQUASH_MSG) of the trajectory's own
@@ -397,6 +409,10 @@ class _HitJudge:
                 {**hit.to_dict(), "why": "the trajectory started the merge or squash itself"}
             )
             return None
+        if hit.rule.startswith(NAMED_ONLY) and self._oracle_selects_future(hit, k):
+            rule = hit.rule.replace(NAMED_ONLY, "counts or names the matches of hidden data")
+            why = " (an oracle): the lines it selects, re-done on the checkout, hold the future"
+            return replace(hit, severity="high", rule=rule + why)
         if self._query_shows_no_future(hit, k):
             self.verdict.cleared.append(
                 {
@@ -488,6 +504,9 @@ class _HitJudge:
                 if _holds(lines, ancestry.index(), self._own(k), inside=True):
                     why = f": re-run on {hidden}, prints what only the hidden file holds"
                     return replace(hit, severity="high", rule=_naming(hit.rule, hidden) + why)
+                if not self._selected_clean(self._grep_selection(cmd, workdir, hidden), k):
+                    why = f": re-run on {hidden}, selects lines that hold the future"
+                    return replace(hit, severity="high", rule=_naming(hit.rule, hidden) + why)
             for folder in root_search_folders(cmd.argv, ancestry.hidden_paths):
                 files = folder_search_files(cmd.argv, folder, workdir)  # [] if not checked out
                 if files is None:
@@ -501,6 +520,9 @@ class _HitJudge:
                     lines = [re.sub(r"^\d+[:-]", "", ln) for ln in printed.splitlines()]
                     if _holds(lines, ancestry.index(), self._own(k), inside=True):
                         why = f": re-run on {rel}, prints what only the hidden folder holds"
+                        return replace(hit, severity="high", rule=_naming(hit.rule, rel) + why)
+                    if not self._selected_clean(self._grep_selection(cmd, workdir, rel), k):
+                        why = f": re-run on {rel}, selects lines that hold the future"
                         return replace(hit, severity="high", rule=_naming(hit.rule, rel) + why)
         return hit
 
@@ -531,16 +553,51 @@ class _HitJudge:
                 if _holds(lines, ancestry.index(), self._own(k), inside=True):
                     why = f": re-run on {rel}, prints what only the hidden folder holds"
                     return replace(hit, severity="high", rule=hit.rule + why)
+                if not self._selected_clean(self._grep_selection(cmd, workdir, rel), k):
+                    why = f": re-run on {rel}, selects lines that hold the future"
+                    return replace(hit, severity="high", rule=hit.rule + why)
         return hit
+
+    @staticmethod
+    def _grep_selection(cmd: SimpleCommand, workdir: str, rel: str) -> list[Selection] | None:
+        """The lines a recursive grep selects of the hidden file ``rel`` (None: not re-done)."""
+        picked = grep_selection(cmd.argv, Path(workdir), rel)
+        return None if picked is None else [picked]
 
     def _printed_no_future(self, k: int) -> bool:
         """With a trusted task repository: does every line step ``k``'s recorded search printed
-        of a hidden path hold no line of the provenance index?"""
+        of a hidden path hold no line of the provenance index, and every line it selected of
+        each such file (grep re-run on it; every line for another search) nothing of the
+        future?"""
         ancestry, output = self.ancestry, self.traj.steps[k].output
         if ancestry is None or not ancestry.trusted or not output or not ancestry.hidden_paths:
             return False
         lines = hidden_printed_lines(output, ancestry.hidden_paths)
-        return bool(lines) and not _holds(lines, ancestry.index(), self._own(k), inside=True)
+        if not lines or _holds(lines, ancestry.index(), self._own(k), inside=True):
+            return False
+        workdir = ancestry.repo.workdir
+        if not workdir:
+            return False
+        files = printed_hidden_files(output, ancestry.hidden_paths, Path(workdir))
+        if not files:
+            return False
+        greps = [
+            c
+            for c in parse_shell(self.traj.steps[k].command or "")
+            if c.argv and _basename(c.argv[0]) in ("grep", "egrep", "fgrep")
+        ]
+        chosen: list[Selection] = []
+        for rel in files:
+            # what the search selected of each hidden file it printed lines of, re-done: grep
+            # re-run on it (one grep in the step), else every line of the file
+            picked = grep_selection(greps[0].argv, Path(workdir), rel) if len(greps) == 1 else None
+            if picked is None:
+                lines = whole_file(Path(workdir) / rel)
+                if lines is None:
+                    return False  # not in this checkout: not re-done, a read
+                picked = Selection(rel, lines, True)
+            chosen.append(picked)
+        return self._selected_clean(chosen, k)
 
     def _program_shows_no_future(self, hit: Hit, k: int) -> bool:
         """A high hidden-data read by a step that runs one print-only Python program, its
@@ -563,8 +620,11 @@ class _HitJudge:
             step.command or "", step.output, workdir, hidden, commands, earlier=commands[:k]
         )
         index = ancestry.index()
-        return printed is not None and not _holds(
-            printed, index, self._own(k), inside=True, parts=True
+        # the program selects the values it prints (whole files, whole JSON values)
+        return (
+            printed is not None
+            and not _holds(printed, index, self._own(k), inside=True, parts=True)
+            and index.selected_future(printed, self._own(k)) is None
         )
 
     def _query_shows_no_future(self, hit: Hit, k: int) -> bool:
@@ -590,25 +650,77 @@ class _HitJudge:
             if joined != hit.command or cmd.redirects or cmd.heredoc is not None:
                 continue
             workdir, hidden = ancestry.repo.workdir, ancestry.hidden_paths
+            index, own = ancestry.index(), self._own(k)
             part = part_prints(cmds, cmd, workdir, hidden)  # strings | head, tar -xO MEMBER
             if part is not None:
-                return not _holds([part], ancestry.index(), self._own(k), inside=True)
+                if _holds([part], index, own, inside=True):
+                    return False
+                if _basename(cmd.argv[0]) == "strings":
+                    chosen = strings_selects(cmd.argv, piped_after(cmds, cmd), workdir, hidden)
+                    return chosen is not None and self._selected_clean(chosen, k)
+                # tar -xO: what it prints is the members it selects, verbatim
+                return index.selected_future(part.splitlines(), own) is None
             piped = any(c.stdin == cmd for c in cmds) or cmd.xargs or cmd.grouped
             whole = None if piped else whole_prints(cmd.argv, workdir, hidden)  # cat, sed -n
             if whole is not None:
-                return not _holds([whole], ancestry.index(), self._own(k), inside=True)
+                if _holds([whole], index, own, inside=True):
+                    return False
+                return self._selected_clean(selections(cmd, workdir, hidden), k)
             values = query_values(cmd.argv, workdir, hidden)
             if values is not None:
-                return not _holds(values, ancestry.index(), self._own(k))
+                # a structured query selects the values it prints, whole
+                return not _holds(values, index, own) and index.selected_future(values, own) is None
             printed = read_prints(cmd.argv, workdir, hidden)  # head/tail -n K, a grep
             if printed is not None:
                 pieces = any(  # grep -o: the matches, pieces of lines
                     w == "--only-matching" or re.fullmatch(r"-[A-Za-z]*o[A-Za-z]*", w)
                     for w in cmd.argv[1:]
                 )
-                index = ancestry.index()
-                return not _holds(printed, index, self._own(k), inside=True, parts=pieces)
+                if _holds(printed, index, own, inside=True, parts=pieces):
+                    return False
+                return self._selected_clean(selections(cmd, workdir, hidden), k)
+            if _basename(cmd.argv[0]) in ("awk", "head", "tail"):
+                # awk 'NR==K', head/tail -c K: what they print is in the lines they select
+                chosen = selections(cmd, workdir, hidden)
+                if chosen and not any(c.whole for c in chosen):
+                    lines = [line for c in chosen for line in c.lines]
+                    if _holds(lines, index, own, inside=True):
+                        return False
+                    return self._selected_clean(chosen, k)
         return False
+
+    def _oracle_selects_future(self, hit: Hit, k: int) -> bool:
+        """A ``grep`` that only names a hidden file (``-c`` prints a count, ``-l`` a name, ``-q``
+        nothing) still selects its matching lines: with a trusted task repository, do the lines
+        it selects of the checkout's hidden file hold the future (a probe of the fix, one
+        candidate at a time)?"""
+        ancestry = self.ancestry
+        if ancestry is None or not ancestry.trusted or not ancestry.repo.workdir:
+            return False
+        for cmd in parse_shell(self.traj.steps[k].command or ""):
+            joined = " ".join(cmd.argv) + "".join(f" {op}{t}" for op, t in cmd.redirects)
+            if joined != hit.command or not cmd.argv:
+                continue
+            if _basename(cmd.argv[0]) not in ("grep", "egrep", "fgrep"):
+                continue
+            chosen = selections(cmd, ancestry.repo.workdir, ancestry.hidden_paths)
+            if chosen and not self._selected_clean(chosen, k):
+                return True
+        return False
+
+    def _selected_clean(self, chosen: Sequence[Selection] | None, k: int) -> bool:
+        """With the task repository: does each line a command selected of each hidden file
+        (:mod:`evotree.harness.audit.hidden_selected`) hold nothing of the future? None (the
+        selection not re-done): no."""
+        if chosen is None or self.ancestry is None:
+            return False
+        index, own = self.ancestry.index(), self._own(k)
+        for chose in chosen:
+            if index.selected_future(chose.lines, own) is None:
+                continue
+            if chose.matches is None or index.future_only(chose.matches) is not None:
+                return False  # a read of future lines, or an oracle probing the future's text
+        return True
 
     def _by_provenance(self, hit: Hit, k: int) -> Hit | None:
         """A high history hit on hashes or tags: cleared when every hash is the base or its
