@@ -27,6 +27,7 @@ traced phase's read-write folders before it starts (:func:`find_git_dirs`):
 
 from __future__ import annotations
 
+import collections
 import hashlib
 import json
 import os
@@ -93,9 +94,11 @@ _VOLATILE = frozenset(
     }
 )
 #: How far below a read-write folder task repositories are looked for, and how many folder
-#: entries at most (a phase's start must stay cheap; deeper repositories are not guarded).
-MAX_DEPTH = 3
-MAX_ENTRIES = 5000
+#: entries at most. An earlier phase can move a repository deeper (a rename of its parent) or
+#: flood a folder, so the search goes as deep as folders go and a search cut by the entry cap
+#: is itself a problem (a row): what lies beyond is not guarded, and that is said.
+MAX_DEPTH = 64
+MAX_ENTRIES = 1_000_000
 _HASH_LIMIT = 1 << 20
 
 
@@ -116,7 +119,8 @@ def find_git_dirs(
     """(the git directories in and below ``roots``, what could not be guarded).
 
     A work tree's ``.git`` folder and a bare repository count, down to ``max_depth`` folders
-    below each root, links never followed. A ``.git`` that is a link cannot be locked (the link
+    below each root and ``max_entries`` entries in all, links never followed; a folder left
+    unsearched at either bound is a problem (a repository there would not be guarded). A ``.git`` that is a link cannot be locked (the link
     itself can be swapped): it is a problem, as is a git directory reached through a link. A
     ``.git`` file (a linked worktree's pointer) is left alone: the folder it names is guarded
     only where it is itself found."""
@@ -124,9 +128,9 @@ def find_git_dirs(
     problems: list[str] = []
     seen = 0
     for root in roots:
-        queue = [(Path(root).absolute(), 0)]
+        queue = collections.deque([(Path(root).absolute(), 0)])
         while queue:
-            folder, depth = queue.pop(0)
+            folder, depth = queue.popleft()
             if _is_bare(folder):
                 found.append(folder)
                 continue
@@ -141,10 +145,23 @@ def find_git_dirs(
                         problems.append(f"{entry.path} is a symbolic link: it cannot be locked")
                     elif entry.is_dir(follow_symlinks=False):
                         found.append(Path(entry.path))
-                elif (
-                    depth < max_depth and entry.is_dir(follow_symlinks=False) and seen < max_entries
-                ):
-                    queue.append((Path(entry.path), depth + 1))
+                elif entry.is_dir(follow_symlinks=False):
+                    if depth >= max_depth:
+                        problems.append(
+                            f"{entry.path} was not searched (the search for task repositories "
+                            f"stops {max_depth} folders deep): a repository there would not be "
+                            "guarded"
+                        )
+                    elif seen >= max_entries:
+                        problems.append(
+                            f"{entry.path} and what follows were not searched (the search for "
+                            f"task repositories stops after {max_entries:,} entries): a "
+                            "repository there would not be guarded"
+                        )
+                        queue.clear()
+                        break
+                    else:
+                        queue.append((Path(entry.path), depth + 1))
     out = []
     for path in found:
         if os.path.realpath(path) != str(path):

@@ -19,6 +19,15 @@ bound over it (:func:`evotree.harness.git_guard.before_phase`):
   the copy holds; the ``index`` as it was when every object it names is in the copy, else the
   base's tree read into a fresh one (the work tree is untouched either way).
 
+git runs outside the sandbox here, on a git directory an earlier phase may have written, so it
+never reads that directory's own config, links or pointers: the directory must be
+self-contained (:func:`_check_self_contained`: no ``commondir``, no alternates, every entry of
+``objects/`` and ``refs/`` a regular file or folder — no link, FIFO or device) and git runs on a
+scratch view of it (evotree's minimal config, its ``HEAD`` and references copied,
+``GIT_OBJECT_DIRECTORY`` its object store), with no system or global config; the task's config
+is written into the copy last, for the box's git alone. A directory that is not self-contained
+is not copied (the caller hides it).
+
 The copy lives beside the phase's raw trace, outside every bind, and is removed after the phase
 (:func:`remove_copies`): what the phase writes into the task's git directory (the index, objects
 of its own) is not kept — its work tree is its result. ``EVOTREE_TASK_REPOS=whole`` (the
@@ -109,13 +118,19 @@ def remove_copies(trace: Path | str) -> None:
         path.unlink()
 
 
-def _git(git_dir: Path, *args: str, stdin: bytes | None = None) -> tuple[int, bytes, str]:
-    """git on ``git_dir`` alone, without the shortcuts a repository's files could make lie."""
+def _git(
+    git_dir: Path, *args: str, stdin: bytes | None = None, objects: Path | None = None
+) -> tuple[int, bytes, str]:
+    """git on ``git_dir`` alone (``objects``: its object store, when elsewhere), without the
+    shortcuts a repository's files could make lie and with no system or global config."""
+    env = git_env(git_dir) | {"GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull}
+    if objects is not None:
+        env["GIT_OBJECT_DIRECTORY"] = str(objects)
     proc = subprocess.run(
         [*GIT, *args],
         input=stdin,
         capture_output=True,
-        env=git_env(git_dir),
+        env=env,
         cwd=git_dir,
         check=False,
         timeout=600,
@@ -142,9 +157,8 @@ def _is_id(text: str) -> bool:
     return len(text) in (40, 64) and set(text) <= _HEX
 
 
-def _head(git_dir: Path) -> tuple[str | None, str | None]:
-    """(the branch HEAD names, or ``None`` when detached; the base commit, or ``None`` when the
-    repository has no commit yet)."""
+def _head_text(git_dir: Path) -> tuple[str | None, str | None]:
+    """(the branch HEAD names, or ``None`` when detached; the id a detached HEAD names)."""
     raw = _read_regular(git_dir / "HEAD", 4096)
     if raw is None and os.path.islink(git_dir / "HEAD"):
         # git takes a HEAD link whose target starts "refs/" for a symbolic reference
@@ -153,7 +167,6 @@ def _head(git_dir: Path) -> tuple[str | None, str | None]:
     if raw is None:
         raise PruneError(f"{git_dir / 'HEAD'} is not a regular file")
     text = raw.decode("utf-8", "replace").strip()
-    branch = None
     if text.startswith("ref:"):
         branch = text[4:].strip()
         if (
@@ -162,29 +175,113 @@ def _head(git_dir: Path) -> tuple[str | None, str | None]:
             or any(c.isspace() for c in branch)
         ):
             raise PruneError(f"{git_dir / 'HEAD'} names {branch!r}, not a reference")
-    elif not _is_id(text):
+        return branch, None
+    if not _is_id(text):
         raise PruneError(f"{git_dir / 'HEAD'} holds neither a reference nor an id")
-    rc, out, err = _git(git_dir, "rev-parse", "--verify", "-q", "HEAD^{commit}")
-    if rc == 0:
-        return branch, out.decode().strip()
-    if branch is not None:
-        rc, _, _ = _git(git_dir, "rev-parse", "--verify", "-q", branch)
-        if rc != 0:
-            return branch, None  # unborn: no commit yet
-    raise PruneError(f"HEAD of {git_dir} names no commit: {err or 'git rev-parse failed'}")
+    return None, text
 
 
-def _kept_refs(git_dir: Path, base: str) -> dict[str, str]:
+#: Entries that point git at another repository or store: a directory holding one is not
+#: copied (git outside the box would follow them to what the box never saw).
+_POINTERS = ("commondir", "gitdir", "objects/info/alternates", "objects/info/http-alternates")
+#: The most entries of ``objects/`` and ``refs/`` checked; a larger directory is not copied.
+_MAX_CHECKED = 2_000_000
+
+
+def _check_self_contained(git_dir: Path) -> None:
+    """:class:`PruneError` unless git reading ``git_dir`` reads only ``git_dir``: no pointer to
+    another repository or store, ``objects/`` and ``refs/`` folders whose every entry is a
+    regular file or a folder (a link, FIFO or device is refused), and ``packed-refs``,
+    ``shallow`` regular files where they are there."""
+    for name in _POINTERS:
+        if os.path.lexists(git_dir / name):
+            raise PruneError(f"{git_dir / name} points git elsewhere: not self-contained")
+    for name in ("packed-refs", "shallow", "config"):
+        path = git_dir / name
+        if os.path.lexists(path) and not stat.S_ISREG(os.lstat(path).st_mode):
+            raise PruneError(f"{path} is not a regular file")
+    checked = 0
+    for top in ("objects", "refs"):
+        root = git_dir / top
+        if not stat.S_ISDIR(os.lstat(root).st_mode):
+            raise PruneError(f"{root} is not a folder")
+        stack = [root]
+        while stack:
+            for entry in os.scandir(stack.pop()):
+                checked += 1
+                if checked > _MAX_CHECKED:
+                    raise PruneError(f"{git_dir} has over {_MAX_CHECKED:,} objects and references")
+                mode = entry.stat(follow_symlinks=False).st_mode
+                if stat.S_ISDIR(mode):
+                    stack.append(Path(entry.path))
+                elif not stat.S_ISREG(mode):
+                    raise PruneError(f"{entry.path} is not a regular file or a folder")
+
+
+def _minimal_config(git_dir: Path, scratch: Path) -> str:
+    """evotree's own config for git run on the task's store: its format version and the
+    extensions git needs to read it (the object format), read from the task's config without
+    its includes; a reference storage git reads elsewhere (reftable) is refused."""
+    raw = _read_regular(git_dir / "config", _SMALL)
+    if raw is None:
+        raise PruneError(f"{git_dir / 'config'} is not a regular file of at most 1 MiB")
+    original = scratch / "task-config"
+    original.write_bytes(raw)
+    rc, out, _ = _git(
+        scratch,
+        "config",
+        "--file",
+        str(original),
+        "--no-includes",
+        "--get-regexp",
+        r"^extensions\.",
+    )
+    extensions = {}
+    for line in out.decode("utf-8", "replace").splitlines() if rc == 0 else []:
+        key, _, value = line.partition(" ")
+        extensions[key.split(".", 1)[1].lower()] = value.strip()
+    format_ = extensions.pop("objectformat", "")
+    if format_ not in ("", "sha1", "sha256"):
+        raise PruneError(f"{git_dir}'s object format {format_!r} is not known")
+    if "refstorage" in extensions and extensions["refstorage"] != "files":
+        raise PruneError(f"{git_dir} keeps its references in {extensions['refstorage']!r}")
+    text = f"[core]\n\trepositoryformatversion = {1 if format_ else 0}\n\tbare = true\n"
+    if format_:
+        text += f"[extensions]\n\tobjectformat = {format_}\n"
+    return text
+
+
+def _copy_refs(git_dir: Path, view: Path) -> None:
+    """The task's references of the kept namespaces (loose files, checked regular) and its
+    ``packed-refs``, into the view."""
+    for namespace in _KEPT_NAMESPACES:
+        root = git_dir / namespace
+        if not root.is_dir():
+            continue
+        for path in sorted(root.rglob("*")):
+            if path.is_file() and not path.is_symlink():
+                data = _read_regular(path, 4096)
+                if data is not None:
+                    target = view / path.relative_to(git_dir)
+                    target.parent.mkdir(parents=True, exist_ok=True)
+                    target.write_bytes(data)
+    packed = _read_regular(git_dir / "packed-refs", 256 << 20)
+    if packed is not None:
+        (view / "packed-refs").write_bytes(packed)
+
+
+def _kept_refs(view: Path, objects: Path, base: str) -> dict[str, str]:
     """The branches, tags and remote-tracking references whose commit the base reaches, peeled."""
     rc, out, err = _git(
-        git_dir,
+        view,
         "for-each-ref",
         f"--merged={base}",
         "--format=%(objecttype) %(objectname) %(*objecttype) %(*objectname) %(refname)",
         *_KEPT_NAMESPACES,
+        objects=objects,
     )
     if rc != 0:
-        raise PruneError(f"the references of {git_dir} cannot be listed: {err}")
+        raise PruneError(f"the references cannot be listed: {err}")
     kept: dict[str, str] = {}
     for line in out.decode("utf-8", "replace").splitlines():
         parts = line.split(" ", 4)
@@ -242,48 +339,117 @@ def _copy_index(git_dir: Path, copy: Path, base: str | None) -> str:
     return "rebuilt"
 
 
+def _is_folder(path: Path) -> bool:
+    """A folder itself, not a link to one."""
+    try:
+        return stat.S_ISDIR(os.lstat(path).st_mode)
+    except OSError:
+        return False
+
+
+#: How deep submodules' git directories are looked for under ``modules/`` (nested names and
+#: submodules of submodules), and how many at most.
+_MODULES_DEPTH = 6
+_MAX_MODULES = 200
+
+
+def _copy_modules(git_dir: Path, dest: Path) -> None:
+    """The submodules' git directories (``modules/<name>``, as ``git submodule`` absorbs them),
+    each pruned at its own base into the copy, so that git in a submodule's work tree (a
+    ``.git`` file naming ``../.git/modules/<name>``) works on its base and sees no future. One
+    that cannot be pruned is left out (git there says it is not a repository)."""
+    root = git_dir / "modules"
+    if not _is_folder(root):
+        return
+    queue = [(root, 0)]
+    made = 0
+    while queue and made < _MAX_MODULES:
+        folder, depth = queue.pop(0)
+        for entry in sorted(os.scandir(folder), key=lambda e: e.name):
+            path = Path(entry.path)
+            if not entry.is_dir(follow_symlinks=False):
+                continue
+            if os.path.lexists(path / "HEAD") and _is_folder(path / "objects"):
+                target = dest / path.relative_to(git_dir)
+                target.parent.mkdir(parents=True, exist_ok=True)
+                try:
+                    prune_copy(path, target)
+                    made += 1
+                except (PruneError, OSError, subprocess.SubprocessError):
+                    pass
+            elif depth < _MODULES_DEPTH:
+                queue.append((path, depth + 1))
+
+
 def prune_copy(git_dir: Path, dest: Path) -> PrunedCopy:
     """Copy the git directory ``git_dir`` into the new folder ``dest`` with only what its base
     (HEAD's commit) reaches (module doc); :class:`PruneError` says why it could not."""
     git_dir = Path(git_dir)
-    branch, base = _head(git_dir)
+    branch, detached = _head_text(git_dir)
+    _check_self_contained(git_dir)
+    objects = git_dir / "objects"
     dest.mkdir(mode=0o700)
-    for sub in ("objects/pack", "objects/info", "refs/heads", "refs/tags", "info"):
-        (dest / sub).mkdir(parents=True)
-    config = _read_regular(git_dir / "config", _SMALL)
-    if config is None:
-        raise PruneError(f"{git_dir / 'config'} is not a regular file of at most 1 MiB")
-    (dest / "config").write_bytes(config)
-    for name in ("info/exclude", "info/attributes"):
-        data = _read_regular(git_dir / name, _SMALL)
-        if data is not None:
-            (dest / name).write_bytes(data)
-    refs: dict[str, str] = {}
-    if base is not None:
-        refs = _kept_refs(git_dir, base)
-        if branch is not None:
-            refs[branch] = base
-        rc, _, err = _git(
-            git_dir,
-            "-c",
-            "pack.compression=1",
-            "pack-objects",
-            "--revs",
-            "--window=0",
-            "--quiet",
-            str(dest / "objects" / "pack" / "pack"),
-            stdin=f"{base}\n".encode(),
-        )
-        if rc != 0:
-            raise PruneError(f"the objects {git_dir}'s base reaches cannot be packed: {err}")
-    head = f"ref: {branch}\n" if branch is not None else f"{base}\n"
-    (dest / "HEAD").write_text(head, encoding="utf-8")
-    lines = "".join(f"{oid} {name}\n" for name, oid in sorted(refs.items()))
-    (dest / "packed-refs").write_text("# pack-refs with: peeled fully-peeled sorted \n" + lines)
-    shallow = _read_regular(git_dir / "shallow", _SMALL)
-    if shallow is not None:
-        ids = [w for w in shallow.decode("utf-8", "replace").split() if _is_id(w)]
-        gone = _missing(dest, ids)
-        (dest / "shallow").write_text("".join(f"{i}\n" for i in ids if i not in gone))
-    index = _copy_index(git_dir, dest, base)
+    view = dest.with_name(dest.name + ".view")
+    view.mkdir(mode=0o700)
+    try:
+        config = _minimal_config(git_dir, view)
+        (view / "config").write_text(config)
+        (view / "refs").mkdir()
+        (view / "HEAD").write_text(f"ref: {branch}\n" if branch else f"{detached}\n")
+        _copy_refs(git_dir, view)
+        shallow = _read_regular(git_dir / "shallow", _SMALL)
+        if shallow is not None:
+            (view / "shallow").write_bytes(shallow)
+        rc, out, err = _git(view, "rev-parse", "--verify", "-q", "HEAD^{commit}", objects=objects)
+        if rc == 0:
+            base: str | None = out.decode().strip()
+        elif branch is not None and _git(view, "rev-parse", "--verify", "-q", branch)[0] != 0:
+            base = None  # unborn: no commit yet
+        else:
+            raise PruneError(f"HEAD of {git_dir} names no commit: {err or 'git rev-parse failed'}")
+        for sub in ("objects/pack", "objects/info", "refs/heads", "refs/tags", "info"):
+            (dest / sub).mkdir(parents=True)
+        (dest / "config").write_text(config)  # the task's own comes last: for the box's git
+        refs: dict[str, str] = {}
+        if base is not None:
+            refs = _kept_refs(view, objects, base)
+            if branch is not None:
+                refs[branch] = base
+            rc, _, err = _git(
+                view,
+                "-c",
+                "pack.compression=1",
+                "pack-objects",
+                "--revs",
+                "--window=0",
+                "--quiet",
+                str(dest / "objects" / "pack" / "pack"),
+                stdin=f"{base}\n".encode(),
+                objects=objects,
+            )
+            if rc != 0:
+                raise PruneError(f"the objects {git_dir}'s base reaches cannot be packed: {err}")
+        (dest / "HEAD").write_text(f"ref: {branch}\n" if branch is not None else f"{base}\n")
+        lines = "".join(f"{oid} {name}\n" for name, oid in sorted(refs.items()))
+        (dest / "packed-refs").write_text("# pack-refs with: peeled fully-peeled sorted \n" + lines)
+        if shallow is not None:
+            ids = [w for w in shallow.decode("utf-8", "replace").split() if _is_id(w)]
+            gone = _missing(dest, ids)
+            (dest / "shallow").write_text("".join(f"{i}\n" for i in ids if i not in gone))
+        if _is_folder(git_dir / "info"):  # a link there would be followed to the host's
+            for name in ("info/exclude", "info/attributes"):
+                data = _read_regular(git_dir / name, _SMALL)
+                if data is not None:
+                    (dest / name).write_bytes(data)
+        _copy_modules(git_dir, dest)
+        index = _copy_index(git_dir, dest, base)
+        task_config = _read_regular(git_dir / "config", _SMALL)
+        if task_config is None:
+            raise PruneError(f"{git_dir / 'config'} changed while it was copied")
+        (dest / "config").write_bytes(task_config)
+    except BaseException:
+        shutil.rmtree(dest, ignore_errors=True)  # nothing half-made is left to be bound
+        raise
+    finally:
+        shutil.rmtree(view, ignore_errors=True)
     return PrunedCopy(path=dest, base=base, refs=len(refs), index=index)

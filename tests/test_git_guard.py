@@ -62,8 +62,13 @@ def test_work_trees_and_bare_repositories_are_found_links_are_problems(tmp_path:
     found, problems = git_guard.find_git_dirs([tmp_path / "w"])
     assert found == [work / ".git", bare]  # breadth first
     assert len(problems) == 1 and "linked/.git is a symbolic link" in problems[0]
-    # too deep: not found (and not claimed)
-    assert git_guard.find_git_dirs([tmp_path / "w"], max_depth=1)[0] == [work / ".git"]
+    # too deep: not found, and said (a repository there would not be guarded)
+    found, problems = git_guard.find_git_dirs([tmp_path / "w"], max_depth=1)
+    assert found == [work / ".git"]
+    assert any("deep/er was not searched" in p for p in problems), problems
+    # past the entry cap: the search stops, and says so
+    found, problems = git_guard.find_git_dirs([tmp_path / "w"], max_entries=2)
+    assert found == [] and any("after 2 entries" in p for p in problems), problems
 
 
 def test_binds_lock_head_config_refs_and_make_mount_points(tmp_path: Path) -> None:

@@ -391,3 +391,107 @@ def test_the_control_the_same_attack_wins_with_the_repository_whole(
     proc, _audit = _run(tmp_path, red._SPELLING.format(rev='"x-g" + future[:8]'), red._future)
     assert _ran(proc)["attack"].startswith("OK") and SECRET in proc.stdout, proc.stdout[-2000:]
     assert not git_prune.copies_path(tmp_path / "raw.trace").exists()
+
+
+@pytest.mark.parametrize(
+    "make,why",
+    [
+        (lambda gd, task: (gd / "commondir").write_text(str(task) + "\n"), "points git elsewhere"),
+        (
+            lambda gd, task: (gd / "objects" / "info" / "alternates").write_text(
+                str(task / "objects") + "\n"
+            ),
+            "points git elsewhere",
+        ),
+        (
+            lambda gd, task: (gd / "refs" / "heads" / "x").symlink_to(
+                task / "refs" / "heads" / "fix"
+            ),
+            "not a regular file or a folder",
+        ),
+        (lambda gd, task: os.mkfifo(gd / "objects" / "f"), "not a regular file or a folder"),
+        (
+            lambda gd, task: ((gd / "config").unlink(), os.mkfifo(gd / "config")),
+            "config is not a regular file",
+        ),
+    ],
+    ids=["commondir", "alternates", "ref-link", "fifo-in-store", "fifo-config"],
+)
+def test_a_git_directory_that_is_not_self_contained_is_not_copied(
+    tmp_path: Path, make: object, why: str
+) -> None:
+    """git runs outside the box on a directory an earlier phase could have written: one that
+    points git at another repository or store, or holds a link, FIFO or device where git reads,
+    is refused (the caller hides it), before any git runs (a FIFO would hang it)."""
+    ids = _task(tmp_path / "task")
+    evil = tmp_path / "evil"
+    evil.mkdir()
+    _git(evil, "init", "-q", "-b", "main")
+    _commit(evil, "e.txt", "e\n", "e")
+    gd = evil / ".git"
+    make(gd, tmp_path / "task" / ".git")  # type: ignore[operator]
+    with pytest.raises(git_prune.PruneError, match=why):
+        git_prune.prune_copy(gd, tmp_path / "copy")
+    assert not (tmp_path / "copy").exists() and ids["future"]
+
+
+def test_the_tasks_config_is_never_read_by_git_outside_the_box(tmp_path: Path) -> None:
+    """A config whose includes and programs would act on the host (an fsmonitor hook writing a
+    file, an include of a FIFO): the copy is made without git reading it, then it is the
+    copy's, for the box's git alone."""
+    _task(tmp_path / "work")
+    gd = tmp_path / "work" / ".git"
+    os.mkfifo(tmp_path / "pipe")
+    flag = tmp_path / "ran"
+    hook = tmp_path / "hook.sh"
+    hook.write_text(f"#!/bin/sh\ntouch {flag}\n")
+    hook.chmod(0o755)
+    with open(gd / "config", "a") as fh:
+        fh.write(f"[include]\n\tpath = {tmp_path / 'pipe'}\n[core]\n\tfsmonitor = {hook}\n")
+        fh.write("[pack]\n\tpackSizeLimit = 1k\n\twindow = 250\n")
+    copy = git_prune.prune_copy(gd, tmp_path / "copy")
+    assert not flag.exists()
+    assert (copy.path / "config").read_bytes() == (gd / "config").read_bytes()
+    assert len(list((copy.path / "objects" / "pack").glob("*.pack"))) == 1
+
+
+def test_an_info_link_is_not_followed_and_submodules_are_pruned_too(tmp_path: Path) -> None:
+    work = tmp_path / "work"
+    _task(work)
+    up = tmp_path / "up"
+    up.mkdir()
+    _git(up, "init", "-q", "-b", "main")
+    _commit(up, "u.txt", "u\n", "u")
+    _git(up, "checkout", "-q", "-b", "fix")
+    _commit(up, "u.txt", f"{SECRET}\n", "upstream fix")
+    _git(up, "checkout", "-q", "main")
+    _git(work, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(up), "sub")
+    host = tmp_path / "host-info"
+    host.mkdir()
+    (host / "exclude").write_text("HOST FILE\n")
+    gd = work / ".git"
+    for name in os.listdir(gd / "info"):
+        (gd / "info" / name).unlink()
+    (gd / "info").rmdir()
+    (gd / "info").symlink_to(host)
+    copy = git_prune.prune_copy(gd, tmp_path / "copy")
+    assert not (copy.path / "info" / "exclude").exists()
+    sub = copy.path / "modules" / "sub"
+    assert (sub / "HEAD").is_file() and SECRET.encode() not in b"".join(
+        p.read_bytes() for p in sub.rglob("*") if p.is_file()
+    )
+    log = subprocess.run(
+        [
+            "git",
+            "--git-dir",
+            str(sub),
+            "--work-tree",
+            str(work / "sub"),
+            "log",
+            "--all",
+            "--oneline",
+        ],
+        capture_output=True,
+        text=True,
+    )
+    assert log.returncode == 0 and log.stdout.count("\n") == 1, log.stdout + log.stderr
