@@ -12,7 +12,10 @@ future with no finding. Every test first asserts that its attack ran. Each attac
 first try against the code it names; the file's last runs are against 0b7eb14 (the write-side
 rule, ``trace_written.py``), the newest commit touching the tracer and judge.
 
-Won, still open (xfail, the mechanism in each reason):
+Won against the trace's own judgement, still open there (xfail, the mechanism in each reason;
+this file runs with the task repositories bound whole, ``tests/conftest.py``): with the first
+line on — each task repository bound as a copy pruned at its base, ``harness/git_prune.py`` —
+J, R, S, T, V, W and Y find nothing (``tests/test_task_prune.py``).
 
 - (J) a git directory of the phase's own (``/tmp/g``) of links to the task's refs, packed-refs
   and objects, its ``HEAD`` a link ``refs/../HEAD`` (git's setup accepts a link starting
@@ -31,9 +34,6 @@ Won, still open (xfail, the mechanism in each reason):
   renames, nodes); the judges resolve after the phase and find no future object. With the
   task's objects packed too: HEAD's objects written loose by ``git checkout-index --prefix``
   (their zlib bytes as blobs), then the pack unlinked.
-- (V) ``git log -p -1 x-g<8 hex>`` (git describe's spelling of an abbreviation of the future) on
-  the command line, and ``git checkout x-g<8 hex> -- a.txt``: the argv judge resolves a
-  describe spelling only with a suffix or a path. No file planted (an older rule's gap).
 - (Y) (O) with nothing written under a ``.git``: the commit graph in ``/tmp/alt/info/`` (a store
   of the phase's own) named by ``GIT_ALTERNATE_OBJECT_DIRECTORIES``, then ``git log -p -2``.
   Given: the future's tree id.
@@ -55,6 +55,10 @@ a task's ``.git`` are ``git_forged``), now plain tests:
 - (Q) ``git log -p -1 future`` (or ``ORIG_HEAD`` = the future's id), then the future's loose
   object renamed within its folder (or, packed: HEAD's objects written loose, the pack renamed).
 
+Won against 0b7eb14, closed by 64023c4 (the argv judge reads ``<anything>-g<hex>`` as the
+abbreviation it names), now plain tests: (V) ``git log -p -1 x-g<8 hex>`` and ``git checkout
+x-g<8 hex> -- a.txt`` on the command line.
+
 Won against 8fc3cad, closed by 26ded5f: (B) ``fixup -Cfuture`` (``-C`` glued to its commit, as
 git's todo parser allows) in a planted rebase session, the commit made to fail.
 
@@ -74,9 +78,10 @@ history re-packed by ``git bundle`` before the task's pack is unlinked (``bundle
 ``pack-objects`` fed revisions: an argv finding).
 
 Benign work: (F) ``am -3`` in a repository of the candidate's own is quiet; three older rules
-flag benign work there (xfail): ``rebase -i``'s sequence editor gets the todo path on its
-command line, a rewriting rebase ends with ``git notes copy --for-rewrite=rebase``, ``git -C
-/tmp/own cherry-pick <own id>`` is judged against the task. (U) a hook file written into the
+flagged benign work there, quiet since b481a68/bab7d9e (``trace_own.py``: git work in a
+repository of the phase's own is judged for the ids it names only): ``rebase -i``'s sequence
+editor gets the todo path on its command line, a rewriting rebase ends with ``git notes copy
+--for-rewrite=rebase``, ``git -C /tmp/own cherry-pick <own id>``. (U) a hook file written into the
 task's ``.git/hooks`` as ``pre-commit install`` writes it: a finding under the write-side rule
 before it was committed, quiet with 0b7eb14 (hooks exempted).
 """
