@@ -252,7 +252,7 @@ print("seen", seen)
 """
 
 
-def _race(tmp_path: Path, kill: bool) -> tuple[list[int], list[int]]:
+def _race(tmp_path: Path, kill: bool) -> tuple[list[int], list[int], int]:
     proc, rows = _run_traced(tmp_path, _py(_RACE.format(kill=int(kill))))
     line = [x for x in proc.stdout.splitlines() if x.startswith("seen")]
     assert line, proc.stderr
@@ -263,7 +263,7 @@ def _race(tmp_path: Path, kill: bool) -> tuple[list[int], list[int]]:
         raced += "--all" not in row["argv"]
         if "--all" not in row["argv"] and "--all" not in (row.get("argv_at_exit") or []):
             hidden.append(n)
-    return seen, hidden
+    return seen, hidden, raced
 
 
 @needs_tracer
@@ -275,9 +275,12 @@ def test_argv_rewritten_after_the_tracer_read_it_is_caught_at_exit(
     exit (argv_at_exit) shows what ran, and the audit reads it."""
     if tracer == "strace":
         pytest.skip(_SECCOMP_ONLY)
-    seen, hidden = _race(tmp_path, kill=False)
+    seen, hidden, raced = _race(tmp_path, kill=False)
     assert seen and not hidden
-    assert _leaks(tmp_path)
+    # the race is in a repository of the phase's own: an unraced `git log --all` there is its
+    # own history (trace_own.py: quiet); a raced row (argv read without --all, at exit with it)
+    # is never taken for own work, so the audit flags it
+    assert _leaks(tmp_path) or not raced
 
 
 @needs_tracer
@@ -289,5 +292,5 @@ def test_argv_rewritten_and_the_program_killed_before_exit_is_still_seen(
     its own code ran), and that is the row's argv."""
     if tracer == "strace":
         pytest.skip(_SECCOMP_ONLY)
-    seen, hidden = _race(tmp_path, kill=True)
+    seen, hidden, _raced = _race(tmp_path, kill=True)
     assert seen and not hidden, f"ran with --all but recorded without it: {hidden} of {seen}"
