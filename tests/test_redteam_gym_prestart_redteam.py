@@ -25,14 +25,18 @@ policy, they never score; in the train phase it cannot raise the run's episode c
 ``gym.toml`` before the phase reads it (it may win that race: the phase then plays the rewritten
 file, its own).
 
-Won, ``[sandbox] mode = "off"`` only (no boundary is claimed there, but the early start adds
-this): a plain early process rewrites ``judge/references.json`` through ``/proc/<ppid>/cwd``
-before the judge reads it and so sets its own score (xfail). Won, low severity (ab02f55): a
-train phase that refuses the submission (exit 65, charged nothing) now runs policy.py's import
-code when the early process gets that far before ``discard`` (xfail). The plain controls show
-the probes work: as root the early process reads the seed file, finds the seed in the judge's
-memory, copies the judge's descriptors and kills its judge; its daemon outlives a judge that
-stopped before its episodes.
+Won, before the gate, ``[sandbox] mode = "off"`` only (no boundary is claimed there, but the
+early start added this): a plain early process rewrote ``judge/references.json`` through
+``/proc/<ppid>/cwd`` before the judge read it and so set its own score. Won, low severity
+(ab02f55): a train phase that refuses the submission (exit 65, charged nothing) ran policy.py's
+import code when the early process got that far before ``discard``. Both closed by the gate
+(``wire.GO``): the policy's process, early or late, does its own imports and then waits for its
+host's first frame before it loads policy.py, so candidate code runs no sooner than in a process
+started when it is adopted; a judge or train phase that stops first, or adopts nothing, kills it
+with policy.py unread (the daemon, previous-candidate and second-prestart attacks now find no
+candidate code ran at all). The controls show the probes work: as root the plain process reads
+the seed file, finds the seed in the judge's memory, copies the judge's descriptors and kills
+its judge; an adopted process forks its daemon.
 """
 
 from __future__ import annotations
@@ -372,6 +376,8 @@ class Policy:
         return 0
 """
 
+#: won before the gate (wire.GO: the early process loads policy.py only once adopted), now a
+#: plain test
 _REFERENCES_WIN = (
     "[sandbox] mode = 'off' only (the nested judge's case passes): the policy's process starts "
     "before the judge reads judge/references.json and judge/gym.toml (launch.prestart), and a "
@@ -387,7 +393,7 @@ _REFERENCES_WIN = (
 @pytest.mark.heavy
 @pytest.mark.parametrize(
     "nested",
-    [True, pytest.param(False, marks=pytest.mark.xfail(strict=False, reason=_REFERENCES_WIN))],
+    [True, False],
     ids=["nested", "plain"],
 )
 def test_the_early_process_cannot_rewrite_the_references_before_the_judge_reads_them(
@@ -722,8 +728,9 @@ def _stop_judge_early(
     sandbox: dict[str, Any] | None,
 ) -> tuple[str, str]:
     """``judge.main`` for a candidate holding :data:`DAEMON` in a folder with no judge files
-    (it stops before its episodes), held until the daemon has started; (what came on stderr
-    while the judge ran and 0.2 s after, what came in the half second after that)."""
+    (it stops before its episodes), held until the daemon has started (3 s at most: with the
+    gate it never starts); (what came on stderr while the judge ran and 0.2 s after, what came
+    in the half second after that)."""
     from evotree.domains.gym import catalog, judge
 
     candidate = _candidate(tmp_path, DAEMON.format(life=5.0))
@@ -737,8 +744,8 @@ def _stop_judge_early(
     real = catalog.require_gymnasium
 
     def held() -> Any:
-        """The judge's first step, held until the early process's daemon beats (15 s at most)."""
-        end = time.monotonic() + 15
+        """The judge's first step, held until the early process's daemon beats (3 s at most)."""
+        end = time.monotonic() + 3
         while time.monotonic() < end and "DAEMON-BEAT" not in "".join(seen):
             seen.append(capfd.readouterr().err)
             time.sleep(0.02)
@@ -766,32 +773,42 @@ def _kill_daemon(text: str) -> None:
 
 
 @pytest.mark.heavy
-def test_a_daemon_of_the_early_process_dies_with_a_judge_that_stops_early(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
+@pytest.mark.parametrize("nested", [True, False], ids=["nested", "plain"])
+def test_a_judge_that_stops_early_runs_no_candidate_code(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str], nested: bool
 ) -> None:
-    """Nested: the judge stops before its episodes (no judge files) and kills the unadopted
-    early process; the daemon it forked in its sandbox beat while the judge ran and is silent
-    once ``main`` returned (the sandbox's PID namespace ends with its bubblewrap)."""
-    spec = _nested()
-    during, after = _stop_judge_early(tmp_path, monkeypatch, capfd, spec)
-    assert "DAEMON-BEAT" in during, during[-2000:]  # the attack ran
-    assert "DAEMON-BEAT" not in after, after[-2000:]
+    """The judge stops before its episodes (no judge files) and kills the unadopted early
+    process. Before the gate its import code ran (a daemon forked at import beat while the
+    judge ran; plain, it beat on after ``main`` returned); with the gate (``wire.GO``) the
+    process waits for its adoption before it loads policy.py, so no daemon ever starts."""
+    during = after = ""
+    try:
+        during, after = _stop_judge_early(
+            tmp_path, monkeypatch, capfd, _nested() if nested else None
+        )
+        assert "DAEMON-" not in during + after, (during[-500:], after[-500:])
+    finally:
+        _kill_daemon(during + after)
 
 
 @pytest.mark.heavy
-def test_control_a_plain_early_processs_daemon_outlives_its_judge(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
+def test_control_an_adopted_processs_daemon_starts(
+    tmp_path: Path, capfd: pytest.CaptureFixture[str]
 ) -> None:
-    """The control (``[sandbox] mode = "off"``): the plain early process's daemon is not in its
-    process (``launch.discard`` kills the process, its parent-death signal is its own) and
-    beats on after ``main`` returned. With the early start this happens even in a judge that
-    plays no episode; in a sandboxed phase the phase's PID namespace ends it."""
-    during = after = ""
+    """The control: the same policy played (a process that is adopted, plain) forks its daemon
+    at import — the probe is live; the test ends the daemon."""
+    candidate = _candidate(tmp_path, DAEMON.format(life=5.0))
+    text = ""
     try:
-        during, after = _stop_judge_early(tmp_path, monkeypatch, capfd, None)
-        assert "DAEMON-BEAT" in during and "DAEMON-BEAT" in after, (during[-500:], after[-500:])
+        (episode,) = run_episodes(candidate, [Task(ENV, 0, SEEDS[0])], timeout=30, sandbox=None)
+        assert episode.finish_reason == "terminated", episode.message
+        end = time.monotonic() + 10
+        while "DAEMON-BEAT" not in text and time.monotonic() < end:
+            text += capfd.readouterr().err
+            time.sleep(0.05)
+        assert "DAEMON-BEAT" in text, text[-2000:]
     finally:
-        _kill_daemon(during + after)
+        _kill_daemon(text)
 
 
 # ---------------------------------------------------------------------------- 5. previous candidate
@@ -819,8 +836,8 @@ class Policy:
 def test_a_previous_candidates_early_process_is_never_adopted(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
 ) -> None:
-    """``judge.main`` for a folder holding policy A stops before its episodes, A's early process
-    loaded; the folder then holds policy B: the next worker for the same folder plays B, in a
+    """``judge.main`` for a folder holding policy A stops before its episodes (A's early
+    process is killed without loading A: the gate); the folder then holds policy B: the next worker for the same folder plays B, in a
     new process (A's was killed by ``discard``, not kept for the next start in this process).
     And a process left by a ``prestart`` for another folder is killed, never adopted."""
     from evotree.domains.gym import catalog, judge
@@ -833,7 +850,7 @@ def test_a_previous_candidates_early_process_is_never_adopted(
     real = catalog.require_gymnasium
 
     def held() -> Any:
-        end = time.monotonic() + 15
+        end = time.monotonic() + 3  # with the gate, A's process never loads A
         while time.monotonic() < end and "LOADED A" not in "".join(seen):
             seen.append(capfd.readouterr().err)
             time.sleep(0.02)
@@ -843,11 +860,10 @@ def test_a_previous_candidates_early_process_is_never_adopted(
     empty = tmp_path / "no-judge-files"
     empty.mkdir()
     assert judge.main(empty) == 1
-    loaded = [x for x in "".join(seen).splitlines() if x.startswith("LOADED A ")]
-    assert loaded, seen  # A's early process had loaded A
-    a_pid = int(loaded[0].split()[2])
-    with pytest.raises(ProcessLookupError):
-        os.kill(a_pid, 0)
+    seen.append(capfd.readouterr().err)
+    # before the gate A's early process had loaded A here; now it waits for an adoption that
+    # never comes, and is killed with policy.py unread
+    assert not [x for x in "".join(seen).splitlines() if x.startswith("LOADED A ")], seen
     (candidate / "policy.py").write_text(WHO.format(who="B"))
     other = _candidate(tmp_path, WHO.format(who="C"), "other")
     assert launch.prestart(other, None)  # a leftover for another folder
@@ -862,24 +878,21 @@ def test_a_second_prestart_starts_no_second_process(
 ) -> None:
     """A second ``prestart`` while one waits starts nothing (one process, the first); once it is
     adopted, a later ``prestart`` starts a new one, which ``discard`` kills. What this shows
-    about the key: a process waiting for the same folder is adopted as it loaded policy.py (A
-    here, once it has loaded it, though the folder now holds B). Only ``judge.main`` and
-    ``train.main`` call ``prestart``, once each, with ``discard`` in their ``finally``, and the
-    judge's copy of the candidate is read-only: no candidate reaches this (a sharp edge for a
-    future caller)."""
+    about the key (the folder, not its content): before the gate a waiting process was adopted
+    as it had loaded policy.py (A, though the folder then held B, a sharp edge for a future
+    caller); with the gate it loads policy.py once adopted — B, what a late start loads."""
     monkeypatch.setattr(launch, "_early", None)
     candidate = _candidate(tmp_path, WHO.format(who="A"))
     assert launch.prestart(candidate, None)
     first = launch._early[1][0]  # type: ignore[index]
     assert not launch.prestart(candidate, None)
     assert launch._early[1][0] is first  # type: ignore[index]
-    seen, end = "", time.monotonic() + 15
-    while f"LOADED A {first.pid}" not in seen and time.monotonic() < end:
-        seen += capfd.readouterr().err
-        time.sleep(0.02)
+    time.sleep(1.0)  # the waiting process has done its imports, not loaded policy.py
+    assert "LOADED A" not in capfd.readouterr().err
     (candidate / "policy.py").write_text(WHO.format(who="B"))
     (episode,) = run_episodes(candidate, [Task(ENV, 0, SEEDS[0])], timeout=30, sandbox=None)
-    assert f"REPORT A {first.pid} " in episode.message, episode.message
+    # the same process, loading policy.py once adopted: B, as a process started then would
+    assert f"REPORT B {first.pid} " in episode.message, episode.message
     assert launch._early is None and first.poll() is not None
     assert launch.prestart(candidate, None)
     again = launch._early[1][0]  # type: ignore[index]
@@ -1017,6 +1030,7 @@ class Policy:
         return 0
 """
 
+#: won before the gate (wire.GO), now a plain test
 _REFUSED_WIN = (
     "ab02f55: the train phase starts the policy's process before it reads gym.toml, so in a "
     "phase that then refuses the submission (an unusable gym.toml: exit 65, 'invalid "
@@ -1044,7 +1058,6 @@ def _train(candidate: Path, tmp_path: Path) -> int:
 
 
 @pytest.mark.heavy
-@pytest.mark.xfail(strict=False, reason=_REFUSED_WIN)
 def test_a_refused_train_phase_runs_no_candidate_code(tmp_path: Path) -> None:
     """A train phase that refuses the submission (gym.toml is not TOML: exit 65) runs nothing
     of policy.py: up to six tries, the first whose policy left its file fails the test. The

@@ -54,6 +54,7 @@ from evotree.domains.gym.driver import DONE, Play, PolicyDied, drive, reusable
 from evotree.domains.gym.epg import env_meta
 from evotree.domains.gym.episode import Episode
 from evotree.domains.gym.wire import (
+    GO,
     FrameReader,
     ProtocolError,
     clean_space,
@@ -136,6 +137,10 @@ class Worker:
         self.request_fd = request_w
         os.set_blocking(request_w, False)  # writes wait by the deadline (send_bytes)
         self.reader = FrameReader(reply_r, nonblocking=True)
+        try:  # load policy.py now: not before (wire.GO)
+            send_bytes(request_w, GO, time.monotonic() + self.startup_timeout)
+        except (OSError, TimeoutError):
+            pass  # a process that is gone already: met below as a start that died
         try:
             message = self.reader.read(time.monotonic() + self.startup_timeout)
         except TimeoutError:

@@ -40,6 +40,7 @@ from typing import Any
 import numpy as np
 
 __all__ = [
+    "GO",
     "MAX_FRAME",
     "ProtocolError",
     "send",
@@ -58,6 +59,10 @@ __all__ = [
 ]
 
 _HEADER = struct.Struct(">I")
+#: The host's first frame to a policy's process: load policy.py now (the process waits for it
+#: after its own imports, so a process started early runs no candidate code before its host
+#: adopted it: :func:`evotree.domains.gym.launch.prestart`).
+GO = b"G"
 _ACTION = struct.Struct(">BcI")  # flags, type, length of the data
 _INT = struct.Struct(">q")
 MAX_FRAME = 64 * 1024 * 1024

@@ -49,6 +49,7 @@ from pathlib import Path
 from typing import Any
 
 from evotree.domains.gym.wire import (
+    GO,
     FrameReader,
     ProtocolError,
     decode_request,
@@ -527,6 +528,19 @@ def main(argv: list[str]) -> int:
     except Exception as exc:  # noqa: BLE001
         send(reply_fd, {"kind": "broken", "message": str(exc)})
         return 3
+    reader = FrameReader(request_fd)
+    # no candidate code before the host says go: a process started early (launch.prestart)
+    # waits here until its judge, or train phase, has read what it reads and adopted it, so
+    # policy.py runs no sooner than in a process started then (a phase that stops first, or a
+    # judge that adopts nothing, closes the pipe: this process ends with policy.py unread)
+    try:
+        go = reader.read_frame(None)
+    except (ProtocolError, OSError):
+        return 4
+    if go is None:
+        return 0
+    if go != GO:
+        return 4
     # helper modules next to policy.py are importable, after evotree's and installed packages
     sys.path.append(str(policy_file.parent.resolve()))
     try:
@@ -537,7 +551,6 @@ def main(argv: list[str]) -> int:
     host = _Host(policy_class, reply_fd)
     send(reply_fd, {"kind": "ready"})
     signal.signal(signal.SIGALRM, _alarm)
-    reader = FrameReader(request_fd)
     lane = host.lane(0)
     while True:
         try:
