@@ -8,7 +8,9 @@ see the future (``FUTURE_SECRET_42``), make the host-side copy (git run outside 
 git directory the box prepared) run a program, read outside the task or hang, or break honest
 work. The first line is ON in every attack (``EVOTREE_TASK_REPOS`` unset); each asserts its
 attack ran (a control). An attack that wins is ``xfail(strict=False)`` asserting the safe outcome,
-its reason the exact mechanism; one that is stopped passes, saying by what.
+its reason the exact mechanism; one that is stopped passes, saying by what. "WON" in a reason
+is the result against 03d6e12 itself; a fix made since may stop it (the xfail is not strict: it
+then passes, and the marker can go).
 """
 
 from __future__ import annotations
@@ -70,6 +72,11 @@ import subprocess
 out = subprocess.run(["git", "-C", "evil", "log", "-p", "-1"], capture_output=True, text=True)
 print("rc", out.returncode)
 print("seen", out.stdout.replace("\\n", " | ")[-600:], out.stderr.replace("\\n", " | ")[-300:])
+for name in ("exclude", "attributes"):
+    try:
+        print("file", open("evil/.git/info/" + name).read().replace("\\n", " | "))
+    except OSError as exc:
+        print("file", exc)
 """
 
 _PREPARE = {
@@ -92,6 +99,13 @@ _PREPARE = {
         'open(g + "/HEAD", "w").write("ref: refs/heads/fix\\n"); open(g + "/config", "w")\n',
         SECRET,
     ),
+    # a repository with no commit whose info/ is a link to a folder of the host: the copy reads
+    # info/exclude and info/attributes through it (O_NOFOLLOW guards the last component only)
+    "info-link-to-a-host-folder": (
+        'import shutil, subprocess\nsubprocess.run(["git", "init", "-q", "evil"], check=True)\n'
+        'shutil.rmtree(g + "/info"); os.symlink("{hostinfo}", g + "/info")\n',
+        HOST_SECRET,
+    ),
 }
 
 
@@ -105,7 +119,9 @@ _PREPARE = {
     "OUTSIDE the box, where commondir and the links resolve to the ORIGINAL task git directory "
     "(or the host repository): _head's rev-parse takes the future branch as the base, "
     "pack-objects packs the future into the copy, and the copy is bound at evil/.git: "
-    "git -C evil log -p shows FUTURE_SECRET_42 (or the host repository's content). prune_copy "
+    "git -C evil log -p shows FUTURE_SECRET_42 (or the host repository's content). Likewise "
+    "evil/.git/info a link to a host folder: _read_regular's O_NOFOLLOW guards only the last "
+    "component, so the host's <folder>/exclude and attributes are copied into the box. prune_copy "
     "never checks that the git directory is self-contained (no commondir, no link in it, no "
     "alternates outside it).",
 )
@@ -120,7 +136,12 @@ def test_a_git_directory_prepared_by_an_earlier_phase_names_the_future(
     _git(elsewhere, "init", "-q", "-b", "main")
     _commit(elsewhere, "h.txt", HOST_SECRET + "\n", "host repository")
     body, secret = _PREPARE[attack]
-    prepare = 'import os\ng = "evil/.git"\n' + body.replace("{elsewhere}", str(elsewhere / ".git"))
+    hostinfo = tmp_path / "hostinfo"
+    hostinfo.mkdir()
+    (hostinfo / "exclude").write_text(f"{HOST_SECRET} in a host file\n")
+    prepare = 'import os\ng = "evil/.git"\n' + body.replace(
+        "{elsewhere}", str(elsewhere / ".git")
+    ).replace("{hostinfo}", str(hostinfo))
     prepare += 'print("made", sorted(os.listdir(g)))\n'
     first, _ = _phase(tmp_path, work, prepare, 1)
     assert first.stdout.startswith("made ['"), first.stdout + first.stderr[-2000:]
@@ -470,3 +491,81 @@ def test_a_submodule_in_the_image(tmp_path: Path, seccomp: None) -> None:
     assert SECRET not in proc.stdout, proc.stdout
     if got["status:--short"][0] != 0 or got["diff:--stat"][0] != 0:
         pytest.xfail(f"BREAKS: git status/diff in the parent with a submodule: {got}")
+
+
+# ------------------------------------------------- G: many prepared repositories (a slow start)
+
+_MANY = 100
+_MAKE_MANY = f"""\
+import os
+for i in range({_MANY}):
+    g = "many/r%03d/.git" % i
+    for sub in ("objects/pack", "objects/info", "refs/heads", "refs/tags"):
+        os.makedirs(g + "/" + sub)
+    open(g + "/HEAD", "w").write("ref: refs/heads/main\\n")
+    open(g + "/config", "w").write("[core]\\n\\trepositoryformatversion = 0\\n")
+    if i < 2:  # a sparse index of the largest size the copy reads
+        with open(g + "/index", "wb") as fh:
+            fh.truncate(256 << 20)
+print("made", len(os.listdir("many")))
+"""
+
+
+@pytest.mark.heavy
+@pytest.mark.xfail(
+    strict=False,
+    reason="WON (a slow start, no cap): nothing bounds how many repositories one phase start "
+    "copies. Phase 1 makes 100 unborn git directories (HEAD, config, objects/, refs/: a few "
+    "entries each, made in well under a second; two with a sparse 256 MiB index); before phase 2 "
+    "prune_copy runs git several times per repository and reads each sparse index whole "
+    "(_read_regular up to _INDEX_LIMIT, then pygit2 again): seconds per 100 here, and the count "
+    "is bounded only by find_git_dirs' entry cap (5,000 at 03d6e12: ~2,500 repositories; "
+    "1,000,000 since), each sparse index adding seconds more.",
+)
+def test_many_prepared_repositories_slow_the_next_start(tmp_path: Path, seccomp: None) -> None:
+    work = tmp_path / "work"
+    _task(work)
+    first, _ = _phase(tmp_path, work, _MAKE_MANY, 1)
+    assert first.stdout.strip() == f"made {_MANY}", first.stdout + first.stderr[-2000:]
+    began = time.monotonic()
+    binds = git_guard.before_phase([work], tmp_path / "raw2.trace")
+    took = time.monotonic() - began
+    copies = git_prune.copies_path(tmp_path / "raw2.trace")
+    made = len([p for p in copies.iterdir() if not p.name.endswith(".hidden")])
+    git_prune.remove_copies(tmp_path / "raw2.trace")
+    assert binds and made >= 1  # control: the start ran and copied
+    # the safe outcome: a cap on the repositories copied, or a start that stays cheap
+    assert made <= _MANY // 2 or took < 3.0, f"{made} copies in {took:.1f} s"
+
+
+# ----------------------------------------------- H: an honest image the first line could refuse
+
+
+@pytest.mark.heavy
+def test_an_image_cloned_with_shared_objects_works_in_the_box(
+    tmp_path: Path, seccomp: None
+) -> None:
+    """An honest image made with ``git clone --shared`` (or ``--reference``: a common way to
+    save space) keeps ``objects/info/alternates`` naming a store outside the task. At 03d6e12
+    pack-objects follows the alternate and the box's git works on the base, the future absent
+    (asserted). A first line that refuses any alternate hides the whole repository: an xfail
+    (BREAKS) when git status in the box fails."""
+    upstream = tmp_path / "upstream"
+    ids = _task(upstream)
+    work = tmp_path / "work"
+    subprocess.run(
+        ["git", "clone", "-q", "--shared", "-b", "main", str(upstream), str(work)],
+        check=True,
+        env=_ENV,
+    )
+    assert (work / ".git" / "objects" / "info" / "alternates").exists()
+    script = _RUN + (
+        'run("git", "status", "--short")\nrun("git", "log", "--oneline")\n'
+        f'run("git", "show", "{ids["future"]}")\n'
+    )
+    proc, _ = _phase(tmp_path, work, script)
+    got = _answers(proc)
+    assert len(got) == 3, proc.stdout + proc.stderr[-2000:]
+    assert SECRET not in proc.stdout, proc.stdout
+    if got["status:--short"] != (0, "") or got["log:--oneline"][0] != 0:
+        pytest.xfail(f"BREAKS: an image with an alternate, in the box: {got}")
