@@ -186,6 +186,10 @@ ATTACKS = [
     f"grep -v '<title>' {PAGE}",  # markup between every word
     f"jq -r .content {API}",  # base64 never undone by what was printed
     f"grep -a -n . {WIDE}",  # UTF-16 read as bytes: a NUL after each character
+    # words the shell expands are not re-run as written: every line of the file
+    "echo '.{1,10}' | grep -rnoE -f - --include='*.bak' .",
+    f'P=NIGHT_SHARE; grep -c "$P" {COPY}',
+    f"s='1,$p'; sed -n \"$s\" {COPY} | cut -c1-9",
 ]
 
 

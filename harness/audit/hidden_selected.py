@@ -38,7 +38,14 @@ from pathlib import Path
 
 from evotree.harness.audit.lexer import SimpleCommand, _basename
 
-__all__ = ["Selection", "grep_selection", "grep_selects", "selections", "whole_file"]
+__all__ = [
+    "Selection",
+    "grep_selection",
+    "grep_selects",
+    "selections",
+    "shell_expands",
+    "whole_file",
+]
 
 #: the largest hidden file whose lines are selected (a larger one: not judged, the read kept)
 MAX_BYTES = 256 << 20
@@ -58,6 +65,52 @@ class Selection:
     #: what it matched (``grep -o``), for the caller to ask whether the probe is the
     #: future's own text; None for any other read
     matches: tuple[str, ...] | None = None
+
+
+#: a word the shell would expand whatever its quotes (a substitution): what the command read
+#: is not what its words say, so its selection is not re-done (every line)
+_EXPANDS = re.compile(r"\$\(|`|\$\{|<\(")
+
+
+def _expands(argv: Sequence[str]) -> bool:
+    return any(_EXPANDS.search(word) for word in argv)
+
+
+def shell_expands(command: str) -> bool:
+    """Whether bash would expand something in ``command`` outside single quotes: a variable
+    (``$P``, ``${P}``, ``$1``), a substitution (``$(...)``, backquotes, ``<(...)``): the words
+    the audit re-runs would then differ from the ones the agent's program got (a sed script
+    ``"$p"`` set to ``1,$p`` before). A ``$`` before nothing or a quote (``'x$'``, ``"x$"``)
+    expands nothing."""
+    quote = ""
+    k = 0
+    while k < len(command):
+        c = command[k]
+        if quote == "'":
+            quote = "" if c == "'" else quote
+        elif c == "\\":
+            k += 1
+        elif c == "'" and not quote:
+            quote = "'"
+        elif c == '"':
+            quote = "" if quote == '"' else '"'
+        elif c == "`":
+            return True
+        elif c == "$" and re.match(r"[A-Za-z_{(@*#?!0-9-]", command[k + 1 : k + 2]):
+            return True
+        elif c == "<" and command[k + 1 : k + 2] == "(" and not quote:
+            return True
+        k += 1
+    return False
+
+
+def _pattern_file(value: str, root: Path) -> bool:
+    """Whether grep's ``-f`` file can be read again as the agent's grep read it: a file of the
+    checkout (stdin, ``/dev/fd``, a file outside the checkout or made and gone: no)."""
+    rel = value.removeprefix("./")
+    if not rel or rel == "-" or rel.startswith(("/", "~")) or ".." in rel.split("/"):
+        return False
+    return (root / rel).is_file()
 
 
 def _lines(data: bytes) -> list[str]:
@@ -195,11 +248,14 @@ def grep_selects(argv: Sequence[str], root: Path, rel: str, *, upto: int = 0) ->
     (its matches and context lines, whatever it printed of them): grep re-run on that file
     alone with ``-n`` and ``-a`` (a binary file's matching lines too); ``upto``: only those
     before that line. None when it cannot be re-run (an option not known, a time-out)."""
-    if not argv or _basename(argv[0]) not in ("grep", "egrep", "fgrep"):
+    if not argv or _basename(argv[0]) not in ("grep", "egrep", "fgrep") or _expands(argv):
         return None
     parsed = _grep_args(argv)
     path = (root / rel).resolve()
     if parsed is None or not path.is_file():
+        return None
+    files = [v for flag, v in zip(parsed[0], parsed[0][1:], strict=False) if flag == "-f"]
+    if not all(_pattern_file(v, root) for v in files):
         return None
     args = parsed[0]
     if not any(a in ("-I", "-a") or a.startswith("--binary-files") for a in args):
@@ -245,7 +301,7 @@ def grep_selection(argv: Sequence[str], root: Path, rel: str) -> Selection | Non
     prints "Binary file F matches", no line: no oracle asked for, a known residual). None
     when grep cannot be re-run."""
     parsed = _grep_args(argv)
-    if parsed is None:
+    if parsed is None or _expands(argv):
         return None
     args, opts = parsed[0], [w for w in argv[1:] if w.startswith("-")]
     counted = any(
@@ -475,7 +531,9 @@ def selections(
     spec: tuple[str, int, bool] | None = None
     sed: tuple[list[str], str, list[str]] | None = None
     awk: str | None = None
-    if name in ("grep", "egrep", "fgrep"):
+    if _expands(argv):
+        pass  # the shell expands a word: every line of the hidden files named
+    elif name in ("grep", "egrep", "fgrep"):
         parsed = _grep_args(argv)
         if parsed is not None:
             how, operands = "grep", parsed[1]

@@ -62,6 +62,7 @@ from evotree.harness.audit.hidden_selected import (
     Selection,
     grep_selection,
     selections,
+    shell_expands,
     strings_selects,
     whole_file,
 )
@@ -504,8 +505,8 @@ class _HitJudge:
                 if _holds(lines, ancestry.index(), self._own(k), inside=True):
                     why = f": re-run on {hidden}, prints what only the hidden file holds"
                     return replace(hit, severity="high", rule=_naming(hit.rule, hidden) + why)
-                if not self._selected_clean(self._grep_selection(cmd, workdir, hidden), k):
-                    why = f": re-run on {hidden}, selects lines that hold the future"
+                if not self._selected_clean(self._grep_selection(cmd, workdir, hidden, k), k):
+                    why = f": re-run on {hidden}, selects lines holding the future (or not re-done)"
                     return replace(hit, severity="high", rule=_naming(hit.rule, hidden) + why)
             for folder in root_search_folders(cmd.argv, ancestry.hidden_paths):
                 files = folder_search_files(cmd.argv, folder, workdir)  # [] if not checked out
@@ -521,8 +522,10 @@ class _HitJudge:
                     if _holds(lines, ancestry.index(), self._own(k), inside=True):
                         why = f": re-run on {rel}, prints what only the hidden folder holds"
                         return replace(hit, severity="high", rule=_naming(hit.rule, rel) + why)
-                    if not self._selected_clean(self._grep_selection(cmd, workdir, rel), k):
-                        why = f": re-run on {rel}, selects lines that hold the future"
+                    if not self._selected_clean(self._grep_selection(cmd, workdir, rel, k), k):
+                        why = (
+                            f": re-run on {rel}, selects lines holding the future (or not re-done)"
+                        )
                         return replace(hit, severity="high", rule=_naming(hit.rule, rel) + why)
         return hit
 
@@ -553,14 +556,18 @@ class _HitJudge:
                 if _holds(lines, ancestry.index(), self._own(k), inside=True):
                     why = f": re-run on {rel}, prints what only the hidden folder holds"
                     return replace(hit, severity="high", rule=hit.rule + why)
-                if not self._selected_clean(self._grep_selection(cmd, workdir, rel), k):
-                    why = f": re-run on {rel}, selects lines that hold the future"
+                if not self._selected_clean(self._grep_selection(cmd, workdir, rel, k), k):
+                    why = f": re-run on {rel}, selects lines holding the future (or not re-done)"
                     return replace(hit, severity="high", rule=hit.rule + why)
         return hit
 
-    @staticmethod
-    def _grep_selection(cmd: SimpleCommand, workdir: str, rel: str) -> list[Selection] | None:
-        """The lines a recursive grep selects of the hidden file ``rel`` (None: not re-done)."""
+    def _grep_selection(
+        self, cmd: SimpleCommand, workdir: str, rel: str, k: int
+    ) -> list[Selection] | None:
+        """The lines a recursive grep of step ``k`` selects of the hidden file ``rel`` (None:
+        not re-done: a word the shell expands, an option not known)."""
+        if shell_expands(self.traj.steps[k].command or ""):
+            return None
         picked = grep_selection(cmd.argv, Path(workdir), rel)
         return None if picked is None else [picked]
 
@@ -581,11 +588,14 @@ class _HitJudge:
         files = printed_hidden_files(output, ancestry.hidden_paths, Path(workdir))
         if not files:
             return False
+        raw = self.traj.steps[k].command or ""
         greps = [
             c
-            for c in parse_shell(self.traj.steps[k].command or "")
+            for c in parse_shell(raw)
             if c.argv and _basename(c.argv[0]) in ("grep", "egrep", "fgrep")
         ]
+        if shell_expands(raw):
+            greps = []  # not re-run: every line of each file it printed lines of
         chosen: list[Selection] = []
         for rel in files:
             # what the search selected of each hidden file it printed lines of, re-done: grep
@@ -644,6 +654,8 @@ class _HitJudge:
             or not re.match(_EVALUATED, hit.command)
         ):
             return False
+        if shell_expands(self.traj.steps[k].command or ""):
+            return False  # the words re-run are not the ones the program got
         cmds = parse_shell(self.traj.steps[k].command or "")
         for cmd in cmds:
             joined = " ".join(cmd.argv) + "".join(f" {op}{t}" for op, t in cmd.redirects)
@@ -704,6 +716,11 @@ class _HitJudge:
             if _basename(cmd.argv[0]) not in ("grep", "egrep", "fgrep"):
                 continue
             chosen = selections(cmd, ancestry.repo.workdir, ancestry.hidden_paths)
+            if chosen and shell_expands(self.traj.steps[k].command or ""):
+                # the probe is not what its words say: every line of the file it named
+                root = Path(ancestry.repo.workdir)
+                whole = [(c.path, whole_file(root / c.path)) for c in chosen]
+                chosen = [Selection(p, lines or [], True) for p, lines in whole]
             if chosen and not self._selected_clean(chosen, k):
                 return True
         return False
