@@ -37,6 +37,8 @@ before: the trace's own judgement alone, for its tests and benchmarks.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import shutil
 import stat
@@ -119,13 +121,22 @@ def remove_copies(trace: Path | str) -> None:
 
 
 def _git(
-    git_dir: Path, *args: str, stdin: bytes | None = None, objects: Path | None = None
+    git_dir: Path,
+    *args: str,
+    stdin: bytes | None = None,
+    objects: Path | None = None,
+    primary: Path | None = None,
 ) -> tuple[int, bytes, str]:
-    """git on ``git_dir`` alone (``objects``: its object store, when elsewhere), without the
-    shortcuts a repository's files could make lie and with no system or global config."""
+    """git on ``git_dir`` alone, without the shortcuts a repository's files could make lie and
+    with no system or global config. ``objects``: the task's store, read as an alternate of
+    ``primary`` (the copy's own store, where git writes whatever it writes: nothing is written
+    into the task's store, and a copy on another filesystem is no rename across it)."""
     env = git_env(git_dir) | {"GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull}
     if objects is not None:
-        env["GIT_OBJECT_DIRECTORY"] = str(objects)
+        if primary is None:
+            raise ValueError("the task's store is read as an alternate of a primary store")
+        env["GIT_OBJECT_DIRECTORY"] = str(primary)
+        env["GIT_ALTERNATE_OBJECT_DIRECTORIES"] = str(objects)
     proc = subprocess.run(
         [*GIT, *args],
         input=stdin,
@@ -270,7 +281,7 @@ def _copy_refs(git_dir: Path, view: Path) -> None:
         (view / "packed-refs").write_bytes(packed)
 
 
-def _kept_refs(view: Path, objects: Path, base: str) -> dict[str, str]:
+def _kept_refs(view: Path, objects: Path, primary: Path, base: str) -> dict[str, str]:
     """The branches, tags and remote-tracking references whose commit the base reaches, peeled."""
     rc, out, err = _git(
         view,
@@ -279,6 +290,7 @@ def _kept_refs(view: Path, objects: Path, base: str) -> dict[str, str]:
         "--format=%(objecttype) %(objectname) %(*objecttype) %(*objectname) %(refname)",
         *_KEPT_NAMESPACES,
         objects=objects,
+        primary=primary,
     )
     if rc != 0:
         raise PruneError(f"the references cannot be listed: {err}")
@@ -339,6 +351,95 @@ def _copy_index(git_dir: Path, copy: Path, base: str | None) -> str:
     return "rebuilt"
 
 
+#: Pruned packs kept for the next phase over the same store: the newest this many.
+CACHE_KEEP = 16
+
+
+def _cache_root() -> Path | None:
+    """The cache of pruned packs (this user's, private); ``None`` where it cannot be."""
+    from evotree.harness.sandbox_tracer_build import owned_private, tracer_cache
+
+    root = tracer_cache() / "task-prune"
+    try:
+        root.mkdir(parents=True, exist_ok=True, mode=0o700)
+    except OSError:
+        return None
+    return root if owned_private(tracer_cache()) and owned_private(root) else None
+
+
+def _store_key(git_dir: Path, view: Path, config: str, base: str) -> str:
+    """What a pruned pack and its references are a function of: the base, the references and
+    shallow boundaries (as copied into the view), the object format — and the store itself, by
+    its path and the identity, size and change time of its folders and packs, so that a store
+    that gained or lost an object, or another store holding objects under the same ids, never
+    meets a pack made from this one."""
+    digest = hashlib.sha256()
+    digest.update(json.dumps([os.path.realpath(git_dir), config, base]).encode())
+    for path in sorted(view.rglob("*")):
+        if path.is_file() and path.name != "task-config":
+            digest.update(str(path.relative_to(view)).encode() + b"\0" + path.read_bytes())
+    store = git_dir / "objects"
+    folders = [
+        store,
+        *sorted(Path(e.path) for e in os.scandir(store) if e.is_dir(follow_symlinks=False)),
+    ]
+    for folder in folders:
+        info = os.lstat(folder)
+        digest.update(f"{folder.name} {info.st_dev} {info.st_ino} {info.st_mtime_ns}\n".encode())
+    if _is_folder(store / "pack"):
+        for entry in sorted(os.scandir(store / "pack"), key=lambda e: e.name):
+            info = entry.stat(follow_symlinks=False)
+            digest.update(
+                f"{entry.name} {info.st_ino} {info.st_size} {info.st_mtime_ns}\n".encode()
+            )
+    return digest.hexdigest()
+
+
+def _cached(key: str, pack_dir: Path) -> dict[str, str] | None:
+    """The kept references of a pruned pack made before from the same store state, its files
+    copied into ``pack_dir``; ``None`` when there is none (or it cannot be read whole)."""
+    root = _cache_root()
+    entry = root / key if root is not None else None
+    if entry is None or not _is_folder(entry):
+        return None
+    try:
+        refs = json.loads((entry / "refs.json").read_text())
+        files = sorted(p for p in entry.iterdir() if p.suffix in (".pack", ".idx"))
+        if not isinstance(refs, dict) or len(files) < 2:
+            return None
+        for path in files:
+            shutil.copyfile(path, pack_dir / path.name)
+        os.utime(entry)
+    except (OSError, ValueError):
+        for path in pack_dir.iterdir():
+            path.unlink()
+        return None
+    return {str(k): str(v) for k, v in refs.items()}
+
+
+def _keep(key: str, pack_dir: Path, refs: dict[str, str]) -> None:
+    """Keep the pack just made (and its references) for the next phase over the same store;
+    the oldest beyond :data:`CACHE_KEEP` are removed. Best effort: a failure keeps nothing."""
+    root = _cache_root()
+    if root is None or (root / key).exists():
+        return
+    temp = root / f".{key}.{os.getpid()}"
+    try:
+        temp.mkdir(mode=0o700)
+        for path in pack_dir.iterdir():
+            shutil.copyfile(path, temp / path.name)
+        (temp / "refs.json").write_text(json.dumps(refs))
+        os.rename(temp, root / key)
+    except OSError:
+        shutil.rmtree(temp, ignore_errors=True)
+        return
+    entries = sorted(
+        (p for p in root.iterdir() if not p.name.startswith(".")), key=lambda p: p.stat().st_mtime
+    )
+    for old in entries[:-CACHE_KEEP]:
+        shutil.rmtree(old, ignore_errors=True)
+
+
 def _is_folder(path: Path) -> bool:
     """A folder itself, not a link to one."""
     try:
@@ -388,10 +489,13 @@ def prune_copy(git_dir: Path, dest: Path) -> PrunedCopy:
     branch, detached = _head_text(git_dir)
     _check_self_contained(git_dir)
     objects = git_dir / "objects"
+    primary = dest / "objects"
     dest.mkdir(mode=0o700)
     view = dest.with_name(dest.name + ".view")
     view.mkdir(mode=0o700)
     try:
+        for sub in ("objects/pack", "objects/info", "refs/heads", "refs/tags", "info"):
+            (dest / sub).mkdir(parents=True)
         config = _minimal_config(git_dir, view)
         (view / "config").write_text(config)
         (view / "refs").mkdir()
@@ -400,35 +504,50 @@ def prune_copy(git_dir: Path, dest: Path) -> PrunedCopy:
         shallow = _read_regular(git_dir / "shallow", _SMALL)
         if shallow is not None:
             (view / "shallow").write_bytes(shallow)
-        rc, out, err = _git(view, "rev-parse", "--verify", "-q", "HEAD^{commit}", objects=objects)
+        rc, out, err = _git(
+            view, "rev-parse", "--verify", "-q", "HEAD^{commit}", objects=objects, primary=primary
+        )
         if rc == 0:
             base: str | None = out.decode().strip()
-        elif branch is not None and _git(view, "rev-parse", "--verify", "-q", branch)[0] != 0:
+        elif (
+            branch is not None
+            and _git(view, "rev-parse", "--verify", "-q", branch, objects=objects, primary=primary)[
+                0
+            ]
+            != 0
+        ):
             base = None  # unborn: no commit yet
         else:
             raise PruneError(f"HEAD of {git_dir} names no commit: {err or 'git rev-parse failed'}")
-        for sub in ("objects/pack", "objects/info", "refs/heads", "refs/tags", "info"):
-            (dest / sub).mkdir(parents=True)
         (dest / "config").write_text(config)  # the task's own comes last: for the box's git
         refs: dict[str, str] = {}
         if base is not None:
-            refs = _kept_refs(view, objects, base)
+            key = _store_key(git_dir, view, config, base)
+            hit = _cached(key, dest / "objects" / "pack")
+            if hit is not None:
+                refs = hit
+            else:
+                refs = _kept_refs(view, objects, primary, base)
+                rc, _, err = _git(
+                    view,
+                    "-c",
+                    "pack.compression=1",
+                    "pack-objects",
+                    "--revs",
+                    "--window=0",
+                    "--quiet",
+                    str(dest / "objects" / "pack" / "pack"),
+                    stdin=f"{base}\n".encode(),
+                    objects=objects,
+                    primary=primary,
+                )
+                if rc != 0:
+                    raise PruneError(
+                        f"the objects {git_dir}'s base reaches cannot be packed: {err}"
+                    )
+                _keep(key, dest / "objects" / "pack", refs)
             if branch is not None:
                 refs[branch] = base
-            rc, _, err = _git(
-                view,
-                "-c",
-                "pack.compression=1",
-                "pack-objects",
-                "--revs",
-                "--window=0",
-                "--quiet",
-                str(dest / "objects" / "pack" / "pack"),
-                stdin=f"{base}\n".encode(),
-                objects=objects,
-            )
-            if rc != 0:
-                raise PruneError(f"the objects {git_dir}'s base reaches cannot be packed: {err}")
         (dest / "HEAD").write_text(f"ref: {branch}\n" if branch is not None else f"{base}\n")
         lines = "".join(f"{oid} {name}\n" for name, oid in sorted(refs.items()))
         (dest / "packed-refs").write_text("# pack-refs with: peeled fully-peeled sorted \n" + lines)

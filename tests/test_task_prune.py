@@ -495,3 +495,31 @@ def test_an_info_link_is_not_followed_and_submodules_are_pruned_too(tmp_path: Pa
         text=True,
     )
     assert log.returncode == 0 and log.stdout.count("\n") == 1, log.stdout + log.stderr
+
+
+def test_a_pruned_pack_is_kept_for_the_same_store_state_only(tmp_path: Path) -> None:
+    """The next phase over the same store copies the pack made for the last one (the cache, by
+    the store's path, folders and packs, the base and the references); a store that changed, or
+    another store, makes its own. The copies are equal to ones made afresh."""
+    ids = _task(tmp_path / "work")
+    gd = tmp_path / "work" / ".git"
+    root = git_prune._cache_root()
+    assert root is not None
+    before = set(root.iterdir())
+    first = git_prune.prune_copy(gd, tmp_path / "c1")
+    made = set(root.iterdir()) - before
+    assert len(made) == 1
+    second = git_prune.prune_copy(gd, tmp_path / "c2")
+    assert set(root.iterdir()) - before == made  # a hit: nothing new kept
+    assert _objects(second.path) == _objects(first.path) == _reachable(gd.parent, ids["base"])
+    assert (second.path / "packed-refs").read_text() == (first.path / "packed-refs").read_text()
+    # the store gains a commit on main: another key, the new base's objects
+    new = _commit(gd.parent, "b.txt", "more\n", "more")
+    third = git_prune.prune_copy(gd, tmp_path / "c3")
+    assert third.base == new and len(set(root.iterdir()) - before) == 2
+    assert new in _objects(third.path) and ids["future"] not in _objects(third.path)
+    # a second store with the same history (a clone): its own entry
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", str(gd.parent), str(clone)], check=True, env=_ENV)
+    git_prune.prune_copy(clone / ".git", tmp_path / "c4")
+    assert len(set(root.iterdir()) - before) == 3
