@@ -21,7 +21,9 @@ root entries hiding a nested repository — WON; E, a nested repository four fol
 down — WON; E3, that move leaves no git_state row (compare reads the copy) — WON; F, honest git
 in the box — works, but plain ``git describe``, the phase's
 staging after the phase and a submodule's git break; G, many prepared repositories — WON (no
-cap: a slow start); H, an image cloned with ``--shared`` — works; I, odd references — stopped.
+cap: a slow start); H, an image cloned with ``--shared`` — works; I, odd references — stopped;
+J, a task repository reached through a read-only bind (the prepare phase's view of the
+candidate folder) — WON, bound whole.
 """
 
 from __future__ import annotations
@@ -238,7 +240,7 @@ def test_a_fifo_in_a_prepared_git_directory_hangs_the_copy(
     assert not hung, f"the phase's start was still copying after {waited:.1f} s: {result}"
 
 
-# ------------------------------------------- C: a config that would make the host's git run a program
+# ---------------------------------- C: a config that would make the host's git run a program
 
 _HOOKS = (
     "pre-commit",
@@ -696,3 +698,57 @@ def test_moving_a_guarded_repository_away_is_a_change(
     assert str(lib / ".git") in _sources(tmp_path, 1)  # control: it was guarded, as a copy
     assert not (lib / ".git").exists()  # control: it is gone from where it was guarded
     assert _git_state(rows), rows
+
+
+# ------------------------------ J: a task repository a phase sees through a read-only folder
+
+
+@pytest.mark.heavy
+@pytest.mark.xfail(
+    strict=False,
+    reason="WON: the first line prunes only task repositories in a phase's READ-WRITE folders "
+    "(before_phase(spec.read_write)); one reached through a read-only bind is bound whole. "
+    "harness/executors/phases.py::_prepare runs the candidate's prepare command (traced, with "
+    "train_network) with read_only=(paths.root, ...) and read_write=(cache, evidence): "
+    "paths.candidate = paths.root/'candidate' (the train phase's read-write folder, where its "
+    "task repositories are pruned) is seen whole there — when a task repository is already in it "
+    "at prepare time (not checked here: the layout is mimicked, not run through _prepare) — "
+    "so git -C candidate/work log --all -p shows the future; the prepare phase may write it "
+    "into the cache, which the train phase then reads (read-only, whole).",
+)
+def test_the_prepare_phase_sees_the_candidates_task_repository_whole(
+    tmp_path: Path, seccomp: None
+) -> None:
+    root = tmp_path / "run"
+    work = root / "candidate" / "work"
+    _task(work)
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    evidence = root / "evidence" / "prepare"
+    evidence.mkdir(parents=True)
+    # the prepare phase's spec as harness/executors/phases.py::_prepare makes it
+    spec = SandboxSpec(
+        cwd=root / "candidate",
+        read_only=(root,),
+        read_write=(cache, evidence),
+        trace=tmp_path / "raw.trace",
+    )
+    script = (
+        "import subprocess\n"
+        'out = subprocess.run(["git", "-C", "work", "log", "--all", "-p"], capture_output=True,'
+        " text=True)\n"
+        f'open("{cache}/loot", "w").write(out.stdout)\n'
+        'print("rc", out.returncode, "bytes", len(out.stdout))\n'
+    )
+    proc = subprocess.run(
+        accounted(wrap(spec, ["python3", "-c", script])),
+        env=sandbox_env(dict(_ENV)),
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    (tmp_path / "ev").mkdir()
+    finish_trace(spec, tmp_path / "ev")
+    assert proc.stdout.startswith("rc 0 bytes"), proc.stdout + proc.stderr[-2000:]  # it ran
+    assert "base" in (cache / "loot").read_text()  # control: git read the task repository
+    assert SECRET not in (cache / "loot").read_text()
