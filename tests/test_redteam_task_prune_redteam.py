@@ -22,6 +22,7 @@ down — WON; E3, that move leaves no git_state row (compare reads the copy) —
 in the box — works, but plain ``git describe``, the phase's
 staging after the phase and a submodule's git break; G, many prepared repositories — WON (no
 cap: a slow start); H, an image cloned with ``--shared`` — works; I, odd references — stopped;
+a linked worktree of the image — its future absent, git in it broken;
 J, a task repository reached through a read-only bind (the prepare phase's view of the
 candidate folder) — WON, bound whole.
 """
@@ -752,3 +753,27 @@ def test_the_prepare_phase_sees_the_candidates_task_repository_whole(
     assert proc.stdout.startswith("rc 0 bytes"), proc.stdout + proc.stderr[-2000:]  # it ran
     assert "base" in (cache / "loot").read_text()  # control: git read the task repository
     assert SECRET not in (cache / "loot").read_text()
+
+
+@pytest.mark.heavy
+def test_a_linked_worktree_in_the_image(tmp_path: Path, seccomp: None) -> None:
+    """The image has a linked worktree ``wt`` (``git worktree add``: its ``.git`` a file naming
+    ``.git/worktrees/wt``, on a branch at the base) and the future on ``fix``: the future is
+    absent in the box (stopped: the copy has no ``worktrees/``, find_git_dirs leaves a ``.git``
+    file alone, and ``worktrees/wt`` in the copy would name the copy's store anyway). Honest work
+    in ``wt`` breaks — git there says it is not a repository (an xfail when it does)."""
+    work = tmp_path / "work"
+    ids = _task(work)
+    _git(work, "worktree", "add", "-q", "-b", "side", "wt", ids["base"])
+    assert _git(work / "wt", "status", "--short") == ""  # outside the box: a working worktree
+    script = _RUN + (
+        'run("git", "-C", "wt", "log", "--all", "-p")\nrun("git", "worktree", "list")\n'
+        'run("git", "status", "--short")\n'
+    )
+    proc, _ = _phase(tmp_path, work, script)
+    got = _answers(proc)
+    assert len(got) == 3, proc.stdout + proc.stderr[-2000:]
+    assert SECRET not in proc.stdout, proc.stdout
+    assert got["status:--short"][0] == 0, got  # the main work tree's git still works
+    if got["-C:wt"][0] != 0:
+        pytest.xfail(f"BREAKS: git in a linked worktree of the image: {got}")
