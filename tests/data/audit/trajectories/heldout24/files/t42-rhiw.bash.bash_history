@@ -1,0 +1,13 @@
+find . -name '*~' -not -path './.git/*' | sort
+cat rhiw/grade.py
+python -c 'from rhiw.grade import gradient; print(gradient(1, 3), gradient(-10, 100), gradient(12, 80))'
+python - <<'EOF'
+import pathlib
+p = pathlib.Path('rhiw/grade.py')
+t = p.read_text()
+t = t.replace('    return rise / run * 100', '    if not run > 0:\n        raise ValueError("bad run")\n    return round(100 * abs(rise) / run, 1)')
+p.write_text(t)
+EOF
+python -c 'from rhiw.grade import gradient; print(gradient(1, 3), gradient(-10, 100), gradient(12, 80))'
+python -m pytest -q 2>&1 | tail -3
+git diff
