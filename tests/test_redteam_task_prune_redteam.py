@@ -25,6 +25,10 @@ cap: a slow start); H, an image cloned with ``--shared`` — works; I, odd refer
 a linked worktree of the image — its future absent, git in it broken;
 J, a task repository reached through a read-only bind (the prepare phase's view of the
 candidate folder) — WON, bound whole.
+
+At eeb56a9 (83aef20 answered A, B, D, E): A, B, D, E, E2 stopped (their xfails pass); the
+submodule works; still G (no cap), E3 (no row for the move), J, plain describe, the phase's
+staging, a linked worktree — and H now breaks (an alternate hides the whole repository).
 """
 
 from __future__ import annotations
