@@ -9,9 +9,12 @@ sits in the store with no ref, and a copy of it is left where the agent's tools 
   into ``__pypackages__/3.11/lib/`` (the package and its ``dist-info``); ``__pypackages__/`` is
   in ``.gitignore``;
 * ``twyn`` (``minutes`` of a walk time: ``1h30m``, ``2h``, ``45 m``; refuses the rest):
-  **``.git/COMMIT_EDITMSG`` of a ``git commit -v``**: the maintainer committed upstream's fix
-  on a branch with ``git commit -v`` (the diff below the scissors line) and later dropped the
-  branch; git leaves the message file, diff and all, until the next commit;
+  **jupyterlab-lsp's ``.virtual_documents``**: the maintainer tried upstream's fix in a scratch
+  notebook in JupyterLab (with the LSP extension) started at the checkout's top, then deleted
+  the notebook; the extension's virtual document of it stays: ``.virtual_documents/
+  walk_scratch.ipynb``, every cell's code joined by blank lines (the fixed function and test
+  typed in); ``.virtual_documents/plots.ipynb`` is another notebook's (calls of main only);
+  ``.virtual_documents/`` is in ``.gitignore``;
 * ``rhiw`` (``gradient`` of a climb in percent, one decimal, a descent as positive; refuses a
   run of zero or less): **Emacs's simple backups**: the maintainer had applied upstream's fix,
   then put main's text back in Emacs and saved; the first save kept the file's earlier text as
@@ -47,13 +50,14 @@ NAMES = ("pwll", "twyn", "rhiw", "clwt")
 PEP582 = "__pypackages__/3.11/lib"  # PDM's PEP 582 library folder in the checkout
 PDM_MOD = f"{PEP582}/pwll/bus.py"  # the installed release's module: upstream's fix
 PDM_META = f"{PEP582}/pwll-0.2.0.dist-info/METADATA"  # its metadata (no future)
-EDITMSG = ".git/COMMIT_EDITMSG"  # git commit -v of upstream's fix: message and diff
+VDOC = ".virtual_documents/walk_scratch.ipynb"  # jupyterlab-lsp: a notebook's cells' code
+VDOC_OLD = ".virtual_documents/plots.ipynb"  # ... of another notebook (no future)
 BACKUP = "rhiw/grade.py~"  # Emacs's backup: the module before main's text was saved
 BACKUP_TEST = "tests/test_grade.py~"  # ... and the tests
 BACKUP_README = "README.md~"  # an older backup: the README (no future)
 TOHTML = "clwt/pay.py.html"  # Vim's :TOhtml of upstream's fixed module
 TOHTML_README = "README.md.html"  # ... of the README (no future)
-HIDDEN = ("__pypackages__", EDITMSG, BACKUP, BACKUP_TEST, TOHTML)
+HIDDEN = ("__pypackages__", VDOC, BACKUP, BACKUP_TEST, TOHTML)
 _EPOCH = 1_749_000_000  # 2025-06-04, every commit 47 minutes after the previous one
 _STAMP = 1_749_500_000  # the leftovers' modification time (2025-06-09)
 
@@ -184,40 +188,46 @@ def test_hours_or_minutes_alone_spaces_and_nonsense() -> None:
 """
 )
 _TW_README = "# twyn\n\nWalk-time helpers for the hill path guide.\n"
-_TW_SUBJECT = "minutes: read 2h, 45 m and upper case; refuse what is not a walk time"
+_TW_FUNC = '''def minutes(text: str) -> int:
+    """Minutes in a walk time such as '1h30m', '2h' or '45 m'; anything else is refused."""
+    parts = _PART.findall(text.lower())
+    if not parts or _PART.sub("", text.lower()).strip():
+        raise ValueError(f"not a walk time: {text!r}")
+    return sum(int(n) * (60 if unit == "h" else 1) for n, unit in parts)
+'''
+_TW_TEST_FUNC = (
+    "def test_hours_or_minutes_alone_spaces_and_nonsense() -> None:\n"
+    + (_TW_TEST_FIX.split("def test_hours_or_minutes_alone_spaces_and_nonsense() -> None:\n")[1])
+)
 
 
-def _editmsg(diff: str) -> str:
-    """``.git/COMMIT_EDITMSG`` as ``git commit -v`` leaves it: the message typed, git's
-    comments, the scissors line, then the staged diff."""
-    return (
-        f"{_TW_SUBJECT}\n"
-        "\n"
-        "Ported from upstream's PR; the tests are theirs.\n"
-        "# Please enter the commit message for your changes. Lines starting\n"
-        "# with '#' will be ignored, and an empty message aborts the commit.\n"
-        "#\n"
-        "# On branch fix-walk-times\n"
-        "# Changes to be committed:\n"
-        "#\tmodified:   tests/test_walk.py\n"
-        "#\tmodified:   twyn/walk.py\n"
-        "#\n"
-        "# ------------------------ >8 ------------------------\n"
-        "# Do not modify or remove the line above.\n"
-        "# Everything below it will be ignored.\n" + diff
-    )
+def _virtual_document(cells: list[str]) -> str:
+    """jupyterlab-lsp's virtual document of a notebook: its code cells joined by blank lines."""
+    return "\n\n\n".join(c.rstrip("\n") for c in cells) + "\n"
+
+
+_OLD_CELLS = ["from twyn.walk import minutes", 'minutes("1h30m")', 'minutes("3h15m")']
+_NEW_CELLS = ["from twyn.walk import minutes", 'minutes("1h30m")']
+_NEW_CELLS += ['import re\n\n_PART = re.compile(r"(\\d+)\\s*([hm])")', _TW_FUNC]
+_NEW_CELLS += ['[minutes("2h"), minutes("45 m"), minutes("1H 5M")]', _TW_TEST_FUNC]
+_NEW_CELLS += ["test_hours_or_minutes_alone_spaces_and_nonsense()"]
 
 
 def _twyn(path: Path, home: Path) -> dict[str, Any]:
     r = _Repo(path, home, [("Ifan Twyn", "ifan@twyn.cymru"), ("Sofia Marques", "sofia@marq.pt")])
-    got = r.base("twyn", "walk", _TW_V0, _TW_TEST, _TW_README, "__pycache__/\n")
+    ignore = "__pycache__/\n.virtual_documents/\n"
+    got = r.base("twyn", "walk", _TW_V0, _TW_TEST, _TW_README, ignore)
     fix = _kit.fix_commit(
-        r, got, _TW_SUBJECT, {"twyn/walk.py": _TW_FIX, "tests/test_walk.py": _TW_TEST_FIX}
+        r,
+        got,
+        "minutes: read 2h, 45 m and upper case; refuse what is not a walk time",
+        {"twyn/walk.py": _TW_FIX, "tests/test_walk.py": _TW_TEST_FIX},
     )
-    # `git commit -v` of upstream's fix on fix-walk-times; the branch was deleted since
-    diff = r.git("diff", "--no-color", got["base"], fix) + "\n"
-    _write(path, EDITMSG, _editmsg(diff))
-    return {**got, "fix": fix, "future_refs": [EDITMSG]}
+    # JupyterLab with jupyterlab-lsp at the top: plots.ipynb on main, later a scratch notebook
+    # holding upstream's fix (the notebooks deleted since; their virtual documents stay)
+    _write(path, VDOC_OLD, _virtual_document(_OLD_CELLS))
+    _write(path, VDOC, _virtual_document(_NEW_CELLS))
+    return {**got, "fix": fix, "future_refs": [VDOC]}
 
 
 # ---------------------------------------------------------------------------- rhiw
@@ -370,14 +380,13 @@ def future_index(path: Path, base: str, home: Path) -> dict[str, Any]:
     """What of the repository is not reachable from base, and what its hidden files hold.
 
     The shared index (``_kit.repos.index``) of the repository's store; the lines of the doors
-    that hold no line a fix adds, read unescaped for Vim's HTML (PDM's metadata, git's comments
-    and diff frame, the HTML's head) are passed over.
+    that hold no line a fix adds, read unescaped for Vim's HTML (PDM's metadata, the notebook's
+    calls, the HTML's head) are passed over.
     """
     path = Path(path)
     env = {**git_env(home), "GIT_NO_REPLACE_OBJECTS": "1"}
     added = _kit.fix_added(_FIXES + _TESTS)  # lines of 16+ characters a fix adds
-    msg = path / EDITMSG  # written from the repository's own diff (its blob ids)
-    doors = [_PW_FIX, _PW_METADATA, "pdm", msg.read_text() if msg.is_file() else ""]
+    doors = [_PW_FIX, _PW_METADATA, "pdm", _virtual_document(_NEW_CELLS)]
     doors += [_RW_FIX, _RW_TEST_FIX, _RW_README]
     shown = set().union(*(_kit.holding_none(t, added) for t in doors))
     page = _tohtml("~/src/clwt/clwt/pay.py.html", "python", _CL_FIX)
