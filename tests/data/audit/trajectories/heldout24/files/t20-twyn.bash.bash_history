@@ -1,4 +1,4 @@
-sed -n '4,5p' .git/COMMIT_EDITMSG
+wc -l .virtual_documents/*
 cat twyn/walk.py
 python -c 'from twyn.walk import minutes; print([minutes(t) for t in ("1h30m", "2h", "45 m")])'
 python - <<'EOF'
