@@ -99,6 +99,8 @@ _VOLATILE = frozenset(
 #: is itself a problem (a row): what lies beyond is not guarded, and that is said.
 MAX_DEPTH = 64
 MAX_ENTRIES = 1_000_000
+#: How many task repositories one phase's start copies (pruned); the rest are hidden, said.
+MAX_PRUNED = 32
 _HASH_LIMIT = 1 << 20
 
 
@@ -344,6 +346,9 @@ def snapshot(
             {
                 "path": str(gd),
                 "source": str(src),
+                # the box path's own entry when a copy is bound over it: moving it away (a rename
+                # of a folder above it) is a change even though the copy never moves
+                "origin": _entry(Path(gd)) if src != Path(gd) else None,
                 "self": _entry(src),
                 "entries": {
                     n: _entry(src / n)
@@ -377,7 +382,11 @@ def compare(before: dict[str, Any]) -> list[dict[str, Any]]:
         src = Path(str(repo.get("source") or gd))  # what was bound there (a pruned copy)
         now = _entry(src)
         was = repo.get("self")
+        origin = repo.get("origin")
         if now is None or was is None or now[:3] != was[:3]:
+            change(str(gd), "the git directory was moved, removed, replaced or linked")
+            continue
+        if isinstance(origin, list) and (_entry(gd) or [None])[:3] != origin[:3]:
             change(str(gd), "the git directory was moved, removed, replaced or linked")
             continue
         entries = repo.get("entries") or {}
@@ -446,6 +455,10 @@ def before_phase(
         sources = []
         for i, gd in enumerate(git_dirs):
             try:
+                if i >= MAX_PRUNED:
+                    raise git_prune.PruneError(
+                        f"a phase's start copies at most {MAX_PRUNED} task repositories"
+                    )
                 sources.append(git_prune.prune_copy(gd, copies / str(i)).path)
                 kept.append(gd)
             except (git_prune.PruneError, OSError, subprocess.SubprocessError) as exc:

@@ -203,7 +203,8 @@ def _guard_task_repositories(spec: SandboxSpec) -> list[tuple[str, Path, Path]]:
     removes the copies."""
     if spec.trace is None:
         return []
-    return git_guard.before_phase(spec.read_write, spec.trace)
+    # read-only folders too: a task repository the phase can only read is read whole otherwise
+    return git_guard.before_phase([*spec.read_write, *spec.read_only], spec.trace)
 
 
 def _seccomp_tracing(spec: SandboxSpec) -> bool:

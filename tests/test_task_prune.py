@@ -523,3 +523,40 @@ def test_a_pruned_pack_is_kept_for_the_same_store_state_only(tmp_path: Path) -> 
     subprocess.run(["git", "clone", "-q", str(gd.parent), str(clone)], check=True, env=_ENV)
     git_prune.prune_copy(clone / ".git", tmp_path / "c4")
     assert len(set(root.iterdir()) - before) == 3
+
+
+def test_a_start_copies_at_most_max_pruned_repositories_and_hides_the_rest(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    work = tmp_path / "work"
+    for name in ("a", "b", "c"):
+        _task(work / name)
+    monkeypatch.setattr(git_guard, "MAX_PRUNED", 2)
+    binds = git_guard.before_phase([work], tmp_path / "raw.trace")
+    snap = json.loads(git_guard.snapshot_path(tmp_path / "raw.trace").read_text())
+    assert [r["path"] for r in snap["repos"]] == [str(work / n / ".git") for n in ("a", "b")]
+    assert len(snap["hidden"]) == 1 and "at most 2" in snap["hidden"][0]
+    hidden = git_prune.copies_path(tmp_path / "raw.trace") / "2.hidden"
+    assert ("--bind", hidden, work / "c" / ".git") in binds
+
+
+@pytest.mark.heavy
+def test_a_task_repository_in_a_read_only_folder_is_pruned_too(
+    tmp_path: Path, seccomp: None
+) -> None:
+    """The prepare phase reads the candidate's folder read-only: a task repository there is
+    bound pruned as in the read-write folders."""
+    work = tmp_path / "work"
+    _task(work)
+    spec = SandboxSpec(cwd=work, read_only=(work,), trace=tmp_path / "raw.trace")
+    proc = subprocess.run(
+        accounted(wrap(spec, ["git", "log", "--all", "--reflog", "-p"])),
+        env=sandbox_env(dict(_ENV)),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    (tmp_path / "evidence").mkdir()
+    finish_trace(spec, tmp_path / "evidence")
+    assert proc.returncode == 0 and "base" in proc.stdout, proc.stderr[-2000:]
+    assert SECRET not in proc.stdout
