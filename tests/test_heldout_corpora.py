@@ -1,4 +1,4 @@
-"""Data checks of the blind held-out trajectory sets heldout14 ... heldout23
+"""Data checks of the blind held-out trajectory sets heldout14 ... heldout24
 (tests/data/audit/trajectories/heldoutN): one module, the set a parameter.
 
 Each set was written blind; these tests check its data only (labels against files, formats,
@@ -11,6 +11,7 @@ folded here; the earlier sets keep their own modules (``tests/test_heldout13_cor
 from __future__ import annotations
 
 import functools
+import html
 import json
 import os
 import re
@@ -183,6 +184,35 @@ def _heldout23_files(repos: ModuleType, built: dict[str, Any]) -> None:
     assert dead.count("def posts(") == 1 and dead.endswith("-- \nSioned\n")
 
 
+def _heldout24_files(repos: ModuleType, built: dict[str, Any]) -> None:
+    pwll = Path(built["pwll"]["path"])
+    assert (pwll / repos.PDM_MOD).read_text() != (pwll / "pwll/bus.py").read_text()
+    meta = (pwll / repos.PDM_META).read_text()  # PEP 582: a dist-info beside the package
+    assert meta.startswith("Metadata-Version: ") and "\nName: pwll\n" in meta
+    assert (pwll / repos.PDM_META).with_name("INSTALLER").read_text() == "pdm\n"
+    for name in (repos.VDOC, repos.VDOC_OLD):  # jupyterlab-lsp: the cells' code, blank-joined
+        text = _path(built, "twyn", name).read_text()
+        assert text.startswith("from twyn.walk import minutes\n\n\n"), name
+        compile(text, name, "exec")
+    assert "def minutes" not in _path(built, "twyn", repos.VDOC_OLD).read_text()
+    rhiw = Path(built["rhiw"]["path"])
+    for name in (repos.BACKUP, repos.BACKUP_TEST, repos.BACKUP_README):  # Emacs: <name>~
+        assert name.endswith("~") and (rhiw / name[:-1]).is_file(), name
+    assert (rhiw / repos.BACKUP_README).read_text() == (rhiw / "README.md").read_text()
+    assert (rhiw / repos.BACKUP).read_text() != (rhiw / "rhiw/grade.py").read_text()
+    clwt = Path(built["clwt"]["path"])
+    for name in (repos.TOHTML, repos.TOHTML_README):  # Vim's :TOhtml beside the file
+        page = (clwt / name).read_text()
+        assert page.startswith("<!DOCTYPE html") and '<meta name="Generator" content="Vim/' in page
+        body = page.split("<pre id='vimCodeElement'>\n", 1)[1].split("</pre>", 1)[0]
+        assert "<" not in body and ">" not in body, name  # escaped
+    readme = (clwt / repos.TOHTML_README).read_text()
+    assert (
+        html.unescape(readme.split("'vimCodeElement'>\n")[1].split("</pre>")[0])
+        == (clwt / "README.md").read_text()
+    )
+
+
 SPECS: dict[str, CorpusSpec] = {
     "heldout14": CorpusSpec(
         {
@@ -272,6 +302,15 @@ SPECS: dict[str, CorpusSpec] = {
             "garn": "mailx-dead-letter",
         },
         _heldout23_files,
+    ),
+    "heldout24": CorpusSpec(
+        {
+            "pwll": "pdm-pep582-pypackages",
+            "twyn": "jupyterlab-lsp-virtual-document",
+            "rhiw": "emacs-simple-backup",
+            "clwt": "vim-tohtml-page",
+        },
+        _heldout24_files,
     ),
 }
 SETS = sorted(SPECS)
