@@ -29,6 +29,14 @@ candidate folder) — WON, bound whole.
 At eeb56a9 (83aef20 answered A, B, D, E): A, B, D, E, E2 stopped (their xfails pass); the
 submodule works; still G (no cap), E3 (no row for the move), J, plain describe, the phase's
 staging, a linked worktree — and H now breaks (an alternate hides the whole repository).
+
+At c76164f (read-only folders searched too, at most 32 copies a start, the box path's own entry
+compared): G, E3 and J stopped too. Every attack that won is now a plain test (its former reason
+kept as a comment above it). Left, as xfails: four changes to honest work, each documented in
+docs/threat-model.md — plain ``git describe`` (tags are copied peeled), the phase's staging after
+the phase, an image cloned with ``--shared``/``--reference`` (an alternate is refused: the
+repository is hidden; the image should ``git repack -a -d`` and drop its alternates), git in a
+linked worktree of the image (its ``worktrees/`` entry is not copied).
 """
 
 from __future__ import annotations
@@ -128,22 +136,19 @@ _PREPARE = {
 
 
 @pytest.mark.heavy
-@pytest.mark.xfail(
-    strict=False,
-    reason="WON: phase 1 writes evil/.git (HEAD 'ref: refs/heads/fix', an empty config, and "
-    "either commondir '../../.git' — or an absolute path to any repository of the host — or "
-    "objects/refs links into ../../.git). In the box those name the pruned copy or nothing; "
-    "before phase 2, find_git_dirs finds evil/.git and prune_copy runs the host's git on it "
-    "OUTSIDE the box, where commondir and the links resolve to the ORIGINAL task git directory "
-    "(or the host repository): _head's rev-parse takes the future branch as the base, "
-    "pack-objects packs the future into the copy, and the copy is bound at evil/.git: "
-    "git -C evil log -p shows FUTURE_SECRET_42 (or the host repository's content). Likewise "
-    "evil/.git/info a link to a host folder: _read_regular's O_NOFOLLOW guards only the last "
-    "component, so the host's <folder>/exclude and attributes are copied into the box. prune_copy "
-    "never checks that the git directory is self-contained (no commondir, no link in it, no "
-    "alternates outside it). The audit of phase 2 flags nothing (checked once by hand: no "
-    "flagged verdict, rows exec and gitread only).",
-)
+# Won against 03d6e12, stopped since (83aef20, eeb56a9, c76164f: now a plain test): WON: phase 1
+# writes evil/.git (HEAD 'ref: refs/heads/fix', an empty config, and either commondir '../../.git'
+# — or an absolute path to any repository of the host — or objects/refs links into ../../.git). In
+# the box those name the pruned copy or nothing; before phase 2, find_git_dirs finds evil/.git and
+# prune_copy runs the host's git on it OUTSIDE the box, where commondir and the links resolve to
+# the ORIGINAL task git directory (or the host repository): _head's rev-parse takes the future
+# branch as the base, pack-objects packs the future into the copy, and the copy is bound at
+# evil/.git: git -C evil log -p shows FUTURE_SECRET_42 (or the host repository's content).
+# Likewise evil/.git/info a link to a host folder: _read_regular's O_NOFOLLOW guards only the last
+# component, so the host's <folder>/exclude and attributes are copied into the box. prune_copy
+# never checks that the git directory is self-contained (no commondir, no link in it, no
+# alternates outside it). The audit of phase 2 flags nothing (checked once by hand: no flagged
+# verdict, rows exec and gitread only).
 @pytest.mark.parametrize("attack", sorted(_PREPARE))
 def test_a_git_directory_prepared_by_an_earlier_phase_names_the_future(
     tmp_path: Path, seccomp: None, attack: str
@@ -197,15 +202,13 @@ _FIFOS = {
 
 
 @pytest.mark.heavy
-@pytest.mark.xfail(
-    strict=False,
-    reason="WON (a hang): phase 1 makes a nested repository evil/.git whose config is a FIFO "
-    "(or includes one: include.path = ../../pipe). Before phase 2, prune_copy reads HEAD with "
-    "O_NONBLOCK and checks what is regular, but its first git call (rev-parse) opens the config "
-    "through git, which blocks on the FIFO until _git's timeout of 600 s — per git call that "
-    "reaches it, per repository found: the phase's start hangs for ten minutes or more per "
-    "such repository, then the repository is hidden.",
-)
+# Won against 03d6e12, stopped since (83aef20, eeb56a9, c76164f: now a plain test): WON (a hang):
+# phase 1 makes a nested repository evil/.git whose config is a FIFO (or includes one:
+# include.path = ../../pipe). Before phase 2, prune_copy reads HEAD with O_NONBLOCK and checks
+# what is regular, but its first git call (rev-parse) opens the config through git, which blocks
+# on the FIFO until _git's timeout of 600 s — per git call that reaches it, per repository found:
+# the phase's start hangs for ten minutes or more per such repository, then the repository is
+# hidden.
 @pytest.mark.parametrize("attack", sorted(_FIFOS))
 def test_a_fifo_in_a_prepared_git_directory_hangs_the_copy(
     tmp_path: Path, seccomp: None, attack: str
@@ -344,15 +347,13 @@ def _read_nested(rel: str) -> str:
 
 
 @pytest.mark.heavy
-@pytest.mark.xfail(
-    strict=False,
-    reason="WON: find_git_dirs stops queueing folders once it has seen MAX_ENTRIES (5,000) "
-    "entries, counting the root's own listing first. Phase 1 makes 5,001 entries (links) in the "
-    "work tree's root; before phase 2 the guard then never looks below the root, so a nested "
-    "task repository of the image (vendor/lib/.git, found and pruned in phase 1) is neither "
-    "pruned nor locked: it is bound whole and git -C vendor/lib log --all -p shows its future. "
-    "The threat model lists 'past 5,000 entries' as left, but not that the candidate can cause it.",
-)
+# Won against 03d6e12, stopped since (83aef20, eeb56a9, c76164f: now a plain test): WON:
+# find_git_dirs stops queueing folders once it has seen MAX_ENTRIES (5,000) entries, counting the
+# root's own listing first. Phase 1 makes 5,001 entries (links) in the work tree's root; before
+# phase 2 the guard then never looks below the root, so a nested task repository of the image
+# (vendor/lib/.git, found and pruned in phase 1) is neither pruned nor locked: it is bound whole
+# and git -C vendor/lib log --all -p shows its future. The threat model lists 'past 5,000 entries'
+# as left, but not that the candidate can cause it.
 def test_an_earlier_phase_floods_the_root_so_a_nested_repository_is_bound_whole(
     tmp_path: Path, seccomp: None
 ) -> None:
@@ -372,13 +373,11 @@ def test_an_earlier_phase_floods_the_root_so_a_nested_repository_is_bound_whole(
 
 
 @pytest.mark.heavy
-@pytest.mark.xfail(
-    strict=False,
-    reason="WON (documented as left in docs/threat-model.md): a nested repository of the image "
-    "four folders below the read-write root (a/b/c/d/.git) is below MAX_DEPTH = 3, so "
-    "find_git_dirs never finds it; it is bound whole and git -C a/b/c/d log --all -p shows its "
-    "future. The same nested repository three folders down (a/b/c/.git) is pruned (control).",
-)
+# Won against 03d6e12, stopped since (83aef20, eeb56a9, c76164f: now a plain test): WON
+# (documented as left in docs/threat-model.md): a nested repository of the image four folders
+# below the read-write root (a/b/c/d/.git) is below MAX_DEPTH = 3, so find_git_dirs never finds
+# it; it is bound whole and git -C a/b/c/d log --all -p shows its future. The same nested
+# repository three folders down (a/b/c/.git) is pruned (control).
 def test_a_nested_repository_deeper_than_the_guard_looks_is_bound_whole(
     tmp_path: Path, seccomp: None
 ) -> None:
@@ -532,17 +531,14 @@ print("made", len(os.listdir("many")))
 
 @pytest.mark.heavy
 @pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")  # pygit2 Index
-@pytest.mark.xfail(
-    strict=False,
-    reason="WON (a slow start, no cap): nothing bounds how many repositories one phase start "
-    "copies. Phase 1 makes 100 unborn git directories (HEAD, config, objects/, refs/: a few "
-    "entries each, made in well under a second; two with a sparse 256 MiB index); before phase 2 "
-    "prune_copy runs git several times per repository and reads each sparse index whole "
-    "(_read_regular up to _INDEX_LIMIT, then pygit2 again): seconds per 100 here, and the count "
-    "is bounded only by find_git_dirs' entry cap (5,000 at 03d6e12: ~2,500 repositories; "
-    "1,000,000 in an uncommitted change seen while this was written), each sparse index "
-    "adding seconds more.",
-)
+# Won against 03d6e12, stopped since (83aef20, eeb56a9, c76164f: now a plain test): WON (a slow
+# start, no cap): nothing bounds how many repositories one phase start copies. Phase 1 makes 100
+# unborn git directories (HEAD, config, objects/, refs/: a few entries each, made in well under a
+# second; two with a sparse 256 MiB index); before phase 2 prune_copy runs git several times per
+# repository and reads each sparse index whole (_read_regular up to _INDEX_LIMIT, then pygit2
+# again): seconds per 100 here, and the count is bounded only by find_git_dirs' entry cap (5,000
+# at 03d6e12: ~2,500 repositories; 1,000,000 in an uncommitted change seen while this was
+# written), each sparse index adding seconds more.
 def test_many_prepared_repositories_slow_the_next_start(tmp_path: Path, seccomp: None) -> None:
     work = tmp_path / "work"
     _task(work)
@@ -660,15 +656,13 @@ def _git_state(rows: list) -> list:
 
 
 @pytest.mark.heavy
-@pytest.mark.xfail(
-    strict=False,
-    reason="WON at 03d6e12: phase 1 renames vendor/ (the parent of the nested repository's "
-    "mount point: allowed, the mount moves with it) 70 folders down; before phase 2 "
-    "find_git_dirs does not look that deep (MAX_DEPTH 3), so vendor/lib/.git is bound whole "
-    "and its future branch shows, and nothing says so (no git_state row in either phase). "
-    "Safe outcome: the future absent, or phase 2's trace has a git_state row (an uncommitted "
-    "change seen while writing reports the unsearched folder as a problem).",
-)
+# Won against 03d6e12, stopped since (83aef20, eeb56a9, c76164f: now a plain test): WON at
+# 03d6e12: phase 1 renames vendor/ (the parent of the nested repository's mount point: allowed,
+# the mount moves with it) 70 folders down; before phase 2 find_git_dirs does not look that deep
+# (MAX_DEPTH 3), so vendor/lib/.git is bound whole and its future branch shows, and nothing says
+# so (no git_state row in either phase). Safe outcome: the future absent, or phase 2's trace has a
+# git_state row (an uncommitted change seen while writing reports the unsearched folder as a
+# problem).
 def test_an_earlier_phase_moves_a_nested_repository_deeper(tmp_path: Path, seccomp: None) -> None:
     work = tmp_path / "work"
     _nested(work, "vendor/lib")
@@ -680,13 +674,11 @@ def test_an_earlier_phase_moves_a_nested_repository_deeper(tmp_path: Path, secco
 
 
 @pytest.mark.heavy
-@pytest.mark.xfail(
-    strict=False,
-    reason="WON (a detection lost): compare() reads the pruned copy (the snapshot's 'source') "
-    "for 'the git directory was moved, removed, replaced or linked', and the copy never moves: "
-    "a phase that renames the folder holding a guarded repository (vendor/ -> 70 folders down) "
-    "leaves no git_state row. Bound whole, the same rename was seen (the box path's own entry).",
-)
+# Won against 03d6e12, stopped since (83aef20, eeb56a9, c76164f: now a plain test): WON (a
+# detection lost): compare() reads the pruned copy (the snapshot's 'source') for 'the git
+# directory was moved, removed, replaced or linked', and the copy never moves: a phase that
+# renames the folder holding a guarded repository (vendor/ -> 70 folders down) leaves no git_state
+# row. Bound whole, the same rename was seen (the box path's own entry).
 def test_moving_a_guarded_repository_away_is_a_change(
     tmp_path: Path, seccomp: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -709,18 +701,16 @@ def test_moving_a_guarded_repository_away_is_a_change(
 
 
 @pytest.mark.heavy
-@pytest.mark.xfail(
-    strict=False,
-    reason="WON: the first line prunes only task repositories in a phase's READ-WRITE folders "
-    "(before_phase(spec.read_write)); one reached through a read-only bind is bound whole. "
-    "harness/executors/phases.py::_prepare runs the candidate's prepare command (traced, with "
-    "train_network) with read_only=(paths.root, ...) and read_write=(cache, evidence): "
-    "paths.candidate = paths.root/'candidate' (the train phase's read-write folder, where its "
-    "task repositories are pruned) is seen whole there — when a task repository is already in it "
-    "at prepare time (not checked here: the layout is mimicked, not run through _prepare) — "
-    "so git -C candidate/work log --all -p shows the future; the prepare phase may write it "
-    "into the cache, which the train phase then reads (read-only, whole).",
-)
+# Won against 03d6e12, stopped since (83aef20, eeb56a9, c76164f: now a plain test): WON: the first
+# line prunes only task repositories in a phase's READ-WRITE folders
+# (before_phase(spec.read_write)); one reached through a read-only bind is bound whole.
+# harness/executors/phases.py::_prepare runs the candidate's prepare command (traced, with
+# train_network) with read_only=(paths.root, ...) and read_write=(cache, evidence):
+# paths.candidate = paths.root/'candidate' (the train phase's read-write folder, where its task
+# repositories are pruned) is seen whole there — when a task repository is already in it at
+# prepare time (not checked here: the layout is mimicked, not run through _prepare) — so git -C
+# candidate/work log --all -p shows the future; the prepare phase may write it into the cache,
+# which the train phase then reads (read-only, whole).
 def test_the_prepare_phase_sees_the_candidates_task_repository_whole(
     tmp_path: Path, seccomp: None
 ) -> None:
