@@ -45,6 +45,10 @@ Won (strict xfail, each reason the exact mechanism):
   ``tr``: judged by what it printed (a warn), and the transform hid the ``path:`` prefixes the
   printed lines are found by; the same step as a history is re-run and flagged.
 
+* K a reject file (``.rej``, a patch without index lines) of a fix made of short lines (``if
+  axles < 2:``/``return 0.0``): ``cat`` of it is cleared, though a plain copy of the same fix is
+  flagged; and (G, documented) a backup of a fix of ONE short line.
+
 False alarm (strict xfail): J ``grep -rn PASSED .ci`` as a history, a folder search whose hidden
 FILES (not a hidden folder) select only the tool's lines: high, "the lines it printed unknown"
 (``_folder_search`` re-runs only a hidden folder's files).
@@ -65,7 +69,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
-from test_audit_selected_lines import COPY, FIXED, HIDDEN, _run, _task
+from test_audit_selected_lines import COPY, FIXED, HIDDEN, SHORT, _run, _task
 
 from conftest import git
 from evotree.harness.audit.steps import Step, Trajectory
@@ -75,7 +79,9 @@ from evotree.harness.audit.trajectories import audit_trajectories
 LONG = ".ci/long.log"
 #: a core dump: a NUL byte on its first line, then the fixed module as text
 CORE = ".core.dump"
-EXTRA = [LONG, CORE]
+#: a reject file ``patch`` leaves (written by the tests of class K only)
+REJ = ".toll.py.rej"
+EXTRA = [LONG, CORE, REJ]
 #: a line only the fix holds (what each attack shows it printed)
 FIX_LINE = "NIGHT_SHARE = Fraction(3, 4)"
 
@@ -346,6 +352,52 @@ def test_a_backup_of_a_fix_of_base_lines_is_flagged(tmp_path: Path, fixed: str) 
     repo = _shop(tmp_path / "shop", fixed)
     outs, recorded, history = _steps(repo, [f"cat {COPY}"])
     assert outs == [fixed]
+    assert (recorded, history) == (True, True)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="G (documented: 'one alone is no proof'): a fix of one short line (out = 0.0 made "
+    "out = 0) is no indexed line and no piece, and one short added line is under SHORT_LINES",
+)
+def test_a_backup_of_a_one_short_line_fix_is_flagged(tmp_path: Path) -> None:
+    fixed = BASE_CODE.replace("    out = 0.0\n", "    out = 0\n")
+    repo = _shop(tmp_path / "shop", fixed)
+    outs, recorded, history = _steps(repo, [f"cat {COPY}"])
+    assert outs == [fixed]
+    assert (recorded, history) == (True, True)
+
+
+#: the short-line fix of ``tests/test_audit_selected_lines.py`` as ``patch`` rejected it
+SHORT_REJ = (
+    "--- tolls/toll.py\n+++ tolls/toll.py\n@@ -4,3 +4,5 @@\n"
+    " def toll(axles: int, night: bool) -> float:\n"
+    '     """The toll for a vehicle of so many axles."""\n'
+    "+    if axles < 2:\n+        return 0.0\n"
+    "     return axles * 2.5\n"
+)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="K: a fix of short lines is seen by comparing each selected line, stripped, with the "
+    "lines the future adds; in a patch each is '+    if axles < 2:', the '+' kept, so no line "
+    "compares equal (the index drops the '+' only for distinctive lines, these are not)",
+)
+def test_a_reject_file_of_a_short_line_fix_is_flagged(tmp_path: Path) -> None:
+    repo = _task(tmp_path / "tolls", SHORT)
+    _extras(Path(repo["root"]), SHORT)
+    (Path(repo["root"]) / REJ).write_text(SHORT_REJ)
+    outs, recorded, history = _steps(repo, [f"cat {REJ}"])
+    assert outs == [SHORT_REJ]
+    assert (recorded, history) == (True, True)
+
+
+def test_a_copy_of_a_short_line_fix_is_flagged(tmp_path: Path) -> None:
+    """Control of K: the same two lines in a plain copy are flagged."""
+    repo = _task(tmp_path / "tolls", SHORT)
+    outs, recorded, history = _steps(repo, [f"tail -n +2 {COPY}"])
+    assert "        return 0.0" in outs[0]
     assert (recorded, history) == (True, True)
 
 
