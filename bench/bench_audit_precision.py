@@ -118,6 +118,11 @@ extended history, evotree rollouts), written by ``build.py`` beside each set:
   a flake8 ``--show-source`` log, an IPython ``%logstart -o`` log, mailx's ``dead.letter``),
   written blind and scored once at ``056cf3b`` after heldout22's development pass
   (``heldout23`` and ``heldout23_repo``).
+* ``tests/data/audit/trajectories/heldout24`` — the twenty-fourth held-out set (60 files, 30 leaks,
+  four task repositories whose fix also lies in a file a tool left: PDM's PEP 582
+  ``__pypackages__``, jupyterlab-lsp's ``.virtual_documents``, Emacs ``~`` backups, Vim's
+  ``:TOhtml`` page), written blind and scored once at ``d55e212`` after the selected-lines rule
+  (``heldout24`` and ``heldout24_repo``).
 
 Run:
 
@@ -410,6 +415,8 @@ def main() -> None:
             "heldout22_repo": trajectory_set(TRAJECTORIES / "heldout22", with_repo=True),
             "heldout23": trajectory_set(TRAJECTORIES / "heldout23"),
             "heldout23_repo": trajectory_set(TRAJECTORIES / "heldout23", with_repo=True),
+            "heldout24": trajectory_set(TRAJECTORIES / "heldout24"),
+            "heldout24_repo": trajectory_set(TRAJECTORIES / "heldout24", with_repo=True),
         },
     }
     print(json.dumps(result, indent=2))
