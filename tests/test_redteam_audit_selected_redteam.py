@@ -54,6 +54,10 @@ Won (strict xfail, each reason the exact mechanism):
   whole by ``head -c``/``tail -n +1``/``grep -a ''``/``awk 'NR>=1'`` and piped into ``gunzip``
   or ``xz -d``: the selected lines are judged compressed; ``zcat``/``xzcat`` are flagged.
 
+* M ANSI-C quoting: ``grep -A20 $'^# \\xc2\\xa9' LOG`` (``$'\\u00a9'`` too): the lexer decodes the
+  escapes otherwise than bash, the re-run's pattern matches nothing (``$'`` is no expansion
+  for ``shell_expands``).
+
 False alarm (strict xfail): J ``grep -rn PASSED .ci`` as a history, a folder search whose hidden
 FILES (not a hidden folder) select only the tool's lines: high, "the lines it printed unknown"
 (``_folder_search`` re-runs only a hidden folder's files).
@@ -187,6 +191,16 @@ WON: dict[str, tuple[list[str], str]] = {
     "C LC_ALL=C sed": (
         [f"LC_ALL=C sed -n '/^# ..\\s/,$p' {LONG} | rev"],
         "sed re-run in C.UTF-8: the range's first address never matches, nothing selected",
+    ),
+    "M $'\\xc2\\xa9'": (
+        ["grep -A20 $'^# \\xc2\\xa9' " + LONG + " | rev"],
+        "the lexer decodes ANSI-C quoting byte by byte as characters ('\\xc2\\xa9' becomes "
+        "'Â©', two characters, where bash passes grep the two bytes of '©'): the pattern "
+        "re-run matches nothing, the line and its 20 context lines are not selected",
+    ),
+    "M $'\\u00a9'": (
+        ["grep -A20 $'^# \\u00a9' " + LONG + " | rev"],
+        "the lexer turns $'\\u00a9' into 'u00a9' (bash: '©'): the re-run matches nothing",
     ),
     "D bin/grep": (
         [_SCRIPT, f"bin/grep zzz {COPY} | rev"],
