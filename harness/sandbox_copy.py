@@ -1,10 +1,11 @@
-"""The judge's copy of the candidate: folders and regular files only (moved out of
-:mod:`evotree.harness.sandbox`, unchanged)."""
+"""The judge's copy of the candidate: folders and regular files only, and a task repository's
+git directory pruned at its base (moved out of :mod:`evotree.harness.sandbox`)."""
 
 from __future__ import annotations
 
 import errno
 import os
+import shutil
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,6 +30,8 @@ def copy_regular_files(src: Path, dst: Path, *, max_files: int, max_bytes: int) 
     ``max_bytes`` bytes in all. Files are opened with ``O_NOFOLLOW`` and checked again after
     opening, so an entry swapped for a link meanwhile is refused too. Copies are mode 0644, or
     0755 when the owner could execute the original (folders 0755): no set-id bits survive.
+    A ``.git`` folder is copied pruned at its base (:mod:`evotree.harness.git_prune`: the
+    judge reads the task repository as the phase saw it, its future absent), or refused.
     """
     report = CopyReport()
     over = False
@@ -53,6 +56,8 @@ def copy_regular_files(src: Path, dst: Path, *, max_files: int, max_bytes: int) 
             mode = info.st_mode
             if stat.S_ISLNK(mode):
                 refuse(name, f"symbolic link to {os.readlink(entry.path)!r} (not followed)")
+            elif stat.S_ISDIR(mode) and entry.name == ".git":
+                git_dir(Path(entry.path), target / entry.name, name)
             elif stat.S_ISDIR(mode):
                 (target / entry.name).mkdir(mode=0o755)
                 walk(Path(entry.path), target / entry.name, name)
@@ -86,6 +91,34 @@ def copy_regular_files(src: Path, dst: Path, *, max_files: int, max_bytes: int) 
                 else:
                     report.files += 1
                     report.bytes += copied
+
+    def git_dir(source: Path, target: Path, name: str) -> None:
+        """A task repository's git directory goes across pruned at its base (what the phase
+        saw, :mod:`evotree.harness.git_prune`), never whole: whatever the copy's reader runs
+        finds no future in it."""
+        from evotree.harness import git_prune
+
+        nonlocal over
+        if over:
+            return
+        try:
+            git_prune.prune_copy(source, target)
+        except (git_prune.PruneError, OSError) as exc:
+            refuse(name, f"a git directory that cannot be pruned at its base: {exc} (not copied)")
+            return
+        made = [p for p in target.rglob("*") if p.is_file()]
+        size = sum(p.stat().st_size for p in made)
+        if report.files + len(made) > max_files or report.bytes + size > max_bytes:
+            shutil.rmtree(target, ignore_errors=True)
+            refuse(
+                name,
+                f"over the copy limit ({max_files} files, {max_bytes // 2**20} MiB); "
+                "it and every later file were not copied",
+            )
+            over = True
+            return
+        report.files += len(made)
+        report.bytes += size
 
     walk(Path(src), Path(dst), "")
     return report

@@ -560,3 +560,35 @@ def test_a_task_repository_in_a_read_only_folder_is_pruned_too(
     finish_trace(spec, tmp_path / "evidence")
     assert proc.returncode == 0 and "base" in proc.stdout, proc.stderr[-2000:]
     assert SECRET not in proc.stdout
+
+
+def test_the_judges_copy_of_the_candidate_carries_a_task_repository_pruned(
+    tmp_path: Path,
+) -> None:
+    """The judge reads the candidate from a copy (what it runs may be the candidate's code): a
+    task repository's ``.git`` goes across pruned at its base, never whole; one that is not
+    self-contained is refused."""
+    from evotree.harness.sandbox_copy import copy_regular_files
+
+    candidate = tmp_path / "candidate"
+    _task(candidate / "task")
+    evil = candidate / "evil"
+    evil.mkdir()
+    _git(evil, "init", "-q", "-b", "main")
+    (evil / ".git" / "commondir").write_text(str(candidate / "task" / ".git") + "\n")
+    copy = tmp_path / "copy"
+    copy.mkdir()
+    report = copy_regular_files(candidate, copy, max_files=10_000, max_bytes=1 << 30)
+    blob = b"".join(p.read_bytes() for p in (copy / "task" / ".git").rglob("*") if p.is_file())
+    assert SECRET.encode() not in blob and (copy / "task" / "a.txt").read_text() == "base\n"
+    log = subprocess.run(
+        ["git", "-C", str(copy / "task"), "log", "--all", "--oneline"],
+        capture_output=True,
+        text=True,
+        env=_ENV,
+    )
+    assert log.returncode == 0 and len(log.stdout.splitlines()) == 2, log.stderr
+    assert not (copy / "evil" / ".git").exists()
+    assert any(
+        r.startswith("evil/.git: a git directory that cannot be pruned") for r in report.refused
+    )
