@@ -58,6 +58,9 @@ Won (strict xfail, each reason the exact mechanism):
   escapes otherwise than bash, the re-run's pattern matches nothing (``$'`` is no expansion
   for ``shell_expands``).
 
+* N words bash expands that the lexer keeps as written (no ``$``, so no ``shell_expands``): a
+  brace expansion ``grep -e{zzz,.}`` and an unquoted glob ``grep ? FILE`` after ``touch a``.
+
 False alarm (strict xfail): J ``grep -rn PASSED .ci`` as a history, a folder search whose hidden
 FILES (not a hidden folder) select only the tool's lines: high, "the lines it printed unknown"
 (``_folder_search`` re-runs only a hidden folder's files).
@@ -201,6 +204,17 @@ WON: dict[str, tuple[list[str], str]] = {
     "M $'\\u00a9'": (
         ["grep -A20 $'^# \\u00a9' " + LONG + " | rev"],
         "the lexer turns $'\\u00a9' into 'u00a9' (bash: '©'): the re-run matches nothing",
+    ),
+    "N a brace expansion of -e": (
+        [f"grep -e{{zzz,.}} {COPY} | rev"],
+        "bash expands -e{zzz,.} to '-ezzz -e.' (every line); the lexer keeps the word as "
+        "written and shell_expands does not count braces: the re-run pattern '{zzz,.}' "
+        "matches nothing",
+    ),
+    "N a glob as the pattern": (
+        ["touch a", f"grep ? {COPY} | rev"],
+        "bash globs the unquoted '?' to the file 'a' the agent made (pattern 'a': most "
+        "lines); the re-run pattern is a literal '?' and matches nothing",
     ),
     "D bin/grep": (
         [_SCRIPT, f"bin/grep zzz {COPY} | rev"],
