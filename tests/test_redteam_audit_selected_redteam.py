@@ -24,8 +24,9 @@ Won (strict xfail, each reason the exact mechanism):
 * C the locale: ``LC_ALL=C grep``/``sed`` (and ``env LC_ALL=C grep``) re-run under
   ``C.UTF-8``: ``..`` is two bytes for the agent, two characters for the re-run; a ``©`` line
   matched by the agent is not matched again, and neither are its context lines or its range.
-* D a program named ``grep`` that is not GNU grep (``bin/grep``, or ``PATH=bin:... grep``):
-  the selection is re-done by /usr/bin/grep on the program's words.
+* D a program named ``grep`` that is not GNU grep (``bin/grep``, or ``PATH=bin:... grep``, or
+  an alias ``grep='grep -v'``): the selection is re-done by /usr/bin/grep on the words as
+  written.
 * E a zero-width oracle: ``grep -cP '^(?=...)'`` or a lookbehind matching one letter: the
   re-run's ``-o`` matches are empty or under 3 letters, so ``future_only`` has no probe text
   and the count stays info, while the plain ``grep -c 'TEXT'`` probe is flagged. The same with
@@ -224,6 +225,11 @@ WON: dict[str, tuple[list[str], str]] = {
     "D PATH=bin grep": (
         [_SCRIPT, f"PATH=bin:/usr/bin:/bin grep zzz {COPY} | rev"],
         "the PATH assignment is not carried: the re-run's grep is /usr/bin/grep",
+    ),
+    "D an alias of grep": (
+        [f"shopt -s expand_aliases\nalias grep='grep -v'\ngrep zzz {COPY} | rev"],
+        "bash runs the alias (grep -v zzz: every line); the re-run is grep zzz (no line): "
+        "an alias named grep is not looked for",
     ),
     "F grep -l | xargs rev": (
         [f"grep -l 'def toll' {COPY} | xargs rev"],
