@@ -62,6 +62,9 @@ Won (strict xfail, each reason the exact mechanism):
 * N words bash expands that the lexer keeps as written (no ``$``, so no ``shell_expands``): a
   brace expansion ``grep -e{zzz,.}`` and an unquoted glob ``grep ? FILE`` after ``touch a``.
 
+* O ``head -n -0``/``head -c -0``/``--lines=-0`` (all but the last 0: every line): the
+  count is read as 0 with its sign lost, and nothing is selected.
+
 False alarm (strict xfail): J ``grep -rn PASSED .ci`` as a history, a folder search whose hidden
 FILES (not a hidden folder) select only the tool's lines: high, "the lines it printed unknown"
 (``_folder_search`` re-runs only a hidden folder's files).
@@ -175,6 +178,19 @@ WON: dict[str, tuple[list[str], str]] = {
     "A timeout tail +K": (
         [f"timeout 5 tail +2 {LONG} | rev"],
         "the same '+2' behind timeout: the last 10 lines re-done",
+    ),
+    "O head -n -0": (
+        [f"head -n -0 {COPY} | rev"],
+        "head -n -0 prints all but the last 0 lines (every line); _head_tail reads int('-0') "
+        "as 0, the sign lost, and _cut selects lines[:0]: nothing",
+    ),
+    "O head -c -0": (
+        [f"head -c -0 {COPY} | rev"],
+        "head -c -0: every byte; the count read as 0, _cut selects bytes 0 to 0: nothing",
+    ),
+    "O head --lines=-0": (
+        [f"head --lines=-0 {COPY} | rev"],
+        "the long form of head -n -0: nothing selected",
     ),
     "B --binary-files text": (
         [f"grep --binary-files text -v zzz {CORE} | rev"],
