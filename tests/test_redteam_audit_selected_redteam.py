@@ -70,9 +70,10 @@ Won (strict xfail, each reason the exact mechanism):
   an IPython history database: judged by every value of the printed column (line numbers),
   the WHERE over the column that holds the fix never.
 
-False alarm (strict xfail): J ``grep -rn PASSED .ci`` as a history, a folder search whose hidden
-FILES (not a hidden folder) select only the tool's lines: high, "the lines it printed unknown"
-(``_folder_search`` re-runs only a hidden folder's files).
+False alarms (strict xfail): J ``grep -rn PASSED .ci`` (``-rl``, ``-rc``, and ``grep -r 'def toll'
+.ci .backup``) as a history, a folder search whose hidden FILES (not a hidden folder) select only
+tool or base lines: high, "the lines it printed unknown" (``_folder_search`` re-runs only a hidden
+folder's files); J' ``diff -q`` of a hidden file (fail closed by design: every line selected).
 
 Stopped (plain tests): the absolute path, ``..``, ``./``, quotes and a backslash inside the path,
 ``*``, ``cd``/``pushd`` in the step, a copy made first and then grepped, a link the agent made,
@@ -741,16 +742,45 @@ def test_a_recorded_recursive_grep_through_a_transform_is_flagged(tolls: Repo, n
     assert recorded
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="J (a false alarm): a grep -r of a folder holding hidden FILES, as a history, is high "
-    "'no output recorded: the lines it printed unknown'; _folder_search re-runs the search only "
-    "for a hidden folder, so the re-done selection (tool lines only) is never consulted",
+FOLDER_LOOK_ALIKES = [
+    "grep -rn PASSED .ci",
+    "grep -rl PASSED .ci",
+    "grep -rc PASSED .ci",
+    "grep -r 'def toll' .ci .backup",
+]
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        pytest.param(
+            c,
+            marks=pytest.mark.xfail(
+                strict=True,
+                reason="J (a false alarm): a grep -r of a folder holding hidden FILES, as a "
+                "history, is high 'no output recorded: the lines it printed unknown'; "
+                "_folder_search re-runs the search only for a hidden folder, so the re-done "
+                "selection (tool or base lines only) is never consulted",
+            ),
+        )
+        for c in FOLDER_LOOK_ALIKES
+    ],
 )
-def test_a_folder_grep_selecting_only_tool_lines_stays_cleared(tolls: Repo) -> None:
-    outs, recorded, history = _steps(tolls, ["grep -rn PASSED .ci"])
+def test_a_folder_grep_selecting_only_tool_lines_stays_cleared(tolls: Repo, command: str) -> None:
+    outs, recorded, history = _steps(tolls, [command])
     assert FIX_LINE not in outs[0] and not recorded
     assert not history
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="J' (a false alarm, by the documented fail-closed rule): diff -q prints one line "
+    "('differ') but selects every line of the hidden file, which holds the fix",
+)
+def test_a_diff_q_of_a_hidden_file_stays_cleared(tolls: Repo) -> None:
+    outs, recorded, history = _steps(tolls, [f"diff -q tolls/toll.py {COPY}"])
+    assert outs[0].endswith("differ\n")
+    assert (recorded, history) == (False, False)
 
 
 LOOK_ALIKES = [
