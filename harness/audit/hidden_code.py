@@ -13,7 +13,14 @@ import re
 from evotree.harness.audit.hits import RuleSet
 from evotree.harness.audit.lexer import SimpleCommand, _basename
 
-__all__ = ["code_reads_hidden", "imports_from_hidden", "interpreter_code", "located_word"]
+__all__ = [
+    "LOADER_VARS",
+    "code_reads_hidden",
+    "imports_from_hidden",
+    "interpreter_code",
+    "loads_from_hidden",
+    "located_word",
+]
 
 
 def located_word(word: str, cwd: str) -> str:
@@ -96,6 +103,78 @@ def imports_from_hidden(cmd: SimpleCommand, rules: RuleSet, cwd: str | None = No
                     else f"PYTHONPATH={d[:60]}"
                 )
                 return f"imports {name} from the hidden {hidden} ({where})"
+    return None
+
+
+#: environment variables naming folders or files a program loads code from (Python's import
+#: path, home and startup file; the dynamic loader's libraries and preloads; the shell's
+#: program path; node's, ruby's and perl's module paths)
+LOADER_VARS = frozenset(
+    {
+        "PYTHONPATH",
+        "PYTHONHOME",
+        "PYTHONSTARTUP",
+        "LD_LIBRARY_PATH",
+        "LD_PRELOAD",
+        "PATH",
+        "NODE_PATH",
+        "RUBYLIB",
+        "PERL5LIB",
+    }
+)
+#: commands the shell runs itself: they load no code from the environment's paths
+_BUILTINS = frozenset(
+    {
+        "echo",
+        "printf",
+        "cd",
+        "pushd",
+        "popd",
+        "pwd",
+        "test",
+        "[",
+        "true",
+        "false",
+        ":",
+        "unset",
+        "type",
+        "hash",
+        "set",
+        "read",
+        "exit",
+        "return",
+        "alias",
+        "command",
+        "which",
+        "export",
+    }
+)
+
+
+def loads_from_hidden(cmd: SimpleCommand, rules: RuleSet, names_only: bool = False) -> str | None:
+    """Why a program runs hidden code through its environment: a loader variable
+    (:data:`LOADER_VARS`, set before the command, by ``env`` or an earlier ``export``) names a
+    hidden path or a path inside one (``PYTHONPATH=__pypackages__/3.11/lib``): the program
+    loads its code from there, a run of the hidden data as ``python hidden/x.py`` is. A shell
+    builtin loads nothing; a command that only names files (``names_only``) loads nothing
+    but a preloaded library; ``PATH`` matters only for a command word found on it."""
+    argv = cmd.argv
+    if not argv or not rules.hidden_paths:
+        return None
+    name = _basename(argv[0])
+    if name in _BUILTINS:
+        return None
+    for var, value in cmd.assigns:
+        if var not in LOADER_VARS or (names_only and not var.startswith("LD_")):
+            continue
+        if var == "PATH" and "/" in argv[0]:
+            continue
+        for part in re.split(r"[:\s]+", value):
+            clean = part.strip().strip("'\"")
+            if not clean or clean.startswith("$") or clean.startswith(".."):
+                continue
+            if rules.hidden_match(clean):
+                return f"runs code from the hidden {clean[:80]} ({var} names it)"
     return None
 
 

@@ -15,6 +15,7 @@ from evotree.harness.audit.hidden_code import (
     code_reads_hidden,
     imports_from_hidden,
     interpreter_code,
+    loads_from_hidden,
     located_word,
 )
 from evotree.harness.audit.hits import Hit, RuleSet
@@ -280,17 +281,29 @@ def root_search_files(argv: Sequence[str], hidden_paths: Sequence[str]) -> list[
     return found
 
 
-def root_search_folders(argv: Sequence[str], hidden_paths: Sequence[str]) -> list[str]:
+def root_search_folders(
+    argv: Sequence[str], hidden_paths: Sequence[str], workdir: str | None = None
+) -> list[str]:
     """The hidden *folders* a ``grep -r`` from the checkout's root reaches (an ``--exclude-dir``
     of the folder or of a folder above it leaves one out). Whether it read them depends on
     the checkout holding them (a grader's folder is added after the run): only a trusted
-    task repository can say, so the rule is info until the search is re-run there."""
+    task repository can say, so the rule is info until the search is re-run there. A path
+    declared without a trailing ``/`` is a folder too when the checkout ``workdir`` holds it
+    as one (PEP 582's ``__pypackages__``): its files are searched, not one file's lines.
+    With no checkout to say, such a path is one when the grep's ``--include``/``--exclude``
+    globs leave it out as a file (they match a folder's files, whose names are unknown)."""
     if not _root_grep(argv):
         return []
     found = []
     for path in hidden_paths:
         folder = path.strip().removeprefix("./").rstrip("/")
-        if not path.strip().endswith("/") or not folder or folder.startswith(("/", "~", "..")):
+        if not folder or folder.startswith(("/", "~", "..")):
+            continue
+        if workdir is not None:
+            held = (Path(workdir) / folder).is_dir()
+        else:
+            held = _grep_skips(argv, folder)  # not searched as a file: maybe a folder
+        if not path.strip().endswith("/") and not held:
             continue
         if _dirs_left_out(argv, folder + "/x"):
             continue
@@ -678,6 +691,9 @@ def hidden_hits(cmd: SimpleCommand, rules: RuleSet, joined: str, found: bool) ->
     imported = imports_from_hidden(cmd, rules)
     if imported:
         return [Hit("audit.hidden_data_read", "high", imported, joined)]
+    loaded = loads_from_hidden(cmd, rules, names_only(cmd))
+    if loaded:
+        return [Hit("audit.hidden_data_read", "high", loaded, joined)]
     code = interpreter_code(cmd)
     if code is not None:
         read = code_reads_hidden(code, rules)

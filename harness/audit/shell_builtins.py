@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 
 from evotree.harness.audit import static as _static
+from evotree.harness.audit.hidden_code import LOADER_VARS
 from evotree.harness.audit.lexer import SimpleCommand, _Lexer, _split
 from evotree.harness.audit.revisions import is_head_relative
 from evotree.harness.audit.shell_context import LISTED_REFS, ShellContext
@@ -22,10 +23,14 @@ def _shell_builtin(name: str, argv: list[str], cmd: SimpleCommand, sink: ShellCo
                 sink.aliases[alias] = value
         return True
     if name in ("export", "declare", "local", "readonly", "typeset"):
+        exports = name == "export" or (name in ("declare", "typeset") and "-x" in argv[1:])
         for word in argv[1:]:
             var, eq, value = word.partition("=")
             if eq and re.match(r"^[A-Za-z_][A-Za-z0-9_]*$", var):
                 sink.vars[var] = value
+                if exports and var in LOADER_VARS:
+                    # the environment of every later command (whose code it loads)
+                    sink.state["exported"] = {**sink.exported(), var: value}
         return True
     if (
         name == "for" and len(argv) > 2

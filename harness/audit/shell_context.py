@@ -33,6 +33,12 @@ class ShellContext(list):  # type: ignore[type-arg]
         self.vars, self.aliases, self.scripts = other.vars, other.aliases, other.scripts
         self.git_aliases, self.state = other.git_aliases, other.state
 
+    def exported(self) -> dict[str, str]:
+        """The loader variables (``PYTHONPATH``, ``LD_PRELOAD``, ...) an earlier ``export``
+        set: the environment of every later command."""
+        got = self.state.get("exported")
+        return dict(got) if isinstance(got, dict) else {}
+
     @property
     def defines(self) -> bool:
         return bool(self.vars or self.aliases or self.scripts or self.git_aliases)
@@ -41,6 +47,8 @@ class ShellContext(list):  # type: ignore[type-arg]
         """Could a definition change how ``text`` parses? (False: the memoized parse is right.)"""
         if self.vars and "$" in text:
             return True
+        if self.state.get("exported"):
+            return True  # every command's environment: a parse without it is not right
         if self.git_aliases and "git" in text:
             return True
         listed = self.state.get("listed_files")

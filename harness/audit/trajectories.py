@@ -484,8 +484,10 @@ class _HitJudge:
         """A ``grep -r`` from the checkout's root that reaches hidden files or folders: a warn
         when its output is recorded (the lines it printed are judged) or when no trusted
         repository says the checkout holds one; else the search is re-run on each hidden file
-        the checkout holds and each file of each hidden folder it holds, and high when what it
-        prints holds a line of the provenance index (or it cannot be re-run)."""
+        the checkout holds and each file of each hidden folder it holds (a hidden path the
+        checkout holds as a folder is one, however declared), and high when what it prints
+        holds a line of the provenance index or what it selects holds the future (or it
+        cannot be re-run)."""
         ancestry = self.ancestry
         workdir = ancestry.repo.workdir if ancestry is not None and ancestry.trusted else None
         if self.traj.steps[k].output is not None or ancestry is None or not workdir:
@@ -508,7 +510,7 @@ class _HitJudge:
                 if not self._selected_clean(self._grep_selection(cmd, workdir, hidden, k), k):
                     why = f": re-run on {hidden}, selects lines holding the future (or not re-done)"
                     return replace(hit, severity="high", rule=_naming(hit.rule, hidden) + why)
-            for folder in root_search_folders(cmd.argv, ancestry.hidden_paths):
+            for folder in root_search_folders(cmd.argv, ancestry.hidden_paths, workdir):
                 files = folder_search_files(cmd.argv, folder, workdir)  # [] if not checked out
                 if files is None:
                     why = f": {folder} too large to re-run the search on, a read"

@@ -27,6 +27,7 @@ from evotree.harness.audit import foreign_code as _foreign
 from evotree.harness.audit import inline as _inline
 from evotree.harness.audit import spawners as _spawners
 from evotree.harness.audit.git_argv import _GIT_WORDS, _git_sub_index
+from evotree.harness.audit.hidden_code import LOADER_VARS
 from evotree.harness.audit.lexer import (
     _ASSIGN,
     _KEYWORDS,
@@ -214,8 +215,10 @@ def _unwrap(cmd: SimpleCommand, depth: int, sink: ShellContext) -> None:
         name, argv, cmd, depth, sink
     ):
         return
-    # the import path is kept: it decides whose code ``python`` runs
-    paths = tuple((n, v) for n, v in cmd.assigns if n == "PYTHONPATH")
+    # the loader paths are kept (set before the command, or exported earlier): they decide
+    # whose code a program runs (``PYTHONPATH``, ``LD_PRELOAD``, ``PATH``)
+    loaders = {**sink.exported(), **{n: v for n, v in cmd.assigns if n in LOADER_VARS}}
+    paths = tuple(loaders.items())
     sink.append(
         SimpleCommand(tuple(argv), cmd.redirects, cmd.heredoc, paths, cmd.stdin, xargs=cmd.xargs)
     )
@@ -414,8 +417,16 @@ def _run_env(argv: list[str], cmd: SimpleCommand, depth: int, sink: ShellContext
         else:
             break
     inner = argv[k:]
+    # the loader paths env sets are the program's environment (``env PYTHONPATH=DIR python``)
+    sets = tuple(
+        (n, v)
+        for n, _, v in (w.partition("=") for w in argv[1:k] if _ASSIGN.match(w))
+        if n in LOADER_VARS
+    )
     if inner:
-        _unwrap(SimpleCommand(tuple(inner), cmd.redirects, cmd.heredoc, (), cmd.stdin), depth, sink)
+        _unwrap(
+            SimpleCommand(tuple(inner), cmd.redirects, cmd.heredoc, sets, cmd.stdin), depth, sink
+        )
     else:
         sink.append(cmd)
 
