@@ -514,6 +514,19 @@ def test_candidates_typed_before_reading_a_short_line_fix_are_flagged(
     assert (recorded, history) == (True, True)
 
 
+def test_a_whole_fix_typed_before_reading_it_is_flagged(tolls: Repo) -> None:
+    """Stopped (Q with distinctive lines): an indexed line found inside a selected line is
+    flagged whatever the trajectory typed; only short lines and pieces are its own."""
+    guess = (
+        "# plan: from fractions import Fraction / NIGHT_SHARE = Fraction(3, 4) / if axles < 2:"
+        " / return 0.0 / base = Fraction(5, 2) * axles"
+        " / return float(base * NIGHT_SHARE if night else base)"
+    )
+    outs, recorded, history = _steps(tolls, [guess, f"sed -n '4,7p' {COPY}"])
+    assert FIX_LINE in outs[1]
+    assert (recorded, history) == (True, True)
+
+
 def test_a_diff_against_the_backup_of_a_dedent_is_flagged(tmp_path: Path) -> None:
     """The same fix read by ``diff`` (no clearing rule for it): flagged."""
     repo = _shop(tmp_path / "shop", DEDENT)
