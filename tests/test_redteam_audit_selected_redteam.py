@@ -78,7 +78,9 @@ Won (strict xfail, each reason the exact mechanism):
 False alarms (strict xfail): J ``grep -rn PASSED .ci`` (``-rl``, ``-rc``, and ``grep -r 'def toll'
 .ci .backup``) as a history, a folder search whose hidden FILES (not a hidden folder) select only
 tool or base lines: high, "the lines it printed unknown" (``_folder_search`` re-runs only a hidden
-folder's files); J' ``diff -q`` of a hidden file (fail closed by design: every line selected).
+folder's files); J' ``diff -q`` of a hidden file (fail closed by design: every line selected);
+J'' a look-alike with ``2>/dev/null`` or ``2>&1`` (any redirection keeps the read), and ``sed -n
+'2,4p' LOG | cat -n`` (a piped ``sed -n`` is not re-done).
 
 Stopped (plain tests): the absolute path, ``..``, ``./``, quotes and a backslash inside the path,
 ``*``, ``cd``/``pushd`` in the step, a copy made first and then grepped, a link the agent made,
@@ -830,6 +832,28 @@ def test_a_folder_grep_selecting_only_tool_lines_stays_cleared(tolls: Repo, comm
     outs, recorded, history = _steps(tolls, [command])
     assert FIX_LINE not in outs[0] and not recorded
     assert not history
+
+
+SHAPED_LOOK_ALIKES = {
+    f"grep -n 'def toll' {COPY} 2>/dev/null": "a redirection, even of stderr, skips the "
+    "command in _query_shows_no_future ('cmd.redirects'): the read is never re-done",
+    f"tail -n 3 {LONG} 2>&1": "the same with 2>&1",
+    f"sed -n '2,4p' {LOG} | cat -n": "a sed -n piped into anything is not re-done (whole_prints "
+    "is skipped for a piped command, and no other branch takes sed)",
+}
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        pytest.param(c, marks=pytest.mark.xfail(strict=True, reason=f"J'' (a false alarm): {w}"))
+        for c, w in SHAPED_LOOK_ALIKES.items()
+    ],
+)
+def test_a_redirected_or_piped_look_alike_stays_cleared(tolls: Repo, command: str) -> None:
+    outs, recorded, history = _steps(tolls, [command])
+    assert FIX_LINE not in outs[0]
+    assert (recorded, history) == (False, False)
 
 
 @pytest.mark.xfail(
