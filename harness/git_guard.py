@@ -434,20 +434,30 @@ def snapshot_path(trace: Path | str) -> Path:
     return Path(str(trace) + SNAPSHOT_SUFFIX)
 
 
+#: How many entries of a phase's read-only folders are searched (the operator's data may be
+#: large; a cut there is said in the snapshot, not a row: a phase cannot write those folders).
+MAX_READ_ONLY_ENTRIES = 100_000
+
+
 def before_phase(
-    read_write: Iterable[Path | str], trace: Path | str
+    read_write: Iterable[Path | str],
+    trace: Path | str,
+    read_only: Iterable[Path | str] = (),
 ) -> list[tuple[str, Path, Path]]:
-    """Find the task repositories in ``read_write``, bind each as a copy pruned at its base
+    """Find the task repositories in ``read_write`` and ``read_only`` (a cut search of a
+    read-only folder is said in ``hidden``, not a row), bind each as a copy pruned at its base
     (:mod:`evotree.harness.git_prune`; whole with ``EVOTREE_TASK_REPOS=whole``), record their
     state beside ``trace`` (replacing any file there, never following a link) and return the
     binds that put them in place and lock them. A repository that cannot be pruned (a HEAD
     of garbage, a store git cannot read) is hidden from the phase — an empty folder bound over
     it, said in the snapshot's ``hidden`` — which leaves nothing to reach, so it is no finding."""
     git_dirs, problems = find_git_dirs(read_write)
+    more_dirs, cut = find_git_dirs(read_only, max_entries=MAX_READ_ONLY_ENTRIES)
+    git_dirs += [gd for gd in more_dirs if gd not in git_dirs]
     git_prune.remove_copies(trace)
     sources = list(git_dirs)
     hidden: list[tuple[str, Path, Path]] = []
-    said: list[str] = []
+    said: list[str] = [f"in a read-only folder: {c}" for c in cut]
     if git_dirs and git_prune.pruning():
         copies = git_prune.copies_path(trace)
         copies.mkdir(mode=0o700)

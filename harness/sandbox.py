@@ -204,7 +204,7 @@ def _guard_task_repositories(spec: SandboxSpec) -> list[tuple[str, Path, Path]]:
     if spec.trace is None:
         return []
     # read-only folders too: a task repository the phase can only read is read whole otherwise
-    return git_guard.before_phase([*spec.read_write, *spec.read_only], spec.trace)
+    return git_guard.before_phase(spec.read_write, spec.trace, read_only=spec.read_only)
 
 
 def _seccomp_tracing(spec: SandboxSpec) -> bool:

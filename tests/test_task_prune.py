@@ -592,3 +592,21 @@ def test_the_judges_copy_of_the_candidate_carries_a_task_repository_pruned(
     assert any(
         r.startswith("evil/.git: a git directory that cannot be pruned") for r in report.refused
     )
+
+
+def test_a_cut_search_of_a_read_only_folder_is_said_not_a_row(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The operator's read-only data may be large and a phase cannot write it: its search is
+    bounded lower, and a cut there is said in the snapshot, not a finding."""
+    data = tmp_path / "data"
+    for i in range(5):
+        (data / f"d{i}").mkdir(parents=True)
+    work = tmp_path / "work"
+    _task(work)
+    monkeypatch.setattr(git_guard, "MAX_READ_ONLY_ENTRIES", 2)
+    git_guard.before_phase([work], tmp_path / "raw.trace", read_only=[data])
+    snap = json.loads(git_guard.snapshot_path(tmp_path / "raw.trace").read_text())
+    assert snap["problems"] == [] and [r["path"] for r in snap["repos"]] == [str(work / ".git")]
+    assert any(h.startswith("in a read-only folder:") for h in snap["hidden"]), snap["hidden"]
+    assert git_guard.after_phase(tmp_path / "raw.trace") == []
