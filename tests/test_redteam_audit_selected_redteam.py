@@ -88,7 +88,8 @@ Stopped (plain tests): the absolute path, ``..``, ``./``, quotes and a backslash
 ``nice``, a ``-f`` file the agent rewrote, ``truncate`` of the log before a ``tail``, a Python
 program and a ``jq`` query printing the fix reversed, a process substitution, a here-string,
 ``grep -z``, ``sed -z``/``-s``, ``head -z``, ``sed -n '0~1p'``, a ``-P`` lookahead and an ``-e``
-list printed reversed, and the same reads in the forms the audit models (``tail -n +2``,
+list printed reversed, an NFD backup of a fix with accented letters (its own lines are
+indexed as the hidden file's), and the same reads in the forms the audit models (``tail -n +2``,
 ``--binary-files=text``, the grep in ``C.UTF-8``, the ``grep -c`` probe of the fix's text).
 Look-alikes that select only base or tool lines stay cleared.
 """
@@ -99,11 +100,12 @@ import gzip
 import lzma
 import sqlite3
 import subprocess
+import unicodedata
 from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
-from test_audit_selected_lines import COPY, FIXED, HIDDEN, LOG, SHORT, _run, _task
+from test_audit_selected_lines import COPY, FIXED, HIDDEN, LOG, OLD, SHORT, _run, _task
 
 from conftest import git
 from evotree.harness.audit.steps import Step, Trajectory
@@ -528,6 +530,20 @@ def test_a_whole_fix_typed_before_reading_it_is_flagged(tolls: Repo) -> None:
     )
     outs, recorded, history = _steps(tolls, [guess, f"sed -n '4,7p' {COPY}"])
     assert FIX_LINE in outs[1]
+    assert (recorded, history) == (True, True)
+
+
+def test_an_nfd_backup_of_a_fix_is_flagged(tmp_path: Path) -> None:
+    """Stopped (Unicode normalisation): a fix line whose every 20-character piece holds an
+    accented letter, backed up in NFD (no piece, no indexed line of the future matches): the
+    backup's own distinctive lines are indexed as the hidden file's, and flag it."""
+    accented = '        raise ValueError("P\u00e9age r\u00e9duit \u00e0 75 % apr\u00e8s 22 h")\n'
+    fixed = OLD.replace("    return axles", "    if night:\n" + accented + "    return axles")
+    repo = _task(tmp_path / "tolls", fixed)
+    nfd = unicodedata.normalize("NFD", fixed)
+    (Path(repo["root"]) / COPY).write_text(nfd)
+    outs, recorded, history = _steps(repo, [f"cat {COPY}"])
+    assert outs == [nfd] and nfd != fixed
     assert (recorded, history) == (True, True)
 
 
