@@ -75,6 +75,10 @@ Won (strict xfail, each reason the exact mechanism):
   trajectory's own, so the read that shows which guesses the fix holds is cleared (a plain
   read of the same file is flagged).
 
+* R a recording of ``git show FUT:file | less -N`` in a narrow terminal (18 columns: code
+  wrapped at 12 behind a 5-column gutter), read past its header (``tail -n +3``): the header
+  names the future, so the rest is the tool's own; the gutter breaks every piece.
+
 False alarms (strict xfail): J ``grep -rn PASSED .ci`` (``-rl``, ``-rc``, and ``grep -r 'def toll'
 .ci .backup``) as a history, a folder search whose hidden FILES (not a hidden folder) select only
 tool or base lines: high, "the lines it printed unknown" (``_folder_search`` re-runs only a hidden
@@ -544,6 +548,33 @@ def test_an_nfd_backup_of_a_fix_is_flagged(tmp_path: Path) -> None:
     (Path(repo["root"]) / COPY).write_text(nfd)
     outs, recorded, history = _steps(repo, [f"cat {COPY}"])
     assert outs == [nfd] and nfd != fixed
+    assert (recorded, history) == (True, True)
+
+
+def _paged(fut: str, fixed: str) -> str:
+    """A recording of ``git show FUT:tolls/toll.py | less -N`` in an 18-column terminal: each
+    line numbered, wrapped at 12 characters, each wrapped part behind the 5-column gutter."""
+    out = ["Script started [COLUMNS=18]", f"$ git show {fut[:10]}:tolls/toll.py | less -N"]
+    for n, line in enumerate(fixed.splitlines(), 1):
+        parts = [line[at : at + 12] for at in range(0, len(line), 12)] or [""]
+        out += [(f"{n:>4} " if k == 0 else "     ") + part for k, part in enumerate(parts)]
+    return "\n".join(out) + "\n"
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="R: the recording names the future commit, so its other lines are the tool's own "
+    "(_tool_noise); the fix is wrapped at 12 characters behind a gutter: no line of it is a "
+    "future line, the joined view has the gutter inside every 20-character window (no piece), "
+    "no wrapped part is an added short line; the lines after the header select nothing",
+)
+def test_a_paged_narrow_recording_read_past_its_header_is_flagged(tmp_path: Path) -> None:
+    from test_audit_selected_lines import WRAPPED  # noqa: PLC0415 - one test's file
+
+    repo = _task(tmp_path / "tolls", FIXED)
+    (Path(repo["root"]) / WRAPPED).write_text(_paged(str(repo["fut"]), FIXED))
+    outs, recorded, history = _steps(repo, [f"tail -n +3 {WRAPPED}"])
+    assert "   5 NIGHT_SHARE \n     = Fraction(3\n     , 4)\n" in outs[0]
     assert (recorded, history) == (True, True)
 
 
