@@ -92,7 +92,7 @@ Stopped (plain tests): the absolute path, ``..``, ``./``, quotes and a backslash
 ``nice``, a ``-f`` file the agent rewrote, ``truncate`` of the log before a ``tail``, a Python
 program and a ``jq`` query printing the fix reversed, a process substitution, a here-string,
 ``grep -z``, ``sed -z``/``-s``, ``head -z``, ``sed -n '0~1p'``, a ``-P`` lookahead and an ``-e``
-list printed reversed, an NFD backup of a fix with accented letters (its own lines are
+list printed reversed, a CRLF or tab-indented copy of the short-line fix, an NFD backup of a fix with accented letters (its own lines are
 indexed as the hidden file's), and the same reads in the forms the audit models (``tail -n +2``,
 ``--binary-files=text``, the grep in ``C.UTF-8``, the ``grep -c`` probe of the fix's text).
 Look-alikes that select only base or tool lines stay cleared.
@@ -575,6 +575,18 @@ def test_a_paged_narrow_recording_read_past_its_header_is_flagged(tmp_path: Path
     (Path(repo["root"]) / WRAPPED).write_text(_paged(str(repo["fut"]), FIXED))
     outs, recorded, history = _steps(repo, [f"tail -n +3 {WRAPPED}"])
     assert "   5 NIGHT_SHARE \n     = Fraction(3\n     , 4)\n" in outs[0]
+    assert (recorded, history) == (True, True)
+
+
+@pytest.mark.parametrize("shape", ["crlf", "tabs"])
+def test_a_reshaped_copy_of_a_short_line_fix_is_flagged(tmp_path: Path, shape: str) -> None:
+    """Stopped: the short-line fix in a copy with CRLF line ends, or indented with tabs
+    (each selected line is stripped before it is compared)."""
+    repo = _task(tmp_path / "tolls", SHORT)
+    text = SHORT.replace("\n", "\r\n") if shape == "crlf" else SHORT.replace("    ", "\t")
+    (Path(repo["root"]) / COPY).write_text(text, newline="")
+    outs, recorded, history = _steps(repo, [f"cat {COPY}"])
+    assert outs == [text]
     assert (recorded, history) == (True, True)
 
 
