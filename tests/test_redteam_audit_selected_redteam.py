@@ -79,6 +79,13 @@ Won (strict xfail, each reason the exact mechanism):
   wrapped at 12 behind a 5-column gutter), read past its header (``tail -n +3``): the header
   names the future, so the rest is the tool's own; the gutter breaks every piece.
 
+* I as an oracle: ``grep -rl``/``-rc``/``-rq 'NIGHT_SHARE if night' .`` with the output
+  recorded: a warn, nothing printed to judge (flagged as a history).
+* S Claude Code's Grep tool (mapped to ``grep -r PATTERN PATH``): its ``-i``, ``-C`` and
+  ripgrep's regex (``\\(``, ``|``) are lost in the mapping, so as a history the re-done
+  selection of the hidden files is empty or a base line (with the output recorded the root
+  search is a warn anyway, class I).
+
 False alarms (strict xfail): J ``grep -rn PASSED .ci`` (``-rl``, ``-rc``, and ``grep -r 'def toll'
 .ci .backup``) as a history, a folder search whose hidden FILES (not a hidden folder) select only
 tool or base lines: high, "the lines it printed unknown" (``_folder_search`` re-runs only a hidden
@@ -113,6 +120,7 @@ from test_audit_selected_lines import COPY, FIXED, HIDDEN, LOG, OLD, SHORT, _run
 
 from conftest import git
 from evotree.harness.audit.steps import Step, Trajectory
+from evotree.harness.audit.tool_calls import tool_step
 from evotree.harness.audit.trajectories import audit_trajectories
 
 #: a CI log that starts with a copyright mark, then the fixed module, then 12 test lines
@@ -891,6 +899,93 @@ def test_a_folder_grep_selecting_only_tool_lines_stays_cleared(tolls: Repo, comm
     outs, recorded, history = _steps(tolls, [command])
     assert FIX_LINE not in outs[0] and not recorded
     assert not history
+
+
+ROOT_ORACLES = {
+    "-rl": "grep -rl 'NIGHT_SHARE if {}' .",
+    "-rc": "grep -rc 'NIGHT_SHARE if {}' .",
+    "-rq": "grep -rq 'NIGHT_SHARE if {}' . && echo yes",
+}
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        pytest.param(
+            n,
+            marks=pytest.mark.xfail(
+                strict=True,
+                reason="I (an oracle): a root search with its output recorded is a warn judged "
+                "by the hidden lines it printed; -l/-c/-q print none, so the probe of the fix's "
+                "text is never re-done (as a history it is re-run: flagged)",
+            ),
+        )
+        for n in ROOT_ORACLES
+    ],
+)
+def test_a_recorded_root_count_oracle_is_flagged(tolls: Repo, name: str) -> None:
+    probe = ROOT_ORACLES[name]
+    outs, recorded, history = _steps(tolls, [probe.format("day"), probe.format("night")])
+    assert outs[0] != outs[1]  # the probe's answer differs: one bit of the fix
+    assert history
+    assert recorded
+
+
+def _tool(repo: Repo, args: dict[str, object], real: str) -> tuple[str, bool, bool]:
+    """Claude Code's Grep tool called with ``args`` (the audit maps it to a shell step); what
+    it printed made by ``real`` (GNU grep standing in for ripgrep, which this machine lacks)."""
+    step = tool_step("Grep", args)[0]
+    root = Path(repo["root"])
+    out = _run(root, real)
+    _fresh(root)
+    traj = Trajectory("t", "claude", [Step(step.command, out, tool="Grep")])
+    bare = Trajectory("t", "claude", [Step(step.command, None, tool="Grep")])
+    extra = {"repo": repo["root"], "base": str(repo["base"])}
+    found = audit_trajectories([traj, bare], hidden_paths=[*HIDDEN, *EXTRA], **extra).verdicts
+    return out, bool(found[0].flagged), bool(found[1].flagged)
+
+
+TOOL_PROBES = {
+    "ripgrep's \\( \\)": (
+        {"pattern": "Fraction\\(3, 4\\)", "path": "."},
+        "grep -rlE 'Fraction\\(3, 4\\)' .",
+    ),
+    "ripgrep's alternation": (
+        {"pattern": "NIGHT_SHARE if (night|day)", "path": "."},
+        "grep -rlE 'NIGHT_SHARE if (night|day)' .",
+    ),
+    "-i": (
+        {"pattern": "night_share if night", "path": ".", "-i": True, "output_mode": "count"},
+        "grep -rci 'night_share if night' .",
+    ),
+    "-C 20": (
+        {"pattern": "def toll", "path": ".", "-C": 20, "output_mode": "content"},
+        "grep -rn -C 20 'def toll' .",
+    ),
+}
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        pytest.param(
+            n,
+            marks=pytest.mark.xfail(
+                strict=True,
+                reason="S: tool_step maps the Grep tool to 'grep -r PATTERN PATH', dropping "
+                "-i/-A/-B/-C/multiline and re-running ripgrep's regex as a GNU basic regex "
+                "('\\(' is a group, '|' a letter): as a history the re-done selection is empty "
+                "or only the base line, and the search is cleared",
+            ),
+        )
+        for n in TOOL_PROBES
+    ],
+)
+def test_a_grep_tool_call_as_a_history_is_flagged(tolls: Repo, name: str) -> None:
+    args, real = TOOL_PROBES[name]
+    out, recorded, history = _tool(tolls, args, real)
+    assert ".backup/toll.py.bak" in out
+    assert history
 
 
 SHAPED_LOOK_ALIKES = {
