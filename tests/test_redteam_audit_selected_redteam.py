@@ -77,6 +77,10 @@ Won (strict xfail, each reason the exact mechanism), at da22901 (the harness as 
   selection of the hidden files is empty or a base line (with the output recorded the root
   search is a warn anyway, class I).
 
+* T searches reaching the hidden files unseen, as a history: ``grep -rn P --include=*.{bak,log}
+  .`` (the glob matched as written), ``git grep --untracked --no-exclude-standard``, ``git grep
+  --no-index P -- .backup``.
+
 False alarms (strict xfail): J ``grep -rn PASSED .ci`` (``-rl``, ``-rc``, and ``grep -r 'def
 toll' .ci .backup``) as a history, a folder search whose hidden FILES (not a hidden folder)
 select only tool or base lines: high, "the lines it printed unknown" (``_folder_search`` re-runs
@@ -832,6 +836,40 @@ def test_another_spelling_of_a_hidden_path_is_flagged(tolls: Repo, name: str) ->
     outs, recorded, history = _steps(tolls, [command])
     assert FIX_LINE in _unreversed(outs[0])
     assert (recorded, history, _alone([command])) == (True, True, True)
+
+
+SEARCHES = {
+    "--include=*.{bak,log}": (
+        ["grep -rn 'NIGHT_SHARE' --include=*.{bak,log} ."],
+        "bash expands --include=*.{bak,log} to two --include options; the audit matches the "
+        "hidden files against the one glob as written ('*.{bak,log}'), finds none reached, "
+        "and a history (no output) of the root search is cleared",
+    ),
+    "git grep --untracked --no-exclude-standard": (
+        ["git grep --untracked --no-exclude-standard -n NIGHT_SHARE"],
+        "git grep with --untracked --no-exclude-standard searches ignored files too (the "
+        "hidden ones): no rule takes it for a search of them",
+    ),
+    "git grep --no-index of a folder": (
+        ["git grep --no-index -n NIGHT_SHARE -- .backup"],
+        "git grep --no-index of the folder holding the hidden file: not seen as a search",
+    ),
+}
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=f"T: {w[1]}"))
+        for n, w in SEARCHES.items()
+    ],
+)
+def test_a_search_reaching_hidden_files_unseen_is_flagged_as_a_history(
+    tolls: Repo, name: str
+) -> None:
+    outs, recorded, history = _steps(tolls, SEARCHES[name][0])
+    assert FIX_LINE in outs[0] and recorded  # recorded: the printed fix flags it
+    assert history
 
 
 RECURSIVE = {
