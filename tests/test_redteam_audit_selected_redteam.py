@@ -57,7 +57,7 @@ Won (strict xfail, each reason the exact mechanism), at da22901 (the harness as 
   or ``xz -d``: the selected lines are judged compressed; ``zcat``/``xzcat`` are flagged.
 * M ANSI-C quoting: ``grep -A20 $'^# \\xc2\\xa9' LOG`` (``$'\\u00a9'`` too): the lexer decodes the
   escapes otherwise than bash, the re-run's pattern matches nothing (``$'`` is no expansion
-  for ``shell_expands``).
+  for ``shell_expands``); a locale string ``grep $\".\" FILE`` is kept as ``$.``.
 * N words bash expands that the lexer keeps as written (no ``$``, so no ``shell_expands``): a
   brace expansion ``grep -e{zzz,.}`` and an unquoted glob ``grep ? FILE`` after ``touch a``.
 * O ``head -n -0``/``head -c -0``/``--lines=-0`` (all but the last 0: every line): the count is
@@ -252,6 +252,11 @@ WON: dict[str, tuple[list[str], str]] = {
     "M $'\\u00a9'": (
         ["grep -A20 $'^# \\u00a9' " + LONG + " | rev"],
         "the lexer turns $'\\u00a9' into 'u00a9' (bash: '©'): the re-run matches nothing",
+    ),
+    'M $"."': (
+        [f'grep $"." {COPY} | rev'],
+        "bash reads $\".\" (a locale string) as '.', every line; the lexer keeps '$.' and "
+        "shell_expands sees no expansion in '$\"': the re-run pattern '$.' matches nothing",
     ),
     "N a brace expansion of -e": (
         [f"grep -e{{zzz,.}} {COPY} | rev"],
