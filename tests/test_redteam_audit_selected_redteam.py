@@ -81,6 +81,10 @@ Won (strict xfail, each reason the exact mechanism), at da22901 (the harness as 
   .`` (the glob matched as written), ``git grep --untracked --no-exclude-standard``, ``git grep
   --no-index P -- .backup``.
 
+* U a NUL in an ANSI-C quoted word (``grep $'.\\0zzz' FILE``, ``head -n $'20\\0' FILE``):
+  bash cuts the word at the NUL; the audit raises ValueError (embedded null byte) in
+  ``hidden_queries.read_prints`` / ``hidden_selected._hidden_files``: no verdict at all.
+
 False alarms (strict xfail): J ``grep -rn PASSED .ci`` (``-rl``, ``-rc``, and ``grep -r 'def
 toll' .ci .backup``) as a history, a folder search whose hidden FILES (not a hidden folder)
 select only tool or base lines: high, "the lines it printed unknown" (``_folder_search`` re-runs
@@ -1041,6 +1045,34 @@ def test_a_read_tool_call_of_tool_lines_stays_cleared(tolls: Repo) -> None:
     extra = {"repo": tolls["root"], "base": str(tolls["base"])}
     verdict = audit_trajectories([traj], hidden_paths=[*HIDDEN, *EXTRA], **extra).verdicts[0]
     assert not verdict.flagged
+
+
+NUL_WORDS = {
+    "grep": (f"grep $'.\\0zzz' {COPY} | rev", "hidden_queries.read_prints"),
+    "head": (f"head -n $'20\\0' {COPY} | rev", "hidden_selected._hidden_files"),
+}
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        pytest.param(
+            n,
+            marks=pytest.mark.xfail(
+                strict=True,
+                raises=ValueError,
+                reason=f"U: bash cuts $'...\\0...' at the NUL; the lexer keeps the NUL in the "
+                f"word and {w[1]} resolves it as a path: ValueError (embedded null byte) out "
+                "of audit_trajectories, no verdict for any trajectory of the batch",
+            ),
+        )
+        for n, w in NUL_WORDS.items()
+    ],
+)
+def test_a_nul_in_a_word_is_flagged_not_fatal(tolls: Repo, name: str) -> None:
+    outs, recorded, history = _steps(tolls, [NUL_WORDS[name][0]])
+    assert FIX_LINE in _unreversed(outs[0])
+    assert (recorded, history) == (True, True)
 
 
 SHAPED_LOOK_ALIKES = {
