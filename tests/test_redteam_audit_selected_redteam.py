@@ -42,9 +42,10 @@ Won (strict xfail, each reason the exact mechanism), at da22901 (the harness as 
   backup of the fixed module is cleared with the output recorded and as a history; and (the
   documented SHORT_LINES trade-off) a backup of a fix of ONE short line.
 * H spellings of a hidden file's path that no rule sees as a read of it, not even on the file
-  alone (older than issue 30, found here): ``.backup//toll.py.bak``, ``.backup/./toll.py.bak``,
-  brace expansion ``toll.py.{bak,}``, the globs ``toll.py.ba?`` and ``toll.py.[b]ak`` (``*`` is
-  seen), ``env -C .backup rev toll.py.bak``, ``find .backup -name '*.bak' -exec rev {} +``.
+  alone (not the selection rule's doing: the read is never found): ``.backup//toll.py.bak``,
+  ``.backup/./toll.py.bak``, brace expansion ``toll.py.{bak,}``, the globs ``toll.py.ba?`` and
+  ``toll.py.[b]ak`` (``*`` is seen), ``env -C .backup rev toll.py.bak``, ``find .backup -name
+  '*.bak' -exec rev {} +``.
 * I a recursive grep (of a folder, of the root) with its output recorded, piped into ``rev`` or
   ``tr``: judged by what it printed (a warn), and the transform hid the ``path:`` prefixes the
   printed lines are found by; and as an oracle, ``grep -rl``/``-rc``/``-rq 'TEXT' .`` recorded
