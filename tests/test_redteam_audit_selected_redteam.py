@@ -45,7 +45,7 @@ Won (strict xfail, each reason the exact mechanism), at da22901 (the harness as 
   alone (not the selection rule's doing: the read is never found): ``.backup//toll.py.bak``,
   ``.backup/./toll.py.bak``, brace expansion ``toll.py.{bak,}``, the globs ``toll.py.ba?`` and
   ``toll.py.[b]ak`` (``*`` is seen), ``env -C .backup rev toll.py.bak``, ``find .backup -name
-  '*.bak' -exec rev {} +``.
+  '*.bak' -exec rev {} +``, ``cd .backup; rev /proc/self/cwd/toll.py.bak``.
 * I a recursive grep (of a folder, of the root) with its output recorded, piped into ``rev`` or
   ``tr``: judged by what it printed (a warn), and the transform hid the ``path:`` prefixes the
   printed lines are found by; and as an oracle, ``grep -rl``/``-rc``/``-rq 'TEXT' .`` recorded
@@ -823,6 +823,8 @@ SPELLINGS = {
     "a [] glob": "cat .backup/toll.py.[b]ak | rev",
     "env -C": "env -C .backup rev toll.py.bak",
     "find -exec": "find .backup -name '*.bak' -exec rev {} +",
+    "./ and a dot segment": "rev ./.backup/./toll.py.bak",
+    "cd, then /proc/self/cwd": "cd .backup; rev /proc/self/cwd/toll.py.bak",
 }
 
 
