@@ -1147,6 +1147,9 @@ def test_real_programs_agree_with_the_mechanisms(tolls: Repo) -> None:
     assert _run(root, f"tail +2 {LONG} | head -n 1").startswith('    | """Tolls by axle')
     assert _run(root, f"LC_ALL=C grep -c '^# ..\\s' {LONG}") == "1\n"
     assert _run(root, f"LC_ALL=C.UTF-8 grep -c '^# ..\\s' {LONG}") == "0\n"
+    # GREP_OPTIONS is ignored by this grep (3.8): no attack through it
+    assert _run(root, f"GREP_OPTIONS=-v grep -c zzz {COPY} 2>/dev/null") == "0\n"
+    assert _run(root, f"head -n -0 {COPY} | wc -l").strip() == str(len(FIXED.splitlines()) + 1)
     plain = subprocess.run(
         ["grep", "-v", "zzz", CORE], cwd=root, capture_output=True, check=False
     ).stdout
