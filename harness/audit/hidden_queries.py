@@ -329,8 +329,8 @@ def read_prints(
     None when the command is another one, has another option, or names no hidden file of the
     work tree that can be read (the caller keeps the read)."""
     name = _basename(argv[0]) if argv else ""
-    if name not in ("head", "tail", "grep", "egrep", "fgrep"):
-        return None
+    if name not in ("head", "tail", "grep", "egrep", "fgrep") or any("\0" in w for w in argv):
+        return None  # a NUL in a word: bash cuts it there, so it is not re-done (kept)
     root = Path(workdir).resolve()
     hidden = [p.strip().strip("/").removeprefix("./") for p in hidden_paths if p.strip("/ ")]
     if name in ("head", "tail"):

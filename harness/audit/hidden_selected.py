@@ -500,6 +500,8 @@ def _hidden_files(words: Sequence[str], root: Path, hidden: Sequence[str]) -> li
     """The hidden files of the checkout the operand ``words`` name (a glob expanded as the
     shell would), relative to ``root``; None when one names a hidden path that is no file."""
     found: list[str] = []
+    if any("\0" in w for w in words):
+        return None  # bash cuts a word at a NUL: what it read cannot be re-done (kept)
     for word in words:
         rel = word.removeprefix("./")
         if not rel or rel.startswith(("/", "~", "$")) or ".." in rel.split("/"):
