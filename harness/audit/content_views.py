@@ -1,0 +1,121 @@
+"""A hidden file's text in the views the future is looked for in: as printed, and with the
+encodings a tool writes a file's text in undone (entities, string escapes, NUL bytes, markup,
+fixed spaces, hex dumps, base64 and gzip, percent-encoding). Split from
+:mod:`evotree.harness.audit.future_content` (which searches these views for the future)."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import html
+import re
+import urllib.parse
+import zlib
+
+__all__ = ["ESCAPED", "decoded_views", "selection_views"]
+
+#: a string escape (strace, JSON) of a quote, backslash, slash, newline or tab
+ESCAPED = re.compile(r"\\([\"\\/nt])")
+
+
+def decoded_views(text: str) -> list[str]:
+    """``text`` as printed and with the common encodings a tool writes a file's text in undone:
+    XML/HTML entities (``&lt;``, ``&#60;``: a JUnit report, a saved page) and string escapes
+    (``\\n``, ``\\"``: strace, JSON). A line's prefix (an offset, a marker) needs no undoing:
+    pieces are searched as substrings."""
+    views = [text]
+    if "&" in text:
+        views.append(html.unescape(text))
+    for view in list(views):
+        if "\\" in view:
+            views.append(ESCAPED.sub(lambda m: {"n": "\n", "t": "\t"}.get(m[1], m[1]), view))
+    return views
+
+
+#: no-break and other fixed spaces a mailer or a page writes for a space (``&nbsp;``)
+_SPACES = str.maketrans(dict.fromkeys("\xa0\u2007\u202f\u3000", " "))
+_TAG = re.compile(r"<[^<>\n]*>")
+_XXD = re.compile(r"^[0-9a-f]{4,}: ((?:[0-9a-f]{2}){1,2}(?: (?:[0-9a-f]{2}){1,2})*)", re.M | re.I)
+_HEX_C = re.compile(r"^[0-9a-f]{4,}  ((?:[0-9a-f]{2} {1,2}){1,16})\|", re.M | re.I)
+_OD_C = re.compile(r"^[0-7]{7,}((?:    |   \S|  \\\S| [0-7]{3}){1,16})[ \t]*$", re.M)
+_OD_ESC = {"n": b"\n", "t": b"\t", "r": b"\r", "0": b"\0", "\\": b"\\"}
+_BASE64 = re.compile(r"(?:[A-Za-z0-9+/]{4}\r?\n?){8,}(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?")
+_PERCENT = re.compile(r"%[0-9A-Fa-f]{2}")
+#: the most bytes a gzip stream found in base64 is inflated to
+_INFLATE = 64 << 20
+
+
+def _od_cells(rest: str) -> bytes:
+    """The bytes of one ``od -c`` line's cells (four columns each)."""
+    out = b""
+    for at in range(0, len(rest) - 3, 4):
+        cell = rest[at : at + 4].strip()
+        if not cell:
+            out += b" "
+        elif cell.startswith("\\") and len(cell) == 2:
+            out += _OD_ESC.get(cell[1], cell[1].encode())
+        elif re.fullmatch(r"[0-7]{3}", cell):
+            out += bytes([int(cell, 8) & 0xFF])
+        else:
+            out += cell.encode()
+    return out
+
+
+def _undone(text: str) -> list[str]:
+    """``text`` with the encodings a tool or a forge writes a whole file in undone, where it
+    holds them: a hex dump (``xxd``, ``hexdump -C``, ``od -c``: the bytes of its cells),
+    base64 runs (a forge's ``contents`` answer; gzip inside inflated), percent-encoding."""
+    views: list[str] = []
+    for pattern in (_XXD, _HEX_C):
+        cells = [m[1] for m in pattern.finditer(text)]
+        if len(cells) > 1:
+            try:
+                data = bytes.fromhex("".join(cells).replace(" ", ""))
+            except ValueError:
+                continue
+            views.append(data.decode("utf-8", "replace"))
+    cells = [m[1] for m in _OD_C.finditer(text)]
+    if len(cells) > 1:
+        views.append(b"".join(_od_cells(c) for c in cells).decode("utf-8", "replace"))
+    for m in _BASE64.finditer(text):
+        run = re.sub(r"\s", "", m[0])
+        try:
+            data = base64.b64decode(run[: len(run) - len(run) % 4], validate=True)
+        except (ValueError, binascii.Error):
+            continue
+        if data[:2] == b"\x1f\x8b":
+            try:
+                data = zlib.decompressobj(31).decompress(data, _INFLATE)
+            except zlib.error:
+                continue
+        views.append(data.decode("utf-8", "replace"))
+    if _PERCENT.search(text):
+        views.append(urllib.parse.unquote(text, errors="replace"))
+    return views
+
+
+def selection_views(text: str) -> list[str]:
+    """The views of what a command selected of a hidden file that the future is looked for
+    in: :func:`decoded_views`, then with NUL bytes dropped (a UTF-16 file read as bytes),
+    markup removed and entities undone (a page highlighting each token), fixed spaces read as
+    spaces (``&nbsp;``), and the encodings of :func:`_undone` undone."""
+    views = decoded_views(text)
+
+    def add(view: str) -> None:
+        if view and view not in views:
+            views.append(view)
+
+    for view in list(views):
+        if "\0" in view:
+            add(view.replace("\0", ""))
+    for view in list(views):
+        if "<" in view:
+            add(html.unescape(_TAG.sub("", view)))
+    for view in list(views):
+        if any(c in view for c in "\xa0\u2007\u202f\u3000"):
+            add(view.translate(_SPACES))
+    for view in list(views):
+        for undone in _undone(view):
+            for more in decoded_views(undone):
+                add(more)
+    return views
