@@ -897,7 +897,10 @@ RECURSIVE = {
         pytest.param(
             n,
             marks=pytest.mark.xfail(
-                strict=True,
+                # from the root the output is the whole checkout in readdir order, and whether
+                # the fix's lines fall inside the scan's bounds varies with the folder (a CI
+                # clone flagged it once): not strict there
+                strict=not n.startswith("the root"),
                 reason="I: a recursive grep with its output recorded is a warn judged by the "
                 "hidden lines it printed, found by their path: prefix; the transform after it "
                 "hides the prefixes, so nothing is re-done (as a history it is re-run: flagged)",
