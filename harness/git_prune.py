@@ -48,6 +48,7 @@ from pathlib import Path
 
 import pygit2
 
+from evotree.harness import safe_files
 from evotree.harness.audit.repo_objects import GIT, git_env
 
 __all__ = [
@@ -150,18 +151,15 @@ def _git(
     return proc.returncode, proc.stdout, lines[-1] if lines else ""
 
 
-def _read_regular(path: Path, limit: int) -> bytes | None:
-    """A regular file's bytes, never through a link; ``None`` when absent, not regular or larger
-    than ``limit``."""
+def _read_regular(git_dir: Path, rel: str | Path, limit: int) -> bytes | None:
+    """The bytes of the regular file ``rel`` of ``git_dir``, no link followed on the way
+    (:func:`evotree.harness.safe_files.read_regular`); ``None`` when it is absent, not a
+    regular file, behind a link or larger than ``limit``."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-    except OSError:
+        data = safe_files.read_regular(git_dir, rel, limit=limit + 1)
+    except (safe_files.UnsafeFile, OSError):
         return None
-    with os.fdopen(fd, "rb") as fh:
-        info = os.fstat(fh.fileno())
-        if not stat.S_ISREG(info.st_mode) or info.st_size > limit:
-            return None
-        return fh.read(limit + 1)
+    return data if len(data) <= limit else None
 
 
 def _is_id(text: str) -> bool:
@@ -170,7 +168,7 @@ def _is_id(text: str) -> bool:
 
 def _head_text(git_dir: Path) -> tuple[str | None, str | None]:
     """(the branch HEAD names, or ``None`` when detached; the id a detached HEAD names)."""
-    raw = _read_regular(git_dir / "HEAD", 4096)
+    raw = _read_regular(git_dir, "HEAD", 4096)
     if raw is None and os.path.islink(git_dir / "HEAD"):
         # git takes a HEAD link whose target starts "refs/" for a symbolic reference
         target = os.readlink(git_dir / "HEAD")
@@ -233,7 +231,7 @@ def _minimal_config(git_dir: Path, scratch: Path) -> str:
     """evotree's own config for git run on the task's store: its format version and the
     extensions git needs to read it (the object format), read from the task's config without
     its includes; a reference storage git reads elsewhere (reftable) is refused."""
-    raw = _read_regular(git_dir / "config", _SMALL)
+    raw = _read_regular(git_dir, "config", _SMALL)
     if raw is None:
         raise PruneError(f"{git_dir / 'config'} is not a regular file of at most 1 MiB")
     original = scratch / "task-config"
@@ -271,12 +269,12 @@ def _copy_refs(git_dir: Path, view: Path) -> None:
             continue
         for path in sorted(root.rglob("*")):
             if path.is_file() and not path.is_symlink():
-                data = _read_regular(path, 4096)
+                data = _read_regular(git_dir, path.relative_to(git_dir), 4096)
                 if data is not None:
                     target = view / path.relative_to(git_dir)
                     target.parent.mkdir(parents=True, exist_ok=True)
                     target.write_bytes(data)
-    packed = _read_regular(git_dir / "packed-refs", 256 << 20)
+    packed = _read_regular(git_dir, "packed-refs", 256 << 20)
     if packed is not None:
         (view / "packed-refs").write_bytes(packed)
 
@@ -337,7 +335,7 @@ def _copy_index(git_dir: Path, copy: Path, base: str | None) -> str:
     """The copy's index: the task's own when the copy holds every object it names, else the
     base's tree read into a fresh one."""
     source = git_dir / "index"
-    raw = _read_regular(source, _INDEX_LIMIT)
+    raw = _read_regular(git_dir, "index", _INDEX_LIMIT)
     if raw is not None:
         ids = _index_ids(source)
         if ids is not None and not _missing(copy, ids):
@@ -501,7 +499,7 @@ def prune_copy(git_dir: Path, dest: Path) -> PrunedCopy:
         (view / "refs").mkdir()
         (view / "HEAD").write_text(f"ref: {branch}\n" if branch else f"{detached}\n")
         _copy_refs(git_dir, view)
-        shallow = _read_regular(git_dir / "shallow", _SMALL)
+        shallow = _read_regular(git_dir, "shallow", _SMALL)
         if shallow is not None:
             (view / "shallow").write_bytes(shallow)
         rc, out, err = _git(
@@ -557,12 +555,12 @@ def prune_copy(git_dir: Path, dest: Path) -> PrunedCopy:
             (dest / "shallow").write_text("".join(f"{i}\n" for i in ids if i not in gone))
         if _is_folder(git_dir / "info"):  # a link there would be followed to the host's
             for name in ("info/exclude", "info/attributes"):
-                data = _read_regular(git_dir / name, _SMALL)
+                data = _read_regular(git_dir, name, _SMALL)
                 if data is not None:
                     (dest / name).write_bytes(data)
         _copy_modules(git_dir, dest)
         index = _copy_index(git_dir, dest, base)
-        task_config = _read_regular(git_dir / "config", _SMALL)
+        task_config = _read_regular(git_dir, "config", _SMALL)
         if task_config is None:
             raise PruneError(f"{git_dir / 'config'} changed while it was copied")
         (dest / "config").write_bytes(task_config)
