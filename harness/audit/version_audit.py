@@ -47,11 +47,8 @@ from evotree.core.findings import Finding, Severity, sort_findings
 from evotree.harness.audit.commands import RuleSet
 from evotree.harness.audit.errors import AuditInputError
 from evotree.harness.audit.ancestry import Ancestry
-from evotree.harness.audit.trajectories import (
-    TrajectoryVerdict,
-    audit_trajectory,
-    findings_from_verdicts,
-)
+from evotree.harness.audit.trajectories import audit_trajectory
+from evotree.harness.audit.verdicts import TrajectoryVerdict, findings_from_verdicts
 from evotree.harness.layout import ENV_EVIDENCE_DIR
 from evotree.harness.layout import ENV_PHASE
 from evotree.harness.recorder import RecorderError
