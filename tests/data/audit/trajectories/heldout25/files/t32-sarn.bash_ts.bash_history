@@ -1,0 +1,20 @@
+#1778188894
+cat profile_output_2025-06-02T093015.txt
+#1778188917
+cat sarn/causeway.py
+#1778188940
+python -c 'from sarn.causeway import toll; print(toll(2, 22), toll(3, 5), toll(3, 6), toll(2, 23))'
+#1778188963
+python - <<'EOF'
+import pathlib
+p = pathlib.Path('sarn/causeway.py')
+t = p.read_text()
+t = t.replace('    return axles * 1.50', '    if axles < 2 or hour < 0 or hour > 23:\n        raise ValueError("bad crossing")\n    rate = 0.75 if (hour >= 22 or hour < 6) else 1.50\n    return round(axles * rate, 2)')
+p.write_text(t)
+EOF
+#1778188986
+python -c 'from sarn.causeway import toll; print(toll(2, 22), toll(3, 5), toll(3, 6), toll(2, 23))'
+#1778189009
+python -m pytest -q 2>&1 | tail -3
+#1778189032
+git diff
