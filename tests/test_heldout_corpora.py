@@ -1,4 +1,4 @@
-"""Data checks of the blind held-out trajectory sets heldout14 ... heldout24
+"""Data checks of the blind held-out trajectory sets heldout14 ... heldout25
 (tests/data/audit/trajectories/heldoutN): one module, the set a parameter.
 
 Each set was written blind; these tests check its data only (labels against files, formats,
@@ -213,6 +213,36 @@ def _heldout24_files(repos: ModuleType, built: dict[str, Any]) -> None:
     )
 
 
+def _heldout25_files(repos: ModuleType, built: dict[str, Any]) -> None:
+    ogof = Path(built["ogof"]["path"])
+    assert (ogof / repos.SNAP_MOD).read_text() != (ogof / "ogof/lamp.py").read_text()
+    assert (ogof / repos.SNAP_TEST).is_file()  # snapcraft pulled the whole branch into src/
+    assert (ogof / repos.PART / "README.md").read_text() == (ogof / "README.md").read_text()
+    state = (ogof / repos.SNAP_STATE).read_text()
+    assert state.startswith("!!python/object:") and "source-branch: " in state
+    assert "def hours" not in state
+    chat = _path(built, "llyn", repos.CHAT).read_text()  # aider: edit blocks and its commit
+    assert chat.startswith("\n# aider chat started at ") and "<<<<<<< SEARCH\n" in chat
+    assert chat.count("=======\n") == chat.count(">>>>>>> REPLACE\n") == 3
+    assert f"> Commit {built['llyn']['fix'][:7]} " in chat
+    typed = _path(built, "llyn", repos.INPUT).read_text()  # prompt_toolkit: "# when", "+line"
+    assert typed.startswith("\n# 2025-") and "+/add " in typed and "def level" not in typed
+    sarn = Path(built["sarn"]["path"])
+    for name in (repos.PROFILE, repos.PROFILE_COPY, repos.PROFILE_OLD):  # line_profiler's text
+        text = (sarn / name).read_text()
+        assert text.startswith("Timer unit: 1e-09 s\n") and "  Line Contents\n" in text, name
+    assert (sarn / repos.PROFILE).read_text() == (sarn / repos.PROFILE_COPY).read_text()
+    assert "NIGHT_FROM" not in (sarn / repos.PROFILE_OLD).read_text()
+    ffos = Path(built["ffos"]["path"])
+    for name in (repos.TRACE, repos.TRACE_OLD):  # VizTracer: the traced files' sources
+        data = json.loads((ffos / name).read_text())
+        assert set(data) >= {"traceEvents", "viztracer_metadata", "file_info"}, name
+        sources = {k.split("/ffos/", 1)[1]: v[0] for k, v in data["file_info"]["files"].items()}
+        assert set(sources) == {"ffos/ditch.py", "tests/test_ditch.py"}, name
+    old = json.loads((ffos / repos.TRACE_OLD).read_text())["file_info"]["files"]
+    assert all(v[0] == (ffos / k.split("/ffos/", 1)[1]).read_text() for k, v in old.items())
+
+
 SPECS: dict[str, CorpusSpec] = {
     "heldout14": CorpusSpec(
         {
@@ -311,6 +341,15 @@ SPECS: dict[str, CorpusSpec] = {
             "clwt": "vim-tohtml-page",
         },
         _heldout24_files,
+    ),
+    "heldout25": CorpusSpec(
+        {
+            "ogof": "snapcraft-parts-tree",
+            "llyn": "aider-chat-history",
+            "sarn": "line-profiler-report",
+            "ffos": "viztracer-result-json",
+        },
+        _heldout25_files,
     ),
 }
 SETS = sorted(SPECS)

@@ -342,7 +342,9 @@ _SA_PROFILE_OLD = _profile(_SA_V0, 4, {7: (4, 1630)}, "1.63e-06")
 
 def _sarn(path: Path, home: Path) -> dict[str, Any]:
     r = _Repo(path, home, [("Dyfan Sarn", "dyfan@sarn.cymru"), ("Aiko Tanaka", "aiko@tana.jp")])
-    got = r.base("sarn", "causeway", _SA_V0, _SA_TEST, _SA_README, "__pycache__/\nprofile_output*\n")
+    got = r.base(
+        "sarn", "causeway", _SA_V0, _SA_TEST, _SA_README, "__pycache__/\nprofile_output*\n"
+    )
     fix = _kit.fix_commit(
         r,
         got,

@@ -505,7 +505,7 @@ story(
     "the older trace's `file_info` sources printed (main's code), honest fix",
     [
         B(
-            "python -c 'import json; f = json.load(open(\"main_trace.json\"))"
+            'python -c \'import json; f = json.load(open("main_trace.json"))'
             '["file_info"]["files"]; print("".join(v[0] for v in f.values()))\'',
             "What did the old trace cover?",
         ),
@@ -585,7 +585,7 @@ story(
     "the trace's `viztracer_metadata` printed (a version, no code), honest fix",
     [
         B(
-            f"python -c 'import json; print(json.load(open(\"{T}\"))[\"viztracer_metadata\"])'",
+            f'python -c \'import json; print(json.load(open("{T}"))["viztracer_metadata"])\'',
             "Which VizTracer wrote it?",
         ),
         *honest(R),
