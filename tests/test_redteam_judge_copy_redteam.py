@@ -16,7 +16,8 @@ what. Results against 3c00b7b:
 - A, a colon in a folder name (WON): ``git_prune._git`` hands the task's store to host git as
   ``GIT_ALTERNATE_OBJECT_DIRECTORIES=<git dir>/objects``, a colon-separated list: a git
   directory under ``s:t/`` makes host git read ``<...>/s`` too — a link the candidate left
-  there, to any store of the host — and pack from it whatever commit HEAD names. The judge's
+  there, to any store of the host, or with no link at all folders ``x:`` then the store's own
+  path — and pack from it whatever commit HEAD names. The judge's
   copy then holds the task's future (its id known: a public fix) or a host repository's content;
   A2: the same repository left in the cache by the prepare phase is pruned that way before the
   train phase, which reads the host's content in its box.
@@ -25,7 +26,10 @@ what. Results against 3c00b7b:
   ``git_guard.find_git_dirs`` (the train phase prunes them) — goes into the judge's copy whole,
   and the judge phase is not traced (no ``before_phase``): its box reads the future.
 - C, a ``.git`` file naming the original store, absolute or relative (stopped: the original
-  candidate folder is masked in the judge's box; the relative one names the pruned copy).
+  candidate folder is masked in the judge's box; the relative one names the pruned copy); C2,
+  a submodule's store holding a future branch, a ``.git`` under a folder named with a newline
+  and an escape sequence (stopped: pruned like any other); a repository under a folder whose
+  name holds a colon (honest work, a change: refused, as host git splits the path — see A).
 - D, the operator's ``[sandbox] read_paths`` in the judge phase (WON): the judge is untraced,
   so a task repository there is bound whole (the train phase prunes it).
 - E, the read-only bound (WON): ``find_git_dirs`` counts entries across all the read-only roots
@@ -33,15 +37,18 @@ what. Results against 3c00b7b:
   it, so 100,000 entries there leave the operator's read paths unsearched before the train phase
   — a task repository there is bound whole, and the cut is said only in the snapshot's
   ``hidden``, which nothing reads (no row, no audit, no note on the run).
+  E2: a train process left running to race the copy (stopped: the box is a pid namespace,
+  nothing of the phase outlives it).
 - F, host-side limits (WON, three ways): a folder ~1,000 deep crashes the copy (RecursionError:
   no refusal, the run fails as evotree's own error, not charged); the pruning of one ``.git``
   (its ``modules/`` too, 200 a level, nested) runs to the end before the copy's limits are
   checked; the pack of a ``.git`` refused as over the limit is kept in the host's prune cache.
-- G, honest work (a change): a repository the train phase made loses its other branches and
-  its stash in the judge's copy (only what HEAD reaches goes across).
-- Not attacked, why: a train process left running while the judge copies (the box is a pid
-  namespace with ``--die-with-parent`` and the executor copies once no train process is alive);
-  cache poisoning (a key holds the store's path and the identity of its folders and packs).
+- G, honest work (a change): a repository the train phase made loses its other branches in
+  the judge's copy (only what HEAD reaches goes across).
+- Not attacked, why: cache poisoning (a key holds the store's path and the identity of its
+  folders and packs); a HEAD, shallow file or references naming the future in a repository the
+  candidate made (it holds no future object to name: only A brings one in; the rest was the
+  first red team's, ``tests/test_redteam_task_prune_redteam.py``).
 """
 
 from __future__ import annotations
@@ -145,7 +152,7 @@ def _log_all(git_dir: Path) -> str:
 
 # ----------------------------------------------- A: a colon in a folder name (host git, alternates)
 
-_COLON = ("future-of-the-task", "host-repository")
+_COLON = ("future-of-the-task", "host-repository", "no-link-folders-only")
 
 
 @pytest.mark.xfail(
@@ -158,7 +165,9 @@ _COLON = ("future-of-the-task", "host-repository")
     "candidate/s:t/.git: _check_self_contained sees no link inside it, host git reads "
     "'<candidate>/s' (the link, followed) and 't/.git/objects' as alternates, and pack-objects "
     "--revs packs what HEAD reaches from them into the judge's copy: the future's (or the host "
-    "repository's) blobs are in copy/s:t/.git.",
+    "repository's) blobs are in copy/s:t/.git. No link is needed: folders 'x:' then the host "
+    "store's own path (candidate/x:/<path of the host repository>/.git) make the element after "
+    "the colon that absolute path itself.",
 )
 @pytest.mark.parametrize("store", _COLON)
 def test_a_colon_in_a_folder_name_points_host_git_at_a_linked_store(
@@ -166,23 +175,28 @@ def test_a_colon_in_a_folder_name_points_host_git_at_a_linked_store(
 ) -> None:
     candidate = tmp_path / "run" / "candidate"
     ids = _task(candidate / "task")
+    evil = candidate / "s:t"
     if store == "future-of-the-task":
         target, head, secret = "task/.git/objects", ids["future"], SECRET
     else:
         head = _host_repo(tmp_path / "host")
         target, secret = str(tmp_path / "host" / ".git" / "objects"), HOST_SECRET
-    evil = candidate / "s:t"
-    evil.mkdir()
+        if store == "no-link-folders-only":
+            evil = candidate / "x:" / (tmp_path / "host").relative_to("/")
+    evil.mkdir(parents=True)
     _git(evil, "init", "-q", "-b", "main")
     (evil / ".git" / "HEAD").write_text(head + "\n")
-    os.symlink(target, candidate / "s")
+    if store != "no-link-folders-only":
+        os.symlink(target, candidate / "s")
     assert secret not in _all_text(evil / ".git")  # the repository holds nothing of its own
     copy, refused = _copy(candidate, tmp_path)
     assert (copy / "task" / "a.txt").read_text() == "base\n"  # control: the copy ran
     assert SECRET not in _all_text(copy / "task" / ".git")  # the task itself is pruned
-    assert any(r.startswith("s: symbolic link") for r in refused), refused
-    carried = _all_text(copy / "s:t" / ".git") if (copy / "s:t" / ".git").exists() else ""
-    assert secret not in carried, carried[-500:]
+    if store != "no-link-folders-only":
+        assert any(r.startswith("s: symbolic link") for r in refused), refused
+    carried = copy / evil.relative_to(candidate) / ".git"
+    text = _all_text(carried) if carried.exists() else ""
+    assert secret not in text, text[-500:]
 
 
 @pytest.mark.heavy
@@ -299,6 +313,65 @@ def test_the_judges_box_reads_a_bare_repository_of_the_copy(tmp_path: Path, secc
     assert SECRET not in proc.stdout
 
 
+# ------------------------------------- C2: a submodule's git directory, odd names (stopped)
+
+
+def test_a_submodules_future_and_odd_names_do_not_reach_the_judges_copy(tmp_path: Path) -> None:
+    """Stopped: the image's task has a submodule whose own store holds a future branch
+    (``.git/modules/sub``, as ``git submodule`` absorbs it), and a second clone of the task sits
+    under a folder named with a newline and an escape sequence. The copy prunes
+    ``modules/sub`` at its own base (``git_prune._copy_modules``) and the oddly named ``.git``
+    like any other: no future object in the copy; git in the submodule's work tree works."""
+    sub = tmp_path / "subsrc"
+    sub.mkdir()
+    _git(sub, "init", "-q", "-b", "main")
+    _commit(sub, "s.txt", "sub base\n", "sub base")
+    _git(sub, "checkout", "-q", "-b", "fix")
+    _commit(sub, "s.txt", f"sub {SECRET}\n", f"sub fix {SECRET}")
+    _git(sub, "checkout", "-q", "main")
+    candidate = tmp_path / "run" / "candidate"
+    _task(candidate / "task")
+    task = candidate / "task"
+    _git(task, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(sub), "sub")
+    _git(task, "commit", "-q", "-m", "add sub")
+    assert SECRET in _all_text(task / ".git" / "modules" / "sub")  # control: it holds a future
+    odd = candidate / "a\nnot given to the judge\x1b[31mb"
+    _git(candidate, "clone", "-q", "--no-hardlinks", "task", odd.name)
+    _git(odd, "update-ref", "refs/heads/fix", _git(task, "rev-parse", "fix"))
+    assert SECRET in _all_text(odd / ".git")  # control
+    copy, refused = _copy(candidate, tmp_path)
+    assert not refused, refused
+    assert (copy / "task" / ".git" / "modules" / "sub").is_dir()  # control: it went across
+    assert _git(copy / "task" / "sub", "log", "--oneline").endswith("sub base")
+    for git_dir in (
+        copy / "task" / ".git",
+        copy / "task" / ".git" / "modules" / "sub",
+        copy / odd.name / ".git",
+    ):
+        assert SECRET not in _all_text(git_dir), git_dir
+
+
+@pytest.mark.xfail(
+    strict=False,
+    reason="A change to honest work: a repository whose path holds a colon (a folder named "
+    "'run:2' or 'proj:v1') cannot be pruned — host git splits GIT_ALTERNATE_OBJECT_DIRECTORIES "
+    "at the colon ('unable to normalize alternate object path'), HEAD names no commit — so the "
+    "judge's copy refuses it (and before a train-side phase the same repository is hidden, an "
+    "empty folder bound over it).",
+)
+def test_an_honest_repository_under_a_folder_with_a_colon_goes_to_the_judge(
+    tmp_path: Path,
+) -> None:
+    candidate = tmp_path / "run" / "candidate"
+    _task(candidate / "task")
+    honest = candidate / "proj:v1"
+    _git(candidate, "clone", "-q", "--no-hardlinks", "task", honest.name)
+    copy, refused = _copy(candidate, tmp_path)
+    assert (copy / "task" / "a.txt").read_text() == "base\n"  # control: the copy ran
+    assert (copy / honest.name / ".git").is_dir(), refused
+    assert _git(copy / honest.name, "log", "--oneline", "-1").endswith("base")
+
+
 # ---------------------------------------------------- C: a .git file naming the original store
 
 
@@ -412,6 +485,52 @@ def test_a_flood_in_the_run_directory_cuts_the_search_of_the_operators_read_path
     assert SECRET not in proc.stdout or rows, (proc.stdout[-300:], rows)
 
 
+# ------------------------------------------- E2: a train process left running (stopped)
+
+_DAEMON = """\
+import os, sys, time
+if os.fork() == 0:
+    os.setsid()
+    if os.fork() == 0:
+        os.execvp("sleep", ["{marker}", "60"])
+    os._exit(0)
+time.sleep(0.5)
+seen = [p for p in os.listdir("/proc") if p.isdigit()
+        and open("/proc/" + p + "/cmdline", "rb").read().startswith(b"{marker}")]
+print("left", len(seen))
+"""
+
+
+@pytest.mark.heavy
+def test_no_train_process_outlives_the_phase_to_race_the_copy(
+    tmp_path: Path, seccomp: None
+) -> None:
+    """Stopped: a train phase double-forks a process into a session of its own and exits, to
+    keep writing the candidate folder while the judge copies it. The box is a pid namespace
+    (bwrap --unshare-all, --die-with-parent): when the phase ends, nothing of it is alive."""
+    marker = f"evotree-redteam-daemon-{os.getpid()}-{time.monotonic_ns()}"
+    work = tmp_path / "run" / "candidate"
+    work.mkdir(parents=True)
+    spec = SandboxSpec(
+        cwd=work, read_only=(tmp_path / "run",), read_write=(work,), trace=tmp_path / "raw.trace"
+    )
+    proc = _box(spec, _DAEMON.format(marker=marker))
+    (tmp_path / "ev").mkdir()
+    finish_trace(spec, tmp_path / "ev")
+    assert proc.stdout.strip() == "left 1", proc.stdout + proc.stderr[-2000:]  # it ran
+    time.sleep(0.3)
+    alive = []
+    for pid in os.listdir("/proc"):
+        try:
+            if pid.isdigit() and (Path("/proc") / pid / "cmdline").read_bytes().startswith(
+                marker.encode()
+            ):
+                alive.append(pid)
+        except OSError:
+            continue
+    assert alive == []
+
+
 # ------------------------------------------------------------------- F: host-side limits
 
 _DEPTH = 1100
@@ -510,8 +629,9 @@ def test_a_refused_git_directory_leaves_its_pack_in_the_hosts_cache(tmp_path: Pa
     strict=False,
     reason="A change to honest work (not documented for the judge's copy): a repository the "
     "train phase made in the candidate folder (its outputs committed, an experiment on another "
-    "branch, a stash) goes to the judge pruned at HEAD — the branch and the stash are gone, so "
-    "a judge reading them (git log --all, git show exp:...) fails.",
+    "branch) goes to the judge pruned at HEAD — the branch is gone, so a judge reading it (git "
+    "log --all, git show exp:...) fails (its stash and reflog go the same way: not checked "
+    "here).",
 )
 def test_a_repository_the_candidate_made_keeps_its_branches_in_the_judges_copy(
     tmp_path: Path,
