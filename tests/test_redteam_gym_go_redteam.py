@@ -31,7 +31,11 @@ judge phase gets no ``pass_env``); such a relative entry also puts the candidate
 train phase's own ``sys.path`` (its working directory), gate or not. Won, against the reading
 of ``policy.py`` rather than the observation contract: an unchecked-hash
 ``__pycache__/policy.cpython-3XX.pyc`` is what the judge runs and scores (the judge's copy
-keeps regular files, ``__pycache__`` included), whatever ``policy.py`` says.
+keeps regular files, ``__pycache__`` included), whatever ``policy.py`` says. Won, the train
+phase's charge (after GO, not the gate): a policy that plays its lanes, ends its process before
+any episode finished and refuses to load at the restart makes the train phase exit 65 with no
+rollout row (``Worker.play_lanes`` boards, and so restarts, before it hands over the episodes
+that failed): an invalid run, charged nothing and no attempt, in which it played ~1,000 steps.
 """
 
 from __future__ import annotations
@@ -800,3 +804,103 @@ def test_a_daemon_forked_after_go_dies_with_its_nested_judge(tmp_path: Path, nes
                     os.kill(pid, signal.SIGKILL)
                 except (ProcessLookupError, PermissionError):
                     pass
+
+
+# ---------------------------------------------------------------------------- 7. train: uncharged
+
+#: the train phase's policy: writes every observation it sees to its folder (the train phase's
+#: candidate folder is writable) and prints a count; at step 30 of its first episode it ends its
+#: process (every lane in flight fails); where REFUSE is set, it then refuses to load again
+UNCHARGED = r"""
+import os, sys
+
+REFUSE = {refuse!r}
+if REFUSE and os.path.exists("loaded-once"):
+    raise ImportError("refusing to load a second time")
+open("loaded-once", "w").close()
+
+
+class Policy:
+    def __init__(self, *args):
+        self.t = 0
+
+    def reset(self):
+        pass
+
+    def act(self, obs):
+        self.t += 1
+        with open("seen.txt", "a") as handle:
+            handle.write(" ".join("%.6f" % x for x in obs) + "\n")
+        if self.t == 30 and not os.path.exists("crashed"):
+            open("crashed", "w").close()
+            os._exit(3)
+        return int(obs[2] + 0.5 * obs[3] > 0)
+"""
+
+_UNCHARGED_WIN = (
+    "runner.Worker.play_lanes: when the policy's process is lost (_crash) every episode in "
+    "flight fails and waits in flight.done, but the loop's next turn boards the next tasks "
+    "first (_board -> self.start()), and that start's InvalidPolicy (policy.py now refuses to "
+    "load) propagates before 'while flight.given in done: yield' hands the failed episodes "
+    "over; train._train_tasks then sees InvalidPolicy with tally.recorded == 0 and exits 65 "
+    "(invalid submission: the run is INVALID, charged nothing and not an attempt, "
+    "harness/finish.py) - though the policy played every lane's episode up to the crash "
+    "(here dozens of episodes, ~1,000 observations, written to its writable folder and "
+    "printable to the log the agent reads). Repeatable: train episodes for free. Needs more "
+    "tasks than lanes in flight at the crash and no episode finished before it"
+)
+
+
+def _train(candidate: Path, tmp_path: Path) -> tuple[int, int]:
+    """The train phase (``python -P -m evotree.domains.gym.train``, plain as it runs its policy):
+    (exit code, rollout rows it recorded)."""
+    evidence = tmp_path / "evidence-train"
+    env = _phase_env(tmp_path, "train", None)
+    env["EVOTREE_SEED"] = "0"
+    code = subprocess.run(
+        [sys.executable, "-P", "-m", "evotree.domains.gym.train"],
+        cwd=candidate,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        timeout=120,
+        check=False,
+    ).returncode
+    rollouts = evidence / "rollouts.jsonl"
+    rows = len(rollouts.read_text().splitlines()) if rollouts.exists() else 0
+    return code, rows
+
+
+def _uncharged(tmp_path: Path, refuse: bool) -> tuple[int, int, int]:
+    """(exit code, rollout rows, observations the policy saw) of a train phase of 70 CartPole
+    episodes (more than the 64 lanes in flight) for :data:`UNCHARGED`."""
+    root = tmp_path / ("refuse" if refuse else "control")
+    root.mkdir()
+    candidate = _candidate(root, UNCHARGED.format(refuse=refuse))
+    (candidate / "gym.toml").write_text(
+        f'[train]\nenvs = ["{ENV}"]\nepisodes_per_env = 70\nfirst_seed = 0\n'
+        "episode_timeout_seconds = 20\nworkers = 1\n"
+    )
+    code, rows = _train(candidate, root)
+    seen = candidate / "seen.txt"
+    return code, rows, len(seen.read_text().splitlines()) if seen.exists() else 0
+
+
+@pytest.mark.heavy
+def test_control_a_train_phase_whose_process_died_charges_its_episodes(tmp_path: Path) -> None:
+    """The control: the same policy that loads again after its crash: the phase ends (exit 0)
+    with one rollout row per episode, the failed ones included (charged)."""
+    code, rows, seen = _uncharged(tmp_path, refuse=False)
+    assert code == 0 and rows == 70, (code, rows)
+    assert seen > 30
+
+
+@pytest.mark.heavy
+@pytest.mark.xfail(strict=False, reason=_UNCHARGED_WIN)
+def test_a_train_phase_that_played_episodes_is_not_refused_uncharged(tmp_path: Path) -> None:
+    """The policy plays its lanes, ends its process at step 30 of its first episode, then refuses
+    to load: a phase in which the policy saw observations must record (charge) the episodes it
+    played, not exit 65 with no row."""
+    code, rows, seen = _uncharged(tmp_path, refuse=True)
+    assert seen > 30, seen  # the attack ran: the policy played before it refused
+    assert code != 65 or rows > 0, (code, rows, seen)
