@@ -203,26 +203,32 @@ def test_a_colon_in_a_folder_name_points_host_git_at_a_linked_store(
 @pytest.mark.xfail(
     strict=False,
     reason="WON: the prepare phase (candidate code, the shared cache read-write) leaves "
-    "cache/s:t (git init --bare, HEAD detached at a host repository's commit id) and cache/s, a "
-    "link to that repository's objects. Before the train phase, before_phase searches the "
-    "read-only cache (59ee07b), finds cache/s:t bare and prunes it with "
+    "cache/s:t (git init --bare, HEAD detached at a commit id it knows: the task's public fix, "
+    "or a host repository's commit) and cache/s, a link to that store (the candidate folder's "
+    "original task store, or the host repository's). Before the train phase, before_phase "
+    "searches the read-only cache (59ee07b), finds cache/s:t bare and prunes it with "
     "GIT_ALTERNATE_OBJECT_DIRECTORIES='<cache>/s:t/objects', which git splits at ':' into "
-    "'<cache>/s' (the link, followed on the host) and 't/objects': pack-objects packs the host "
-    "repository's commit into the copy bound at cache/s:t, and git in the train box shows "
-    "HOST_SECRET_77 (the workspace's own store, holding the hidden judge files at the "
-    "candidate's commit, is such a repository).",
+    "'<cache>/s' (the link, followed on the host) and 't/objects': pack-objects packs that "
+    "commit into the copy bound at cache/s:t, and git in the train box shows the future (or "
+    "HOST_SECRET_77: the workspace's own store, holding the hidden judge files at the "
+    "candidate's commit, is such a repository). No row: the copy is self-consistent.",
 )
+@pytest.mark.parametrize("store", _COLON[:2])
 def test_a_repository_the_prepare_phase_left_in_the_cache_reads_a_host_store(
-    tmp_path: Path, seccomp: None
+    tmp_path: Path, seccomp: None, store: str
 ) -> None:
-    head = _host_repo(tmp_path / "host")
+    work = tmp_path / "run" / "candidate"
+    ids = _task(work)
+    if store == "future-of-the-task":
+        head, target, secret = ids["future"], work / ".git" / "objects", SECRET
+    else:
+        head = _host_repo(tmp_path / "host")
+        target, secret = tmp_path / "host" / ".git" / "objects", HOST_SECRET
     cache = tmp_path / "cache"
     cache.mkdir()
     _git(cache, "init", "-q", "--bare", "s:t")
     (cache / "s:t" / "HEAD").write_text(head + "\n")
-    os.symlink(str(tmp_path / "host" / ".git" / "objects"), cache / "s")
-    work = tmp_path / "run" / "candidate"
-    _task(work)
+    os.symlink(str(target), cache / "s")
     spec = SandboxSpec(
         cwd=work,
         read_only=(tmp_path / "run", cache),
@@ -231,15 +237,21 @@ def test_a_repository_the_prepare_phase_left_in_the_cache_reads_a_host_store(
     )
     script = (
         "import subprocess\n"
-        f'out = subprocess.run(["git", "--git-dir", "{cache}/s:t", "log", "-p"],'
+        "for d in ('.git', '" + str(cache) + "/s:t'):\n"
+        '    out = subprocess.run(["git", "--git-dir", d, "log", "--all", "-p"],'
         " capture_output=True, text=True)\n"
-        'print("rc", out.returncode, "seen", out.stdout.replace("\\n", " | "), out.stderr[-300:])\n'
+        '    print(d, out.returncode, out.stdout.replace("\\n", " | "), out.stderr[-300:])\n'
     )
     proc = _box(spec, script)
+    snap = json.loads(git_guard.snapshot_path(spec.trace).read_text())
     (tmp_path / "ev").mkdir()
-    finish_trace(spec, tmp_path / "ev")
-    assert proc.stdout.startswith("rc "), proc.stdout + proc.stderr[-2000:]  # it ran
-    assert HOST_SECRET not in proc.stdout, proc.stdout
+    rows = finish_trace(spec, tmp_path / "ev")
+    assert proc.stdout.startswith(".git 0"), proc.stdout + proc.stderr[-2000:]  # it ran
+    own = proc.stdout.split(str(cache))[0]
+    assert "base" in own and SECRET not in own  # control: the task itself is pruned
+    assert str(cache / "s:t") in [r["path"] for r in snap["repos"]]  # pruned, not hidden
+    flagged = [r for r in rows if isinstance(r, dict) and r.get("kind") == "git_state"]
+    assert secret not in proc.stdout or flagged, proc.stdout.split(str(cache))[-1][:3000]
 
 
 # ------------------------------------------------------- B: a task repository not named .git
