@@ -30,6 +30,9 @@ what. Results against 3c00b7b:
   a submodule's store holding a future branch, a ``.git`` under a folder named with a newline
   and an escape sequence (stopped: pruned like any other); a repository under a folder whose
   name holds a colon (honest work, a change: refused, as host git splits the path — see A).
+  C3 (WON, a lead): a ``.git`` the train phase made keeps its config in the judge's copy, so
+  ``core.fsmonitor`` runs the candidate's program when the judge's own code runs ``git diff``
+  there (it wrote a forged ``evidence/eval/score.json``); no shipped domain's judge does.
 - D, the operator's ``[sandbox] read_paths`` in the judge phase (WON): the judge is untraced,
   so a task repository there is bound whole (the train phase prunes it).
 - E, the read-only bound (WON): ``find_git_dirs`` counts entries across all the read-only roots
@@ -414,6 +417,48 @@ def test_a_git_file_naming_the_original_store_reads_nothing_in_the_judges_box(
     assert "sub " in proc.stdout and "rel 0" in proc.stdout, proc.stdout + proc.stderr[-2000:]
     assert "base" in proc.stdout  # control: git in rel read the (pruned) task
     assert SECRET not in proc.stdout
+
+
+# ------------------------------------- C3: the judge's own git in the copy runs the candidate's
+
+
+@pytest.mark.heavy
+@pytest.mark.xfail(
+    strict=False,
+    reason="WON (a lead: no shipped domain's judge runs git in the candidate's copy): "
+    "git_prune.prune_copy writes the git directory's own config into the copy verbatim ('for "
+    "the box's git'), and sandbox_copy's git_dir uses it for a .git the train phase made: "
+    "core.fsmonitor there is a shell command git runs on a plain git status or git diff. A "
+    "judge whose own code reads the candidate's change with git diff in the copy runs the "
+    "candidate's program in the judge's box, which may write evidence/eval (the judge's "
+    "results) and read the judge's files. Not new in f925d2f: the .git was copied whole, "
+    "config included, before it.",
+)
+def test_the_judges_own_git_in_the_copy_runs_a_program_the_candidate_configured(
+    tmp_path: Path, seccomp: None
+) -> None:
+    root = tmp_path / "run"
+    candidate = root / "candidate"
+    candidate.mkdir(parents=True)
+    _git(candidate, "init", "-q", "-b", "main")
+    _commit(candidate, "solution.py", "x = 1\n", "base")
+    planted = root / "evidence" / "eval"
+    forged = planted / "score.json"
+    _git(candidate, "config", "core.fsmonitor", f"echo '{{\"score\": 1}}' > {forged}; false")
+    (candidate / "solution.py").write_text("x = 2\n")
+    copy, refused = _copy(candidate, tmp_path)
+    assert not refused and (copy / ".git" / "objects" / "pack").is_dir(), refused  # pruned
+    judge = (
+        "import subprocess\n"
+        f'out = subprocess.run(["git", "-C", "{copy}", "diff", "--stat"], capture_output=True,'
+        " text=True)\n"
+        'print("rc", out.returncode, out.stdout.strip())\n'
+    )
+    proc = _box(_judge_spec(root, copy), judge)
+    assert proc.stdout.startswith("rc 0") and "solution.py" in proc.stdout, (
+        proc.stdout + proc.stderr[-2000:]
+    )  # control: the judge's git read the candidate's change
+    assert not forged.exists(), forged.read_text()
 
 
 # ------------------------------------------------- D: the operator's read paths in the judge
