@@ -49,7 +49,11 @@ what. Results against 3c00b7b:
 - G, honest work (a change): a repository the train phase made loses its other branches in
   the judge's copy (only what HEAD reaches goes across).
 - Not attacked, why: cache poisoning (a key holds the store's path and the identity of its
-  folders and packs); a HEAD, shallow file or references naming the future in a repository the
+  folders and packs); a race on the shared cache (the prepare phase of a concurrent run
+  rewriting a repository there between ``_check_self_contained`` and host git — e.g. adding
+  ``objects/info/alternates`` — is possible with ``jobs > 1`` but timing-dependent: a lead, A
+  already reaches the same without a race); a refused name holding a newline goes raw into
+  the run's notes (``phases._note_refused``: a line the candidate writes; a lead); a HEAD, shallow file or references naming the future in a repository the
   candidate made (it holds no future object to name: only A brings one in; the rest was the
   first red team's, ``tests/test_redteam_task_prune_redteam.py``).
 """
