@@ -16,9 +16,12 @@ after the standard library and the installed packages; no user site in a virtual
 objects returned by ``act()`` whose ``__array__``, ``__index__``, ``__eq__``, ``__reduce__`` ...
 run code run it in the policy's process only (the host decodes bytes, it never unpickles);
 frames the policy writes itself on its reply pipe (a 4 GiB header, an empty frame, a failure
-with a reason of its choosing, an object dtype, a truncated action, answers queued ahead) cost
-it that episode (a failure, 0) and the next one plays as usual; a daemon forked after GO in
-the judge's nested sandbox dies with its judge (a plain one outlives it: the control).
+with a reason of its choosing, an object dtype, a truncated action) cost it that episode (a
+failure, 0) and the next one plays as usual; answers it queues ahead are taken in order as its
+answers to the next observations (checked actions, its own choice); a daemon forked after GO in
+the judge's nested sandbox dies with its judge, and with its process when that process is lost
+and replaced (a plain one outlives both: the controls); EvoPolicyGym's train phase charges a
+policy that crashes and then refuses to load for every requested episode.
 
 Won (``xfail``): a ``PYTHONPATH`` entry that names the working directory in another spelling
 than ``.`` (``./``, ``src/..``) survives ``launch.worker_env``'s filter, so a
@@ -32,10 +35,11 @@ train phase's own ``sys.path`` (its working directory), gate or not. Won, agains
 of ``policy.py`` rather than the observation contract: an unchecked-hash
 ``__pycache__/policy.cpython-3XX.pyc`` is what the judge runs and scores (the judge's copy
 keeps regular files, ``__pycache__`` included), whatever ``policy.py`` says. Won, the train
-phase's charge (after GO, not the gate): a policy that plays its lanes, ends its process before
-any episode finished and refuses to load at the restart makes the train phase exit 65 with no
-rollout row (``Worker.play_lanes`` boards, and so restarts, before it hands over the episodes
-that failed): an invalid run, charged nothing and no attempt, in which it played ~1,000 steps.
+phase's charge (after GO, not the gate): a policy that plays its lanes, ends its process and
+refuses to load at the restart keeps the episodes in flight out of the record
+(``Worker.play_lanes`` boards, and so restarts, before it hands over the episodes that failed):
+with none finished the train phase exits 65 with no row (an invalid run, charged nothing and no
+attempt, after 64 episodes played); later, 64 rows for 128 episodes played.
 """
 
 from __future__ import annotations
@@ -808,30 +812,34 @@ def test_a_daemon_forked_after_go_dies_with_its_nested_judge(tmp_path: Path, nes
 
 # ---------------------------------------------------------------------------- 7. train: uncharged
 
-#: the train phase's policy: writes every observation it sees to its folder (the train phase's
-#: candidate folder is writable) and prints a count; at step 30 of its first episode it ends its
-#: process (every lane in flight fails); where REFUSE is set, it then refuses to load again
+#: the train phase's policy: counts the episodes it plays (a Policy per episode) and the
+#: observations it sees, in its folder (the train phase's candidate folder is writable); at its
+#: CRASH-th observation in all it ends its process (every lane in flight fails); where REFUSE is
+#: set, it then refuses to load again
 UNCHARGED = r"""
 import os, sys
 
 REFUSE = {refuse!r}
+CRASH = {crash!r}
 if REFUSE and os.path.exists("loaded-once"):
     raise ImportError("refusing to load a second time")
 open("loaded-once", "w").close()
+_seen = [0]
 
 
 class Policy:
     def __init__(self, *args):
-        self.t = 0
+        with open("episodes.txt", "a") as handle:
+            handle.write("1\n")
 
-    def reset(self):
+    def reset(self, *args):
         pass
 
     def act(self, obs):
-        self.t += 1
+        _seen[0] += 1
         with open("seen.txt", "a") as handle:
             handle.write(" ".join("%.6f" % x for x in obs) + "\n")
-        if self.t == 30 and not os.path.exists("crashed"):
+        if _seen[0] == CRASH and not os.path.exists("crashed"):
             open("crashed", "w").close()
             os._exit(3)
         return int(obs[2] + 0.5 * obs[3] > 0)
@@ -842,12 +850,15 @@ _UNCHARGED_WIN = (
     "flight fails and waits in flight.done, but the loop's next turn boards the next tasks "
     "first (_board -> self.start()), and that start's InvalidPolicy (policy.py now refuses to "
     "load) propagates before 'while flight.given in done: yield' hands the failed episodes "
-    "over; train._train_tasks then sees InvalidPolicy with tally.recorded == 0 and exits 65 "
-    "(invalid submission: the run is INVALID, charged nothing and not an attempt, "
-    "harness/finish.py) - though the policy played every lane's episode up to the crash "
-    "(here dozens of episodes, ~1,000 observations, written to its writable folder and "
-    "printable to the log the agent reads). Repeatable: train episodes for free. Needs more "
-    "tasks than lanes in flight at the crash and no episode finished before it"
+    "over. No episode finished yet: train._train_tasks sees InvalidPolicy with "
+    "tally.recorded == 0 and exits 65 - an invalid submission, the run charged nothing and "
+    "not an attempt (harness/finish.py) - though the policy played 64 episodes (1,000 "
+    "observations, written to its writable folder, printable to the log the agent reads): "
+    "train episodes for free, as often as it likes. Some finished: the run is charged for "
+    "those only (64 rows for 128 episodes played). Against docs/domains/gym.md: 'a policy.py "
+    "that loaded fine and stops loading halfway ... is not invalid: the episodes it played "
+    "stay recorded and charged'. Needs more tasks than the lanes in flight at the crash "
+    "(train lanes default to 64); EvoPolicyGym's train (no lanes) is not affected"
 )
 
 
@@ -871,36 +882,150 @@ def _train(candidate: Path, tmp_path: Path) -> tuple[int, int]:
     return code, rows
 
 
-def _uncharged(tmp_path: Path, refuse: bool) -> tuple[int, int, int]:
-    """(exit code, rollout rows, observations the policy saw) of a train phase of 70 CartPole
-    episodes (more than the 64 lanes in flight) for :data:`UNCHARGED`."""
+def _uncharged(
+    tmp_path: Path, refuse: bool, *, tasks: int = 70, crash: int = 1_000, protocol: str = "evotree"
+) -> tuple[int, int, int, int]:
+    """(exit code, rollout rows, episodes the policy played, observations it saw) of a train
+    phase of ``tasks`` CartPole episodes for :data:`UNCHARGED`."""
     root = tmp_path / ("refuse" if refuse else "control")
     root.mkdir()
-    candidate = _candidate(root, UNCHARGED.format(refuse=refuse))
+    candidate = _candidate(root, UNCHARGED.format(refuse=refuse, crash=crash))
+    pool = (
+        f"episodes_per_env = {tasks}\nfirst_seed = 0"
+        if protocol == "evotree"
+        else f"instances = {list(range(tasks))}"  # EvoPolicyGym's train pool: instances
+    )
     (candidate / "gym.toml").write_text(
-        f'[train]\nenvs = ["{ENV}"]\nepisodes_per_env = 70\nfirst_seed = 0\n'
-        "episode_timeout_seconds = 20\nworkers = 1\n"
+        f'[train]\nenvs = ["{ENV}"]\n{pool}\n'
+        f'episode_timeout_seconds = 20\nworkers = 1\nprotocol = "{protocol}"\n'
     )
     code, rows = _train(candidate, root)
-    seen = candidate / "seen.txt"
-    return code, rows, len(seen.read_text().splitlines()) if seen.exists() else 0
+    counts = [
+        len(path.read_text().splitlines()) if path.exists() else 0
+        for path in (candidate / "episodes.txt", candidate / "seen.txt")
+    ]
+    return code, rows, counts[0], counts[1]
 
 
 @pytest.mark.heavy
 def test_control_a_train_phase_whose_process_died_charges_its_episodes(tmp_path: Path) -> None:
     """The control: the same policy that loads again after its crash: the phase ends (exit 0)
     with one rollout row per episode, the failed ones included (charged)."""
-    code, rows, seen = _uncharged(tmp_path, refuse=False)
-    assert code == 0 and rows == 70, (code, rows)
+    code, rows, played, seen = _uncharged(tmp_path, refuse=False)
+    assert code == 0 and rows == 70 and played <= 70, (code, rows, played)
     assert seen > 30
 
 
 @pytest.mark.heavy
 @pytest.mark.xfail(strict=False, reason=_UNCHARGED_WIN)
-def test_a_train_phase_that_played_episodes_is_not_refused_uncharged(tmp_path: Path) -> None:
-    """The policy plays its lanes, ends its process at step 30 of its first episode, then refuses
-    to load: a phase in which the policy saw observations must record (charge) the episodes it
-    played, not exit 65 with no row."""
-    code, rows, seen = _uncharged(tmp_path, refuse=True)
-    assert seen > 30, seen  # the attack ran: the policy played before it refused
-    assert code != 65 or rows > 0, (code, rows, seen)
+@pytest.mark.parametrize(
+    ("tasks", "crash"), [(70, 1_000), (200, 40_000)], ids=["refused-uncharged", "halfway-charged"]
+)
+def test_every_train_episode_the_policy_played_is_charged(
+    tmp_path: Path, tasks: int, crash: int
+) -> None:
+    """The policy plays its lanes, ends its process (at its 1,000th observation: no episode has
+    finished; or at its 40,000th: the first 64 finished, 64 more in flight), then refuses to
+    load: every episode it played must be a rollout row (charged), and a phase in which it
+    played is not refused as an invalid submission (exit 65, charged nothing)."""
+    code, rows, played, seen = _uncharged(tmp_path, refuse=True, tasks=tasks, crash=crash)
+    assert seen >= crash and played > 0, (seen, played)  # the attack ran: it played, then refused
+    assert code != 65 and rows == played, (code, rows, played, seen)
+
+
+@pytest.mark.heavy
+def test_an_evopolicygym_train_phase_charges_a_policy_that_refuses_after_playing(
+    tmp_path: Path,
+) -> None:
+    """Stopped in EvoPolicyGym's contract: its episodes play one at a time (no lanes), the one
+    lost with the process is handed over before the restart, and an import error charges every
+    requested episode: the same attack (8 instances) ends with a row for each (not exit 65)."""
+    code, rows, played, seen = _uncharged(tmp_path, refuse=True, tasks=8, protocol="evopolicygym")
+    assert seen >= 30 and played >= 1, (seen, played)  # the attack ran
+    assert code != 65 and rows == 8, (code, rows, played, seen)
+
+
+# ---------------------------------------------------------------------------- 8. daemon, restart
+
+#: at import (after GO): a daemon in a session of its own beats with its process's token; the
+#: episode whose first observation leans right (seed 918_273_647) ends the process at step 1, so
+#: the worker starts a second process (a second token) for the next episode
+RESTART = r"""
+import binascii, os, sys, time
+
+TOKEN = binascii.hexlify(os.urandom(4)).decode()
+print("REDTEAM-LOADED", TOKEN, file=sys.stderr, flush=True)
+if os.fork() == 0:
+    os.setsid()
+    if os.fork() == 0:
+        for fd in sys.argv[1:3]:  # the pipes: its process's end is seen when that process ends
+            os.close(int(fd))
+        end = time.monotonic() + 6.0
+        while time.monotonic() < end:
+            try:
+                os.write(2, ("DAEMON-TOKEN %s %d\n" % (TOKEN, os.getpid())).encode())
+            except OSError:
+                pass
+            time.sleep(0.05)
+        os._exit(0)
+    os._exit(0)
+os.wait()
+
+
+class Policy:
+    def __init__(self, *args):
+        self.steps = 0
+
+    def reset(self):
+        pass
+
+    def act(self, obs):
+        self.steps += 1
+        if self.steps == 1 and obs[0] > 0:
+            os._exit(3)
+        return int(obs[2] + 0.5 * obs[3] > 0)
+"""
+
+
+@pytest.mark.heavy
+@pytest.mark.parametrize("nested", [True, False], ids=["nested", "plain-control"])
+def test_a_daemon_of_a_lost_process_dies_before_the_next_one_plays(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capfd: pytest.CaptureFixture[str],
+    nested: bool,
+) -> None:
+    """The first process forks a daemon after GO, then dies in its episode; the worker starts a
+    second process for the next episode. Nested: the first daemon beats no more once the second
+    process has loaded, plus a margin for its sandbox's end: nothing of a lost process runs
+    beside the next one. The control, plain: it beats on, the probe works (the test ends it)."""
+    sandbox = _sandbox(nested)
+    monkeypatch.setattr(launch, "_early", None)
+    candidate = _candidate(tmp_path, RESTART)
+    capfd.readouterr()
+    tasks = [Task(ENV, 0, 918_273_647), Task(ENV, 1, SEEDS[0])]
+    episodes = sorted(
+        run_episodes(candidate, tasks, timeout=20, sandbox=sandbox), key=lambda e: e.index
+    )
+    time.sleep(0.5)
+    lines = capfd.readouterr().err.splitlines()
+    loaded = [x.split()[1] for x in lines if x.startswith("REDTEAM-LOADED ")]
+    daemons = {x.split()[1]: int(x.split()[2]) for x in lines if x.startswith("DAEMON-TOKEN ")}
+    try:
+        assert episodes[0].failed and not episodes[1].failed, [e.message for e in episodes]
+        assert len(loaded) == 2, lines[-20:]  # two processes, a daemon each
+        first, second = loaded
+        assert first in daemons and second in daemons, lines[-20:]
+        start = lines.index(f"REDTEAM-LOADED {second}")
+        late = [x for x in lines[start:] if x.startswith(f"DAEMON-TOKEN {first} ")]
+        if nested:  # a few beats may be in flight while its sandbox ends
+            assert len(late) <= 6, len(late)
+        else:
+            assert len(late) > 10, len(late)
+    finally:
+        if not nested:
+            for pid in daemons.values():
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except (ProcessLookupError, PermissionError):
+                    pass
