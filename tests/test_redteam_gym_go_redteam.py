@@ -18,10 +18,12 @@ run code run it in the policy's process only (the host decodes bytes, it never u
 frames the policy writes itself on its reply pipe (a 4 GiB header, an empty frame, a failure
 with a reason of its choosing, an object dtype, a truncated action) cost it that episode (a
 failure, 0) and the next one plays as usual; answers it queues ahead are taken in order as its
-answers to the next observations (checked actions, its own choice); a daemon forked after GO in
-the judge's nested sandbox dies with its judge, and with its process when that process is lost
-and replaced (a plain one outlives both: the controls); EvoPolicyGym's train phase charges a
-policy that crashes and then refuses to load for every requested episode.
+answers to the next observations (checked actions, its own choice); boolean arrays sent with
+the worker's encoders replaced reach BipedalWalker as float32 (the host's check casts them); a
+daemon forked after GO in the judge's nested sandbox dies with its judge, and with its process
+when that process is lost and replaced (a plain one outlives both: the controls);
+EvoPolicyGym's train phase charges a policy that crashes and then refuses to load for every
+requested episode.
 
 Won (``xfail``): a ``PYTHONPATH`` entry that names the working directory in another spelling
 than ``.`` (``./``, ``src/..``) survives ``launch.worker_env``'s filter, so a
@@ -1029,3 +1031,87 @@ def test_a_daemon_of_a_lost_process_dies_before_the_next_one_plays(
                     os.kill(pid, signal.SIGKILL)
                 except (ProcessLookupError, PermissionError):
                     pass
+
+
+# ---------------------------------------------------------------------------- 9. env faults
+
+#: the policy replaces the worker's encoders: every answer it sends is a boolean array (4,) -
+#: in the bounds of BipedalWalker's Box, but of a dtype its step was not written for (np.sign of
+#: a boolean raises): what reaches an environment must be the space's own dtype, or a policy
+#: could steer it through code paths (casts, overflows, faults) no float32 action takes
+BOOLS = r"""
+import base64, json, struct, sys
+import numpy as np
+
+worker = sys.modules["__main__"]  # python -m evotree.domains.gym.worker
+wire = sys.modules["evotree.domains.gym.wire"]
+ACTION = np.array([True, False, True, False])
+_sent = [0]
+
+
+def _forged(*args, **kwargs):
+    _sent[0] += 1
+    if _sent[0] == 1:
+        print("REDTEAM-BOOLS", file=sys.stderr, flush=True)
+    body = json.dumps(wire.tag(ACTION)).encode()
+    return b"A" + struct.pack(">BcI", 0, b"j", len(body)) + body
+
+
+def _forged_round(answers):
+    _sent[0] += 1
+    if _sent[0] == 1:
+        print("REDTEAM-BOOLS", file=sys.stderr, flush=True)
+    header = wire._array_header(ACTION.dtype, ACTION.shape)
+    return b"Nb" + header + b"".join(ACTION.tobytes() for _ in answers)
+
+
+worker.encode_action = _forged
+worker.encode_reply = _forged_round
+
+
+class Policy:
+    def __init__(self, *args):
+        pass
+
+    def reset(self):
+        pass
+
+    def act(self, obs):
+        return np.zeros(4, dtype=np.float32)
+"""
+
+
+@pytest.mark.heavy
+@pytest.mark.parametrize("lanes", [1, 2], ids=["one-lane", "lanes"])
+def test_a_forged_boolean_action_never_faults_the_environment(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capfd: pytest.CaptureFixture[str],
+    lanes: int,
+) -> None:
+    """BipedalWalker's step raises on a boolean array (the control, here: the raw action does
+    reach code the space's dtype never does). The policy's process sends boolean arrays on every
+    step (its encoders replaced, the worker's own check bypassed): the host's check casts them to
+    float32 and the walker plays them, with no environment fault (which would be an ``error``)."""
+    pytest.importorskip("Box2D")
+    import gymnasium as gym
+    import numpy as np
+
+    env = gym.make("BipedalWalker-v3").unwrapped
+    env.reset(seed=SEEDS[0])
+    with pytest.raises(TypeError):  # the probe: the raw action faults the environment
+        env.step(np.array([True, False, True, False]))
+    env.close()
+    monkeypatch.setattr(launch, "_early", None)
+    candidate = _candidate(tmp_path, BOOLS)
+    capfd.readouterr()
+    tasks = [Task("BipedalWalker-v3", i, s) for i, s in enumerate(SEEDS)]
+    episodes = list(run_episodes(candidate, tasks, timeout=60, sandbox=None, lanes=lanes))
+    assert "REDTEAM-BOOLS" in capfd.readouterr().err  # the forged frames went out
+    for episode in episodes:
+        assert "env.step raised" not in episode.message, episode.message
+        assert episode.finish_reason in ("terminated", "truncated"), (
+            episode.finish_reason,
+            episode.message,
+        )
+        assert episode.length > 1
