@@ -165,33 +165,42 @@ def _tree(pid: int) -> list[int]:
     return out
 
 
-def _waits_for_go(pid: int) -> bool:
+def _waits_for_go(pid: int) -> bool | None:
     """Whether the worker under ``pid`` (itself, or inside its bubblewraps) sits in ``read`` on
-    its request pipe: it has done its imports and waits at the gate (``/proc/PID/syscall``)."""
+    its request pipe: it has done its imports and waits at the gate (``/proc/PID/syscall``);
+    None when no worker's ``syscall`` can be read here (another user's, or not started yet)."""
+    readable = False
     for each in _tree(pid):
         try:
             with open(f"/proc/{each}/cmdline", "rb") as handle:
                 argv = handle.read().split(b"\0")
+            if b"evotree.domains.gym.worker" not in argv:
+                continue
             with open(f"/proc/{each}/syscall") as handle:
                 call = handle.read().split()
         except OSError:
             continue
-        if b"evotree.domains.gym.worker" not in argv or len(call) < 2:
-            continue
+        readable = True
         request = int(argv[argv.index(b"evotree.domains.gym.worker") + 1])
-        if call[0] == "0" and int(call[1], 16) == request:
+        if len(call) >= 2 and call[0] == "0" and int(call[1], 16) == request:
             return True
-    return False
+    return False if readable else None
 
 
 def _at_gate(pid: int, limit: float = 30.0) -> bool:
-    """Wait until the early process waits for GO (seen twice, 50 ms apart); False past ``limit``."""
+    """Wait until the early process waits for GO (seen twice, 50 ms apart); False past ``limit``.
+    Where its ``/proc/PID/syscall`` is never readable, 3 s (its imports take well under 1 s)."""
     end = time.monotonic() + limit
+    seen = False
     while time.monotonic() < end:
-        if _waits_for_go(pid):
+        state = _waits_for_go(pid)
+        seen = seen or state is not None
+        if state:
             time.sleep(0.05)
             if _waits_for_go(pid):
                 return True
+        if not seen and time.monotonic() > end - limit + 3.0:
+            return True  # nothing readable here: the fixed wait
         time.sleep(0.05)
     return False
 
