@@ -41,7 +41,10 @@ phase's charge (after GO, not the gate): a policy that plays its lanes, ends its
 refuses to load at the restart keeps the episodes in flight out of the record
 (``Worker.play_lanes`` boards, and so restarts, before it hands over the episodes that failed):
 with none finished the train phase exits 65 with no row (an invalid run, charged nothing and no
-attempt, after 64 episodes played); later, 64 rows for 128 episodes played.
+attempt, after 64 episodes played); later, 64 rows for 128 episodes played. Won, the same charge
+by another road (the process split isolates nothing in the train phase): a daemon the policy
+forks after GO empties the phase's ``rollouts.jsonl`` (its folder read in
+``/proc/<ppid>/environ``) while the phase lives - 70 episodes played, 0 rows charged.
 """
 
 from __future__ import annotations
@@ -1124,3 +1127,99 @@ def test_a_forged_boolean_action_never_faults_the_environment(
             episode.message,
         )
         assert episode.length > 1
+
+
+# ---------------------------------------------------------------------------- 10. train: its rows
+
+#: at import (after GO) in the train phase, where the policy's process is a plain child of the
+#: phase: a daemon empties the phase's rollouts.jsonl (its folder named in the parent's environ)
+#: every 2 ms for as long as the phase lives; the recorder appends to the emptied file
+TRUNCATE = r"""
+import os, sys, time
+
+PARENT = os.getppid()
+try:
+    with open(f"/proc/{PARENT}/environ", "rb") as handle:
+        env = dict(x.split(b"=", 1) for x in handle.read().split(b"\0") if b"=" in x)
+    ROWS = os.path.join(env[b"EVOTREE_EVIDENCE_DIR"].decode(), "rollouts.jsonl")
+except (OSError, KeyError):
+    ROWS = None
+print("REDTEAM-ROWS", ROWS, file=sys.stderr, flush=True)
+if ROWS and os.fork() == 0:
+    os.setsid()
+    if os.fork() == 0:
+        for fd in sys.argv[1:3]:
+            os.close(int(fd))
+        def alive():
+            try:
+                with open(f"/proc/{PARENT}/stat") as handle:
+                    return handle.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+            except OSError:
+                return False
+
+        while alive():
+            try:
+                os.truncate(ROWS, 0)
+            except OSError:
+                pass
+            time.sleep(0.002)
+        os._exit(0)
+    os._exit(0)
+if ROWS:
+    os.wait()
+
+
+class Policy:
+    def __init__(self, *args):
+        pass
+
+    def reset(self):
+        pass
+
+    def act(self, obs):
+        return int(obs[2] + 0.5 * obs[3] > 0)
+"""
+
+_ROWS_WIN = (
+    "the train phase's charge is its rollout rows (harness/finish._train_counts counts "
+    "evidence/train/rollouts.jsonl), and the policy's process is a plain child of the train "
+    "phase in the same sandbox: it reads the evidence folder in /proc/<ppid>/environ "
+    "(EVOTREE_EVIDENCE_DIR; relatively it is ../evidence/train) and a daemon it forks after GO "
+    "empties rollouts.jsonl every 2 ms while the phase lives (the recorder appends to the "
+    "emptied file): 70 episodes played, 0 rows left - the run is charged for none. The "
+    "process split isolates nothing in the train phase ([sandbox] nests only the "
+    "judge's policy); the phase's evidence is writable by design, so this may be a known limit "
+    "of row-counted budgets rather than a defect of the gate"
+)
+
+
+@pytest.mark.heavy
+@pytest.mark.xfail(strict=False, reason=_ROWS_WIN)
+def test_the_train_phase_records_every_episode_its_policy_played(tmp_path: Path) -> None:
+    """70 CartPole episodes in the train phase (plain, as it runs its policy): the rows left in
+    rollouts.jsonl must be the 70 played. The control: the daemon found the file (its report)."""
+    candidate = _candidate(tmp_path, TRUNCATE)
+    (candidate / "gym.toml").write_text(
+        f'[train]\nenvs = ["{ENV}"]\nepisodes_per_env = 70\nfirst_seed = 0\n'
+        "episode_timeout_seconds = 20\nworkers = 1\n"
+    )
+    env = _phase_env(tmp_path, "train", None)
+    env["EVOTREE_SEED"] = "0"
+    log = tmp_path / "train.err"
+    with open(log, "wb") as handle:  # a file: the daemon holds the phase's stderr a moment
+        proc = subprocess.run(
+            [sys.executable, "-P", "-m", "evotree.domains.gym.train"],
+            cwd=candidate,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=handle,
+            timeout=120,
+            check=False,
+        )
+    time.sleep(0.05)  # the daemon sees its parent gone and ends
+    err = log.read_text(errors="replace")
+    rollouts = tmp_path / "evidence-train" / "rollouts.jsonl"
+    assert proc.returncode == 0, err[-2000:]
+    assert f"REDTEAM-ROWS {rollouts}" in err, err[-2000:]  # the attack ran
+    rows = len(rollouts.read_text().splitlines()) if rollouts.exists() else 0
+    assert rows == 70, rows
