@@ -15,7 +15,8 @@ bound over it (:func:`evotree.harness.git_guard.before_phase`):
   and remote-tracking references whose commit the base reaches, each written peeled (a tag's
   message is not copied) in ``packed-refs``; no reflog, no stash, notes or replace references,
   no state pointer (``ORIG_HEAD``, ``FETCH_HEAD``...), no linked worktree;
-- ``config``, ``info/exclude``, ``info/attributes`` as they were; ``shallow`` with the lines
+- ``config`` with only what honest work needs (:data:`_KEPT_CONFIG`: never a program git would
+  run nor a file it would read), ``info/exclude``, ``info/attributes`` as they were; ``shallow`` with the lines
   the copy holds; the ``index`` as it was when every object it names is in the copy, else the
   base's tree read into a fresh one (the work tree is untouched either way).
 
@@ -24,8 +25,9 @@ never reads that directory's own config, links or pointers: the directory must b
 self-contained (:func:`_check_self_contained`: no ``commondir``, no alternates, every entry of
 ``objects/`` and ``refs/`` a regular file or folder — no link, FIFO or device) and git runs on a
 scratch view of it (evotree's minimal config, its ``HEAD`` and references copied,
-``GIT_OBJECT_DIRECTORY`` its object store), with no system or global config; the task's config
-is written into the copy last, for the box's git alone. A directory that is not self-contained
+``GIT_OBJECT_DIRECTORY`` its object store read as a C-quoted alternate: a ':' in its path never
+splits it), with no system or global config; the task config's kept entries are written into
+the copy last, for the box's git alone. A directory that is not self-contained
 is not copied (the caller hides it).
 
 The copy lives beside the phase's raw trace, outside every bind, and is removed after the phase
@@ -37,12 +39,14 @@ before: the trace's own judgement alone, for its tests and benchmarks.
 
 from __future__ import annotations
 
+import contextvars
 import hashlib
 import json
 import os
 import shutil
 import stat
 import subprocess
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -54,6 +58,7 @@ from evotree.harness.audit.repo_objects import GIT, git_env
 __all__ = [
     "COPIES_SUFFIX",
     "ENV_TASK_REPOS",
+    "OverLimit",
     "PruneError",
     "PrunedCopy",
     "copies_path",
@@ -137,18 +142,51 @@ def _git(
         if primary is None:
             raise ValueError("the task's store is read as an alternate of a primary store")
         env["GIT_OBJECT_DIRECTORY"] = str(primary)
-        env["GIT_ALTERNATE_OBJECT_DIRECTORIES"] = str(objects)
-    proc = subprocess.run(
-        [*GIT, *args],
-        input=stdin,
-        capture_output=True,
-        env=env,
-        cwd=git_dir,
-        check=False,
-        timeout=600,
-    )
+        # quoted as git documents for this ':'-separated list: a path holding ':' (a folder
+        # 's:t' an earlier phase made) is never split into other stores
+        env["GIT_ALTERNATE_OBJECT_DIRECTORIES"] = _quote_path(str(objects))
+    deadline = _DEADLINE.get()
+    timeout = 600.0 if deadline is None else min(600.0, deadline - time.monotonic())
+    if timeout <= 0:
+        raise PruneError("the time allowed for pruning git directories is spent")
+    try:
+        proc = subprocess.run(
+            [*GIT, *args],
+            input=stdin,
+            capture_output=True,
+            env=env,
+            cwd=git_dir,
+            check=False,
+            timeout=timeout,
+        )
+    except subprocess.TimeoutExpired as exc:
+        raise PruneError(f"host git took over {timeout:.0f} s on {git_dir}") from exc
     lines = proc.stderr.decode("utf-8", "replace").strip().splitlines()
     return proc.returncode, proc.stdout, lines[-1] if lines else ""
+
+
+#: When the pruning under way must be over (``time.monotonic``); ``None``: 600 s a git call.
+_DEADLINE: contextvars.ContextVar[float | None] = contextvars.ContextVar(
+    "evotree_prune_deadline", default=None
+)
+
+
+def _quote_path(path: str) -> str:
+    """``path`` C-quoted, as git reads a quoted entry of ``GIT_ALTERNATE_OBJECT_DIRECTORIES``
+    (one that starts with ``"``): never split at ':', a newline or quote kept in the name."""
+    out = []
+    for ch in path:
+        if ch in '"\\':
+            out.append("\\" + ch)
+        elif ch == "\n":
+            out.append("\\n")
+        elif ch == "\t":
+            out.append("\\t")
+        elif ord(ch) < 0x20 or ord(ch) == 0x7F:
+            out.append(f"\\{ord(ch):03o}")
+        else:
+            out.append(ch)
+    return '"' + "".join(out) + '"'
 
 
 def _read_regular(git_dir: Path, rel: str | Path, limit: int) -> bytes | None:
@@ -227,28 +265,109 @@ def _check_self_contained(git_dir: Path) -> None:
                     raise PruneError(f"{entry.path} is not a regular file or a folder")
 
 
-def _minimal_config(git_dir: Path, scratch: Path) -> str:
-    """evotree's own config for git run on the task's store: its format version and the
+#: The config keys the copy keeps (lower-cased section and name; ``*`` any subsection): what
+#: honest work with a repository needs. Everything else — a program git runs
+#: (``core.fsmonitor``, ``core.hooksPath``, ``core.sshCommand``, ``core.pager``,
+#: ``core.editor``, ``filter.*``, ``diff.*.textconv``, ``alias.*``...) or a file it reads
+#: (``include.*``, ``core.excludesFile``...) — is dropped: the judge's own git runs in the copy.
+_KEPT_CONFIG = frozenset(
+    {
+        "core.repositoryformatversion",
+        "core.bare",
+        "core.filemode",
+        "core.logallrefupdates",
+        "core.ignorecase",
+        "core.precomposeunicode",
+        "core.symlinks",
+        "core.autocrlf",
+        "core.eol",
+        "core.safecrlf",
+        "core.quotepath",
+        "core.sparsecheckout",
+        "core.sparsecheckoutcone",
+        "core.abbrev",
+        "extensions.objectformat",
+        "remote.*.url",
+        "remote.*.fetch",
+        "branch.*.remote",
+        "branch.*.merge",
+        "submodule.*.url",
+        "submodule.*.active",
+        "user.name",
+        "user.email",
+    }
+)
+#: git-lfs's own filter commands, kept as they are (a repository of LFS files reads as one).
+_LFS_FILTER = {
+    "filter.lfs.clean": "git-lfs clean -- %f",
+    "filter.lfs.smudge": "git-lfs smudge -- %f",
+    "filter.lfs.process": "git-lfs filter-process",
+    "filter.lfs.required": "true",
+}
+
+
+def _config_value(text: str) -> str:
+    """``text`` as a quoted config value."""
+    return (
+        '"'
+        + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\t", "\\t")
+        + '"'
+    )
+
+
+def _kept_config(entries: list[tuple[str, str]]) -> str:
+    """The config text the copy holds: the entries of :data:`_KEPT_CONFIG` (and git-lfs's
+    filters as git-lfs writes them), every other one dropped (module doc)."""
+    sections: dict[tuple[str, str | None], list[str]] = {}
+    for key, value in entries:
+        section, _, rest = key.partition(".")
+        sub, _, name = rest.rpartition(".")
+        pattern = f"{section}.*.{name}" if sub else key
+        if key in _LFS_FILTER:
+            if value != _LFS_FILTER[key]:
+                continue
+        elif pattern not in _KEPT_CONFIG and key not in _KEPT_CONFIG:
+            continue
+        if not section.isalnum() or not name.replace("-", "").isalnum():
+            continue
+        if any(c in sub for c in "\n\0") or any(c in value for c in "\0"):
+            continue
+        sections.setdefault((section, sub or None), []).append(
+            f"\t{name} = {_config_value(value)}\n"
+        )
+    text = ""
+    for (section, sub), lines in sections.items():
+        if sub is None:
+            text += f"[{section}]\n"
+        else:
+            quoted = sub.replace("\\", "\\\\").replace('"', '\\"')
+            text += f'[{section} "{quoted}"]\n'
+        text += "".join(lines)
+    return text
+
+
+def _minimal_config(git_dir: Path, scratch: Path) -> tuple[str, str]:
+    """(evotree's own config for git run on the task's store: its format version and the
     extensions git needs to read it (the object format), read from the task's config without
-    its includes; a reference storage git reads elsewhere (reftable) is refused."""
+    its includes — a reference storage git reads elsewhere (reftable) is refused; the config
+    the copy holds for the box's git: :func:`_kept_config`)."""
     raw = _read_regular(git_dir, "config", _SMALL)
     if raw is None:
         raise PruneError(f"{git_dir / 'config'} is not a regular file of at most 1 MiB")
     original = scratch / "task-config"
     original.write_bytes(raw)
     rc, out, _ = _git(
-        scratch,
-        "config",
-        "--file",
-        str(original),
-        "--no-includes",
-        "--get-regexp",
-        r"^extensions\.",
+        scratch, "config", "--file", str(original), "--no-includes", "--null", "--list"
     )
+    entries: list[tuple[str, str]] = []
+    for item in out.decode("utf-8", "replace").split("\0") if rc == 0 else []:
+        key, _, value = item.partition("\n")
+        if key:
+            entries.append((key.lower() if key.count(".") < 2 else key, value))
     extensions = {}
-    for line in out.decode("utf-8", "replace").splitlines() if rc == 0 else []:
-        key, _, value = line.partition(" ")
-        extensions[key.split(".", 1)[1].lower()] = value.strip()
+    for key, value in entries:
+        if key.lower().startswith("extensions."):
+            extensions[key.split(".", 1)[1].lower()] = value.strip()
     format_ = extensions.pop("objectformat", "")
     if format_ not in ("", "sha1", "sha256"):
         raise PruneError(f"{git_dir}'s object format {format_!r} is not known")
@@ -257,7 +376,9 @@ def _minimal_config(git_dir: Path, scratch: Path) -> str:
     text = f"[core]\n\trepositoryformatversion = {1 if format_ else 0}\n\tbare = true\n"
     if format_:
         text += f"[extensions]\n\tobjectformat = {format_}\n"
-    return text
+    kept = [(k, v) for k, v in entries if not k.lower().startswith("extensions.")]
+    kept += [("extensions.objectformat", format_)] if format_ else []
+    return text, _kept_config(kept)
 
 
 def _copy_refs(git_dir: Path, view: Path) -> None:
@@ -452,11 +573,46 @@ _MODULES_DEPTH = 6
 _MAX_MODULES = 200
 
 
-def _copy_modules(git_dir: Path, dest: Path) -> None:
+class OverLimit(PruneError):
+    """A copy that would pass its caller's file or byte limit (:func:`prune_copy`'s
+    ``budget``): stopped as soon as it is past it, nothing of it kept."""
+
+
+def _usage(dest: Path) -> tuple[int, int]:
+    """(files, bytes) under ``dest`` (links not followed)."""
+    files = size = 0
+    stack = [dest]
+    while stack:
+        for entry in os.scandir(stack.pop()):
+            if entry.is_dir(follow_symlinks=False):
+                stack.append(Path(entry.path))
+            else:
+                files += 1
+                size += entry.stat(follow_symlinks=False).st_size
+    return files, size
+
+
+def _check_budget(dest: Path, budget: tuple[int, int] | None) -> None:
+    """:class:`OverLimit` when the copy in ``dest`` holds more than ``budget`` (files, bytes)."""
+    if budget is None:
+        return
+    files, size = _usage(dest)
+    if files > budget[0] or size > budget[1]:
+        raise OverLimit(f"its pruned copy passes {budget[0]} files or {budget[1]} bytes")
+
+
+def _copy_modules(
+    git_dir: Path,
+    dest: Path,
+    top: Path,
+    budget: tuple[int, int] | None,
+    kept: list[tuple[str, Path, dict[str, str]]],
+) -> None:
     """The submodules' git directories (``modules/<name>``, as ``git submodule`` absorbs them),
     each pruned at its own base into the copy, so that git in a submodule's work tree (a
     ``.git`` file naming ``../.git/modules/<name>``) works on its base and sees no future. One
-    that cannot be pruned is left out (git there says it is not a repository)."""
+    that cannot be pruned is left out (git there says it is not a repository); the copy's
+    ``budget`` (``top``: the whole copy) is checked before each (:class:`OverLimit`)."""
     root = git_dir / "modules"
     if not _is_folder(root):
         return
@@ -469,21 +625,55 @@ def _copy_modules(git_dir: Path, dest: Path) -> None:
             if not entry.is_dir(follow_symlinks=False):
                 continue
             if os.path.lexists(path / "HEAD") and _is_folder(path / "objects"):
+                _check_budget(top, budget)
                 target = dest / path.relative_to(git_dir)
                 target.parent.mkdir(parents=True, exist_ok=True)
                 try:
-                    prune_copy(path, target)
+                    _prune(path, target, top, budget, kept)
                     made += 1
+                except OverLimit:
+                    raise
                 except (PruneError, OSError, subprocess.SubprocessError):
                     pass
             elif depth < _MODULES_DEPTH:
                 queue.append((path, depth + 1))
 
 
-def prune_copy(git_dir: Path, dest: Path) -> PrunedCopy:
+def prune_copy(
+    git_dir: Path,
+    dest: Path,
+    *,
+    budget: tuple[int, int] | None = None,
+    deadline: float | None = None,
+) -> PrunedCopy:
     """Copy the git directory ``git_dir`` into the new folder ``dest`` with only what its base
-    (HEAD's commit) reaches (module doc); :class:`PruneError` says why it could not."""
-    git_dir = Path(git_dir)
+    (HEAD's commit) reaches (module doc); :class:`PruneError` says why it could not.
+
+    ``budget``: (files, bytes) the copy may hold, checked after its pack and before each
+    submodule (:class:`OverLimit`: nothing kept, not even in the cache of packs);
+    ``deadline``: when (``time.monotonic``) every host git call of it must be over."""
+    token = _DEADLINE.set(deadline) if deadline is not None else None
+    kept: list[tuple[str, Path, dict[str, str]]] = []
+    try:
+        copy = _prune(Path(git_dir), Path(dest), Path(dest), budget, kept)
+    finally:
+        if token is not None:
+            _DEADLINE.reset(token)
+    for key, pack_dir, refs in kept:  # only a copy made whole, within its budget
+        _keep(key, pack_dir, refs)
+    return copy
+
+
+def _prune(
+    git_dir: Path,
+    dest: Path,
+    top: Path,
+    budget: tuple[int, int] | None,
+    kept: list[tuple[str, Path, dict[str, str]]] | None = None,
+) -> PrunedCopy:
+    """:func:`prune_copy` of ``git_dir`` into ``dest`` (``top``: the whole copy, for its
+    budget); the packs made are listed in ``kept`` for the cache."""
+    kept = [] if kept is None else kept
     branch, detached = _head_text(git_dir)
     _check_self_contained(git_dir)
     objects = git_dir / "objects"
@@ -494,7 +684,7 @@ def prune_copy(git_dir: Path, dest: Path) -> PrunedCopy:
     try:
         for sub in ("objects/pack", "objects/info", "refs/heads", "refs/tags", "info"):
             (dest / sub).mkdir(parents=True)
-        config = _minimal_config(git_dir, view)
+        config, box_config = _minimal_config(git_dir, view)
         (view / "config").write_text(config)
         (view / "refs").mkdir()
         (view / "HEAD").write_text(f"ref: {branch}\n" if branch else f"{detached}\n")
@@ -517,7 +707,7 @@ def prune_copy(git_dir: Path, dest: Path) -> PrunedCopy:
             base = None  # unborn: no commit yet
         else:
             raise PruneError(f"HEAD of {git_dir} names no commit: {err or 'git rev-parse failed'}")
-        (dest / "config").write_text(config)  # the task's own comes last: for the box's git
+        (dest / "config").write_text(config)  # the box's comes last
         refs: dict[str, str] = {}
         if base is not None:
             key = _store_key(git_dir, view, config, base)
@@ -543,9 +733,10 @@ def prune_copy(git_dir: Path, dest: Path) -> PrunedCopy:
                     raise PruneError(
                         f"the objects {git_dir}'s base reaches cannot be packed: {err}"
                     )
-                _keep(key, dest / "objects" / "pack", refs)
+                kept.append((key, dest / "objects" / "pack", dict(refs)))
             if branch is not None:
                 refs[branch] = base
+        _check_budget(top, budget)
         (dest / "HEAD").write_text(f"ref: {branch}\n" if branch is not None else f"{base}\n")
         lines = "".join(f"{oid} {name}\n" for name, oid in sorted(refs.items()))
         (dest / "packed-refs").write_text("# pack-refs with: peeled fully-peeled sorted \n" + lines)
@@ -558,12 +749,11 @@ def prune_copy(git_dir: Path, dest: Path) -> PrunedCopy:
                 data = _read_regular(git_dir, name, _SMALL)
                 if data is not None:
                     (dest / name).write_bytes(data)
-        _copy_modules(git_dir, dest)
+        _copy_modules(git_dir, dest, top, budget, kept)
         index = _copy_index(git_dir, dest, base)
-        task_config = _read_regular(git_dir, "config", _SMALL)
-        if task_config is None:
-            raise PruneError(f"{git_dir / 'config'} changed while it was copied")
-        (dest / "config").write_bytes(task_config)
+        # for the box's git: only what honest work needs (_kept_config), never a program to run
+        (dest / "config").write_text(box_config)
+        _check_budget(top, budget)
     except BaseException:
         shutil.rmtree(dest, ignore_errors=True)  # nothing half-made is left to be bound
         raise
