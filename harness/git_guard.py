@@ -27,12 +27,15 @@ traced phase's read-write folders before it starts (:func:`find_git_dirs`):
 
 from __future__ import annotations
 
+import atexit
 import collections
 import hashlib
 import json
 import os
+import shutil
 import stat
 import subprocess
+import tempfile
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -41,6 +44,8 @@ from evotree.harness import git_prune
 
 __all__ = [
     "SNAPSHOT_SUFFIX",
+    "before_untraced",
+    "is_git_dir",
     "after_phase",
     "before_phase",
     "compare",
@@ -115,22 +120,46 @@ def _is_bare(path: Path) -> bool:
         return False
 
 
+def is_git_dir(path: Path) -> bool:
+    """Whether the folder ``path`` is a git directory: a folder named ``.git`` (not a link), or
+    one holding ``HEAD`` (a regular file), ``objects/`` and ``refs/`` — a bare repository or a
+    separate git directory. The one recogniser of task repositories: the phases' search
+    (:func:`find_git_dirs`) and the judge's copy of the candidate
+    (:func:`evotree.harness.sandbox_copy.copy_regular_files`) both use it."""
+    if path.name == ".git":
+        try:
+            return stat.S_ISDIR(os.lstat(path).st_mode)
+        except OSError:
+            return False
+    return _is_bare(path)
+
+
 def find_git_dirs(
-    roots: Iterable[Path | str], *, max_depth: int = MAX_DEPTH, max_entries: int = MAX_ENTRIES
+    roots: Iterable[Path | str],
+    *,
+    max_depth: int = MAX_DEPTH,
+    max_entries: int = MAX_ENTRIES,
+    skip: Iterable[Path | str] = (),
 ) -> tuple[list[Path], list[str]]:
     """(the git directories in and below ``roots``, what could not be guarded).
 
-    A work tree's ``.git`` folder and a bare repository count, down to ``max_depth`` folders
-    below each root and ``max_entries`` entries in all, links never followed; a folder left
-    unsearched at either bound is a problem (a repository there would not be guarded). A ``.git`` that is a link cannot be locked (the link
-    itself can be swapped): it is a problem, as is a git directory reached through a link. A
-    ``.git`` file (a linked worktree's pointer) is left alone: the folder it names is guarded
-    only where it is itself found."""
+    A git directory (:func:`is_git_dir`) counts, down to ``max_depth`` folders below each root
+    and ``max_entries`` entries a root (each root its own bound: a flood in one never leaves
+    another unsearched), links never followed, the folders of ``skip`` not entered (searched
+    elsewhere); a folder left unsearched at either bound is a problem (a repository there
+    would not be guarded). A ``.git`` that is a link cannot be locked (the link itself can be
+    swapped): it is a problem, as is a git directory reached through a link. A ``.git`` file
+    (a linked worktree's pointer) is left alone: the folder it names is guarded only where it
+    is itself found."""
     found: list[Path] = []
     problems: list[str] = []
-    seen = 0
+    skipped = {Path(p).absolute() for p in skip}
     for root in roots:
-        queue = collections.deque([(Path(root).absolute(), 0)])
+        start = Path(root).absolute()
+        if start in skipped or any(parent in skipped for parent in start.parents):
+            continue
+        seen = 0
+        queue = collections.deque([(start, 0)])
         while queue:
             folder, depth = queue.popleft()
             if _is_bare(folder):
@@ -142,12 +171,13 @@ def find_git_dirs(
                 continue
             seen += len(entries)
             for entry in entries:
-                if entry.name == ".git":
-                    if entry.is_symlink():
-                        problems.append(f"{entry.path} is a symbolic link: it cannot be locked")
-                    elif entry.is_dir(follow_symlinks=False):
-                        found.append(Path(entry.path))
-                elif entry.is_dir(follow_symlinks=False):
+                path = Path(entry.path)
+                if entry.name == ".git" and entry.is_symlink():
+                    problems.append(f"{entry.path} is a symbolic link: it cannot be locked")
+                elif entry.name == ".git":
+                    if is_git_dir(path):
+                        found.append(path)
+                elif entry.is_dir(follow_symlinks=False) and path not in skipped:
                     if depth >= max_depth:
                         problems.append(
                             f"{entry.path} was not searched (the search for task repositories "
@@ -163,7 +193,7 @@ def find_git_dirs(
                         queue.clear()
                         break
                     else:
-                        queue.append((Path(entry.path), depth + 1))
+                        queue.append((path, depth + 1))
     out = []
     for path in found:
         if os.path.realpath(path) != str(path):
@@ -434,30 +464,57 @@ def snapshot_path(trace: Path | str) -> Path:
     return Path(str(trace) + SNAPSHOT_SUFFIX)
 
 
-#: How many entries of a phase's read-only folders are searched (the operator's data may be
-#: large; a cut there is said in the snapshot, not a row: a phase cannot write those folders).
+#: How many entries of each of a phase's read-only folders are searched (the operator's data
+#: may be large); a cut there is a problem (a row), as in a read-write folder: an earlier phase
+#: can write into a read-only folder (the prepare phase into the run directory), and a task
+#: repository beyond the cut would be bound whole.
 MAX_READ_ONLY_ENTRIES = 100_000
+
+
+def _read_only_order(read_only: Iterable[Path | str], read_write: Sequence[Path]) -> list[Path]:
+    """The read-only roots, the operator's first: a root holding a read-write folder (the run
+    directory, which earlier phases write) after every other."""
+
+    def holds(root: Path) -> bool:
+        return any(rw == root or root in rw.parents for rw in read_write)
+
+    roots = [Path(p).absolute() for p in read_only]
+    return [r for r in roots if not holds(r)] + [r for r in roots if holds(r)]
+
+
+def _search(
+    read_write: Iterable[Path | str], read_only: Iterable[Path | str], skip: Iterable[Path | str]
+) -> tuple[list[Path], list[str], list[str]]:
+    """(the task repositories of a phase's folders, the problems, the read-only cuts said in
+    ``hidden`` too): read-write folders to :data:`MAX_ENTRIES`, each read-only one to
+    :data:`MAX_READ_ONLY_ENTRIES` (its read-write and ``skip`` folders not entered again)."""
+    rw = [Path(p).absolute() for p in read_write]
+    git_dirs, problems = find_git_dirs(rw, skip=skip)
+    more_dirs, cut = find_git_dirs(
+        _read_only_order(read_only, rw), max_entries=MAX_READ_ONLY_ENTRIES, skip=[*rw, *skip]
+    )
+    git_dirs += [gd for gd in more_dirs if gd not in git_dirs]
+    return git_dirs, [*problems, *cut], [f"in a read-only folder: {c}" for c in cut]
 
 
 def before_phase(
     read_write: Iterable[Path | str],
     trace: Path | str,
     read_only: Iterable[Path | str] = (),
+    skip: Iterable[Path | str] = (),
 ) -> list[tuple[str, Path, Path]]:
-    """Find the task repositories in ``read_write`` and ``read_only`` (a cut search of a
-    read-only folder is said in ``hidden``, not a row), bind each as a copy pruned at its base
+    """Find the task repositories in ``read_write`` and ``read_only`` (a cut search of either is
+    a problem: a row after the phase), bind each as a copy pruned at its base
     (:mod:`evotree.harness.git_prune`; whole with ``EVOTREE_TASK_REPOS=whole``), record their
     state beside ``trace`` (replacing any file there, never following a link) and return the
     binds that put them in place and lock them. A repository that cannot be pruned (a HEAD
     of garbage, a store git cannot read) is hidden from the phase — an empty folder bound over
-    it, said in the snapshot's ``hidden`` — which leaves nothing to reach, so it is no finding."""
-    git_dirs, problems = find_git_dirs(read_write)
-    more_dirs, cut = find_git_dirs(read_only, max_entries=MAX_READ_ONLY_ENTRIES)
-    git_dirs += [gd for gd in more_dirs if gd not in git_dirs]
+    it, said in the snapshot's ``hidden`` — which leaves nothing to reach, so it is no finding.
+    ``skip``: folders not searched (masked in the box)."""
+    git_dirs, problems, said = _search(read_write, read_only, skip)
     git_prune.remove_copies(trace)
     sources = list(git_dirs)
     hidden: list[tuple[str, Path, Path]] = []
-    said: list[str] = [f"in a read-only folder: {c}" for c in cut]
     if git_dirs and git_prune.pruning():
         copies = git_prune.copies_path(trace)
         copies.mkdir(mode=0o700)
@@ -484,6 +541,79 @@ def before_phase(
     with open(target, "x", encoding="utf-8") as fh:
         json.dump(snapshot(git_dirs, [*problems, *more], sources) | {"hidden": said}, fh)
     return [*hidden, *binds]
+
+
+#: This process's untraced phases' copies (removed when it ends).
+_UNTRACED: list[Path] = []
+
+
+def _untraced_root() -> Path | None:
+    """The private folder of untraced phases' pruned copies (this user's); ``None`` where it
+    cannot be made private."""
+    from evotree.harness.sandbox_tracer_build import owned_private, tracer_cache
+
+    root = tracer_cache() / "untraced-copies"
+    try:
+        root.mkdir(parents=True, exist_ok=True, mode=0o700)
+    except OSError:
+        return None
+    return root if owned_private(tracer_cache()) and owned_private(root) else None
+
+
+def _sweep(root: Path) -> None:
+    """Remove the copies a process that is gone left in ``root`` (it died before its exit)."""
+    for entry in os.scandir(root):
+        pid = entry.name.split("-", 1)[0]
+        if not pid.isdigit() or int(pid) == os.getpid():
+            continue
+        try:
+            os.kill(int(pid), 0)
+        except ProcessLookupError:
+            shutil.rmtree(entry.path, ignore_errors=True)
+        except OSError:
+            continue
+
+
+def _remove_untraced() -> None:
+    for folder in _UNTRACED:
+        shutil.rmtree(folder, ignore_errors=True)
+    _UNTRACED.clear()
+
+
+def before_untraced(
+    read_write: Iterable[Path | str], read_only: Iterable[Path | str], skip: Iterable[Path | str]
+) -> list[tuple[str, Path, Path]]:
+    """:func:`before_phase` for a phase that runs without a trace (the judge): its task
+    repositories — in the operator's read paths, say — are bound pruned too (or hidden), never
+    whole. The copies and their snapshot are made in a private folder of this process, kept
+    while a phase may use them and removed when it ends (one that died is swept by a later
+    call); there is no trace to seal a row, so nothing is compared after the phase.
+    :class:`~evotree.harness.git_prune.PruneError` when no private folder can be made while
+    repositories are there to prune (never bound whole)."""
+    read_write, read_only, skip = list(read_write), list(read_only), list(skip)
+    if not git_prune.pruning():
+        return []
+    root = _untraced_root()
+    if root is None:
+        if _search(read_write, read_only, skip)[0]:
+            raise git_prune.PruneError(
+                "no private folder for an untraced phase's pruned task repositories"
+            )
+        return []
+    _sweep(root)
+    folder = Path(tempfile.mkdtemp(prefix=f"{os.getpid()}-", dir=root))
+    try:
+        binds = before_phase(read_write, folder / "phase", read_only, skip)
+    except BaseException:
+        shutil.rmtree(folder, ignore_errors=True)
+        raise
+    if not binds:
+        shutil.rmtree(folder, ignore_errors=True)
+        return []
+    if not _UNTRACED:
+        atexit.register(_remove_untraced)
+    _UNTRACED.append(folder)
+    return binds
 
 
 def after_phase(trace: Path | str) -> list[dict[str, Any]]:

@@ -196,15 +196,23 @@ def wrap(spec: SandboxSpec, argv: Sequence[str], *, binary: str | None = None) -
 
 
 def _guard_task_repositories(spec: SandboxSpec) -> list[tuple[str, Path, Path]]:
-    """A traced phase's task repositories (git directories in its read-write folders): each
+    """A phase's task repositories (git directories in its read-write and read-only folders): each
     bound as a copy pruned at its base (the future absent, :mod:`evotree.harness.git_prune`),
     its state recorded beside the trace, and the binds that lock its references, HEAD and config
     (:mod:`evotree.harness.git_guard`); :func:`finish_trace` compares them after the phase and
     removes the copies."""
     if spec.trace is None:
-        return []
+        # an untraced phase (the judge) binds task repositories pruned too, never whole
+        try:
+            return git_guard.before_untraced(spec.read_write, spec.read_only, spec.masked)
+        except git_prune.PruneError as exc:
+            raise SandboxUnavailable(
+                f"task repositories cannot be bound pruned: {exc}", fix=OFF_FIX
+            ) from exc
     # read-only folders too: a task repository the phase can only read is read whole otherwise
-    return git_guard.before_phase(spec.read_write, spec.trace, read_only=spec.read_only)
+    return git_guard.before_phase(
+        spec.read_write, spec.trace, read_only=spec.read_only, skip=spec.masked
+    )
 
 
 def _seccomp_tracing(spec: SandboxSpec) -> bool:
