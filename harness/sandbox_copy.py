@@ -7,10 +7,15 @@ import errno
 import os
 import shutil
 import stat
+import subprocess
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = ["CopyReport", "copy_regular_files"]
+__all__ = ["PRUNE_SECONDS", "CopyReport", "copy_regular_files"]
+
+#: The most seconds host git may run pruning the git directories of one copy, all together.
+PRUNE_SECONDS = 300.0
 
 
 @dataclass
@@ -30,97 +35,122 @@ def copy_regular_files(src: Path, dst: Path, *, max_files: int, max_bytes: int) 
     ``max_bytes`` bytes in all. Files are opened with ``O_NOFOLLOW`` and checked again after
     opening, so an entry swapped for a link meanwhile is refused too. Copies are mode 0644, or
     0755 when the owner could execute the original (folders 0755): no set-id bits survive.
-    A ``.git`` folder is copied pruned at its base (:mod:`evotree.harness.git_prune`: the
-    judge reads the task repository as the phase saw it, its future absent), or refused.
+    A git directory (a ``.git`` folder, a bare repository, a separate git directory: the
+    guard's recogniser) is copied pruned at its base (:mod:`evotree.harness.git_prune`: the
+    judge reads the task repository as the phase saw it, its future absent), or refused. The
+    walk is a loop (no folder depth makes it recurse).
     """
+    from evotree.harness import git_guard, git_prune
+
     report = CopyReport()
     over = False
+    deadline = time.monotonic() + PRUNE_SECONDS
 
     def refuse(rel: str, why: str) -> None:
         report.refused.append(f"{rel}: {why}")
 
-    def walk(folder: Path, target: Path, rel: str) -> None:
+    def over_limit(name: str) -> None:
         nonlocal over
+        if not over:
+            refuse(
+                name,
+                f"over the copy limit ({max_files} files, {max_bytes // 2**20} MiB); "
+                "it and every later file were not copied",
+            )
+        over = True
+
+    def entry(folder: Path, target: Path, rel: str, item: os.DirEntry) -> Path | None:
+        """Copy one entry of ``folder``; a folder to walk next is returned, not walked here
+        (the walk is a loop: no depth makes it recurse)."""
+        name = f"{rel}/{item.name}" if rel else item.name
         try:
-            entries = sorted(os.scandir(folder), key=lambda e: e.name)
+            info = item.stat(follow_symlinks=False)
         except OSError as exc:
-            refuse(rel or ".", f"unreadable folder ({exc.strerror})")
-            return
-        for entry in entries:
-            name = f"{rel}/{entry.name}" if rel else entry.name
-            try:
-                info = entry.stat(follow_symlinks=False)
-            except OSError as exc:
-                refuse(name, f"cannot be read ({exc.strerror})")
-                continue
-            mode = info.st_mode
-            if stat.S_ISLNK(mode):
-                refuse(name, f"symbolic link to {os.readlink(entry.path)!r} (not followed)")
-            elif stat.S_ISDIR(mode) and entry.name == ".git":
-                git_dir(Path(entry.path), target / entry.name, name)
-            elif stat.S_ISDIR(mode):
-                (target / entry.name).mkdir(mode=0o755)
-                walk(Path(entry.path), target / entry.name, name)
-            elif not stat.S_ISREG(mode):
-                kind = (
-                    "FIFO"
-                    if stat.S_ISFIFO(mode)
-                    else "socket"
-                    if stat.S_ISSOCK(mode)
-                    else "device"
-                    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
-                    else "special file"
-                )
-                refuse(name, f"{kind} (not opened)")
-            elif info.st_nlink > 1:
-                refuse(name, f"hard link ({info.st_nlink} names for one file; not copied)")
-            elif over or report.files + 1 > max_files or report.bytes + info.st_size > max_bytes:
-                if not over:
-                    refuse(
-                        name,
-                        f"over the copy limit ({max_files} files, {max_bytes // 2**20} MiB); "
-                        "it and every later file were not copied",
-                    )
-                over = True
+            refuse(name, f"cannot be read ({exc.strerror})")
+            return None
+        mode = info.st_mode
+        if stat.S_ISLNK(mode):
+            refuse(name, f"symbolic link to {os.readlink(item.path)!r} (not followed)")
+        elif stat.S_ISDIR(mode) and git_guard.is_git_dir(Path(item.path)):
+            git_dir(Path(item.path), target / item.name, name)
+        elif stat.S_ISDIR(mode):
+            (target / item.name).mkdir(mode=0o755)
+            return Path(item.path)
+        elif not stat.S_ISREG(mode):
+            kind = (
+                "FIFO"
+                if stat.S_ISFIFO(mode)
+                else "socket"
+                if stat.S_ISSOCK(mode)
+                else "device"
+                if stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
+                else "special file"
+            )
+            refuse(name, f"{kind} (not opened)")
+        elif info.st_nlink > 1:
+            refuse(name, f"hard link ({info.st_nlink} names for one file; not copied)")
+        elif over or report.files + 1 > max_files or report.bytes + info.st_size > max_bytes:
+            over_limit(name)
+        else:
+            copied = _copy_file(Path(item.path), target / item.name, info, max_bytes - report.bytes)
+            if isinstance(copied, str):
+                refuse(name, copied)
             else:
-                copied = _copy_file(
-                    Path(entry.path), target / entry.name, info, max_bytes - report.bytes
-                )
-                if isinstance(copied, str):
-                    refuse(name, copied)
-                else:
-                    report.files += 1
-                    report.bytes += copied
+                report.files += 1
+                report.bytes += copied
+        return None
 
     def git_dir(source: Path, target: Path, name: str) -> None:
-        """A task repository's git directory goes across pruned at its base (what the phase
-        saw, :mod:`evotree.harness.git_prune`), never whole: whatever the copy's reader runs
-        finds no future in it."""
-        from evotree.harness import git_prune
-
-        nonlocal over
+        """A git directory (a ``.git`` folder, a bare repository or a separate git directory:
+        :func:`evotree.harness.git_guard.is_git_dir`, the guard's own recogniser) goes across
+        pruned at its base (what the phase saw, :mod:`evotree.harness.git_prune`), never
+        whole: whatever the copy's reader runs finds no future in it. The copy's limits bound
+        the pruning as it goes, and host git runs at most :data:`PRUNE_SECONDS` a copy."""
         if over:
             return
+        budget = (max_files - report.files, max_bytes - report.bytes)
         try:
-            git_prune.prune_copy(source, target)
-        except (git_prune.PruneError, OSError) as exc:
+            git_prune.prune_copy(source, target, budget=budget, deadline=deadline)
+        except git_prune.OverLimit:
+            over_limit(name)
+            return
+        except (git_prune.PruneError, OSError, subprocess.SubprocessError) as exc:
             refuse(name, f"a git directory that cannot be pruned at its base: {exc} (not copied)")
             return
         made = [p for p in target.rglob("*") if p.is_file()]
         size = sum(p.stat().st_size for p in made)
         if report.files + len(made) > max_files or report.bytes + size > max_bytes:
             shutil.rmtree(target, ignore_errors=True)
-            refuse(
-                name,
-                f"over the copy limit ({max_files} files, {max_bytes // 2**20} MiB); "
-                "it and every later file were not copied",
-            )
-            over = True
+            over_limit(name)
             return
         report.files += len(made)
         report.bytes += size
 
-    walk(Path(src), Path(dst), "")
+    if git_guard.is_git_dir(Path(src)):
+        refuse(".", "the candidate folder is itself a git directory (not copied)")
+        return report
+    # depth first in name order, as a loop: each level is (its entries left, target, rel)
+    stack: list[tuple[list[os.DirEntry], Path, str]] = []
+
+    def enter(folder: Path, target: Path, rel: str) -> None:
+        try:
+            with os.scandir(folder) as it:
+                items = sorted(it, key=lambda e: e.name, reverse=True)
+        except OSError as exc:
+            refuse(rel or ".", f"unreadable folder ({exc.strerror})")
+            return
+        stack.append((items, target, rel))
+
+    enter(Path(src), Path(dst), "")
+    while stack:
+        items, target, rel = stack[-1]
+        if not items:
+            stack.pop()
+            continue
+        item = items.pop()
+        sub = entry(Path(item.path).parent, target, rel, item)
+        if sub is not None:
+            enter(sub, target / item.name, f"{rel}/{item.name}" if rel else item.name)
     return report
 
 

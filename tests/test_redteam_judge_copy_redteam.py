@@ -162,20 +162,6 @@ def _log_all(git_dir: Path) -> str:
 _COLON = ("future-of-the-task", "host-repository", "no-link-folders-only")
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="WON: git_prune._git sets GIT_ALTERNATE_OBJECT_DIRECTORIES=str(git_dir/'objects'); git "
-    "splits that variable at ':' (a PATH-like list). The train phase leaves candidate/s:t/ (git "
-    "init; HEAD detached at a commit id it knows: the task's public fix, or a host repository's "
-    "commit) and candidate/s, a symbolic link to a store (task/.git/objects, the original task "
-    "store with its future, or any repository of the host). copy_regular_files prunes "
-    "candidate/s:t/.git: _check_self_contained sees no link inside it, host git reads "
-    "'<candidate>/s' (the link, followed) and 't/.git/objects' as alternates, and pack-objects "
-    "--revs packs what HEAD reaches from them into the judge's copy: the future's (or the host "
-    "repository's) blobs are in copy/s:t/.git. No link is needed: folders 'x:' then the host "
-    "store's own path (candidate/x:/<path of the host repository>/.git) make the element after "
-    "the colon that absolute path itself.",
-)
 @pytest.mark.parametrize("store", _COLON)
 def test_a_colon_in_a_folder_name_points_host_git_at_a_linked_store(
     tmp_path: Path, store: str
@@ -207,19 +193,6 @@ def test_a_colon_in_a_folder_name_points_host_git_at_a_linked_store(
 
 
 @pytest.mark.heavy
-@pytest.mark.xfail(
-    strict=False,
-    reason="WON: the prepare phase (candidate code, the shared cache read-write) leaves "
-    "cache/s:t (git init --bare, HEAD detached at a commit id it knows: the task's public fix, "
-    "or a host repository's commit) and cache/s, a link to that store (the candidate folder's "
-    "original task store, or the host repository's). Before the train phase, before_phase "
-    "searches the read-only cache (59ee07b), finds cache/s:t bare and prunes it with "
-    "GIT_ALTERNATE_OBJECT_DIRECTORIES='<cache>/s:t/objects', which git splits at ':' into "
-    "'<cache>/s' (the link, followed on the host) and 't/objects': pack-objects packs that "
-    "commit into the copy bound at cache/s:t, and git in the train box shows the future (or "
-    "HOST_SECRET_77: the workspace's own store, holding the hidden judge files at the "
-    "candidate's commit, is such a repository). No row: the copy is self-consistent.",
-)
 @pytest.mark.parametrize("store", _COLON[:2])
 def test_a_repository_the_prepare_phase_left_in_the_cache_reads_a_host_store(
     tmp_path: Path, seccomp: None, store: str
@@ -256,7 +229,9 @@ def test_a_repository_the_prepare_phase_left_in_the_cache_reads_a_host_store(
     assert proc.stdout.startswith(".git 0"), proc.stdout + proc.stderr[-2000:]  # it ran
     own = proc.stdout.split(str(cache))[0]
     assert "base" in own and SECRET not in own  # control: the task itself is pruned
-    assert str(cache / "s:t") in [r["path"] for r in snap["repos"]]  # pruned, not hidden
+    assert str(cache / "s:t") in [r["path"] for r in snap["repos"]] or any(
+        h.startswith(f"{cache / 's:t'} could not be pruned") for h in snap["hidden"]
+    )  # pruned or hidden (since the fix: its HEAD names no commit of its own store)
     flagged = [r for r in rows if isinstance(r, dict) and r.get("kind") == "git_state"]
     assert secret not in proc.stdout or flagged, proc.stdout.split(str(cache))[-1][:3000]
 
@@ -287,16 +262,6 @@ def _separate(candidate: Path) -> Path:
 _LAYOUTS = {"bare-upstream.git": _bare, "separate-git-dir": _separate}
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="WON: copy_regular_files prunes a folder NAMED '.git' only (git_dir is called for "
-    "entry.name == '.git'); a bare repository (upstream.git) or a separate git directory "
-    "(.repo-git, which repo/.git names) is a task repository to git_guard.find_git_dirs "
-    "(_is_bare: HEAD, objects/, refs/) — the train phase prunes it — but the judge's copy "
-    "carries it whole as plain files: its fix branch and every future object. The judge "
-    "phase runs untraced (phases._judge: no trace, so no before_phase), so nothing prunes it "
-    "there either.",
-)
 @pytest.mark.parametrize("layout", sorted(_LAYOUTS))
 def test_a_task_repository_not_named_git_goes_to_the_judge_whole(
     tmp_path: Path, layout: str
@@ -314,12 +279,6 @@ def test_a_task_repository_not_named_git_goes_to_the_judge_whole(
 
 
 @pytest.mark.heavy
-@pytest.mark.xfail(
-    strict=False,
-    reason="WON: B in the judge's own box (phases._judge's spec: the copy read-only, the "
-    "original candidate masked, no trace): git --git-dir <copy>/upstream.git log --all -p, as a "
-    "conftest the candidate wrote would run it, shows FUTURE_SECRET_42.",
-)
 def test_the_judges_box_reads_a_bare_repository_of_the_copy(tmp_path: Path, seccomp: None) -> None:
     root = tmp_path / "run"
     candidate = root / "candidate"
@@ -370,14 +329,6 @@ def test_a_submodules_future_and_odd_names_do_not_reach_the_judges_copy(tmp_path
         assert SECRET not in _all_text(git_dir), git_dir
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="A change to honest work: a repository whose path holds a colon (a folder named "
-    "'run:2' or 'proj:v1') cannot be pruned — host git splits GIT_ALTERNATE_OBJECT_DIRECTORIES "
-    "at the colon ('unable to normalize alternate object path'), HEAD names no commit — so the "
-    "judge's copy refuses it (and before a train-side phase the same repository is hidden, an "
-    "empty folder bound over it).",
-)
 def test_an_honest_repository_under_a_folder_with_a_colon_goes_to_the_judge(
     tmp_path: Path,
 ) -> None:
@@ -427,17 +378,6 @@ def test_a_git_file_naming_the_original_store_reads_nothing_in_the_judges_box(
 
 
 @pytest.mark.heavy
-@pytest.mark.xfail(
-    strict=False,
-    reason="WON (a lead: no shipped domain's judge runs git in the candidate's copy): "
-    "git_prune.prune_copy writes the git directory's own config into the copy verbatim ('for "
-    "the box's git'), and sandbox_copy's git_dir uses it for a .git the train phase made: "
-    "core.fsmonitor there is a shell command git runs on a plain git status or git diff. A "
-    "judge whose own code reads the candidate's change with git diff in the copy runs the "
-    "candidate's program in the judge's box, which may write evidence/eval (the judge's "
-    "results) and read the judge's files. Not new in f925d2f: the .git was copied whole, "
-    "config included, before it.",
-)
 def test_the_judges_own_git_in_the_copy_runs_a_program_the_candidate_configured(
     tmp_path: Path, seccomp: None
 ) -> None:
@@ -469,15 +409,6 @@ def test_the_judges_own_git_in_the_copy_runs_a_program_the_candidate_configured(
 
 
 @pytest.mark.heavy
-@pytest.mark.xfail(
-    strict=False,
-    reason="WON: phases._judge binds the policy's extra read-only paths (the operator's "
-    "[sandbox] read_paths) into the judge's box and runs it without a trace, so "
-    "git_guard.before_phase never runs there: a task repository among those paths — pruned "
-    "before the train and prepare phases, whose trace is on — is bound whole into the judge, "
-    "whose box runs the candidate's code (a conftest, the gym policy): git log --all -p shows "
-    "the future.",
-)
 def test_the_judge_binds_the_operators_read_paths_whole(tmp_path: Path, seccomp: None) -> None:
     root = tmp_path / "run"
     (root / "candidate").mkdir(parents=True)
@@ -505,18 +436,6 @@ def test_the_judge_binds_the_operators_read_paths_whole(tmp_path: Path, seccomp:
 
 
 @pytest.mark.heavy
-@pytest.mark.xfail(
-    strict=False,
-    reason="WON: git_guard.find_git_dirs counts 'seen' across every root of one call, and "
-    "before_phase searches the read-only roots (paths.root, *read_paths, cache) in one call "
-    "bounded at MAX_READ_ONLY_ENTRIES = 100,000. paths.root (the run directory) comes first and "
-    "holds evidence/prepare, which the prepare phase (candidate code) writes: 100,001 files "
-    "there cut the search before the operator's read paths are looked into, so data/task/.git "
-    "is bound whole into the train phase and git log --all -p shows the future. The cut is said "
-    "only in the snapshot's 'hidden', which nothing reads (after_phase/compare read 'problems' "
-    "and 'repos'): no git_state row, no audit finding, no note on the run. An honest candidate "
-    "tree of over 100,000 entries (a large checkout) cuts it the same way.",
-)
 def test_a_flood_in_the_run_directory_cuts_the_search_of_the_operators_read_paths(
     tmp_path: Path, seccomp: None
 ) -> None:
@@ -542,7 +461,9 @@ def test_a_flood_in_the_run_directory_cuts_the_search_of_the_operators_read_path
     finish_trace(spec, tmp_path / "ev")
     rows = git_guard.after_phase(spec.trace) if spec.trace.exists() else []
     assert proc.stdout.startswith("rc 0") and "base" in proc.stdout, proc.stdout + proc.stderr
-    assert any("read-only" in h for h in snap["hidden"]), snap  # control: the cut happened
+    # control (since the fix: each root its own bound, so the flood cuts nothing): the
+    # operator's read path was searched
+    assert str(data / "task" / ".git") in [r["path"] for r in snap["repos"]], snap
     assert SECRET not in proc.stdout or rows, (proc.stdout[-300:], rows)
 
 
@@ -597,42 +518,28 @@ def test_no_train_process_outlives_the_phase_to_race_the_copy(
 _DEPTH = 1100
 
 
-@pytest.mark.xfail(
-    strict=False,
-    raises=RecursionError,
-    reason="WON: copy_regular_files walks folders by recursion (walk -> walk), one Python "
-    "frame a level and no depth bound: the train phase leaves a folder ~1,000 levels deep (2 "
-    "characters a level, well under PATH_MAX) and the judge's copy raises RecursionError — no "
-    "refusal line; phases._judge does not catch it, so the run fails as evotree's own error "
-    "('not the candidate: not charged', executors/local.py::_record_exception) and the "
-    "candidate is never judged.",
-)
 def test_a_deep_folder_crashes_the_judges_copy(tmp_path: Path) -> None:
     candidate = tmp_path / "run" / "candidate"
     deep = candidate / "/".join(["d"] * _DEPTH)
-    deep.mkdir(parents=True)
+    candidate.mkdir(parents=True)
+    for level in range(1, _DEPTH + 1):  # a loop: pathlib's mkdir(parents=True) recurses itself
+        os.mkdir(candidate / "/".join(["d"] * level))
     (deep / "f").write_text("x")
     (candidate / "ok.txt").write_text("ok")
     assert _DEPTH > sys.getrecursionlimit()  # control: deeper than Python recurses
-    copy, refused = _copy(candidate, tmp_path)
-    assert (copy / "ok.txt").read_text() == "ok"
-    assert refused or (copy / "/".join(["d"] * _DEPTH) / "f").exists()
+    try:
+        copy, refused = _copy(candidate, tmp_path)
+        assert (copy / "ok.txt").read_text() == "ok"
+        assert refused or (copy / "/".join(["d"] * _DEPTH) / "f").exists()
+    finally:  # rm, not Python: pytest's own removal of tmp_path recurses and fails at this depth
+        subprocess.run(
+            ["rm", "-rf", str(candidate), str(tmp_path / "judge-candidate")], check=False
+        )
 
 
 _MODULES = 40
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="WON: sandbox_copy's git_dir runs git_prune.prune_copy to the end and only then "
-    "counts its files against max_files/max_bytes; prune_copy also prunes every "
-    "modules/<name> (up to 200 a level, and each module's own modules/ again: 200 x 200 = "
-    "40,200 repositories from one .git). Here one .git with 40 unborn modules and max_files=5: "
-    "3 host git calls a module run before the copy refuses it (about 14 ms a module here, so "
-    "40,200 modules hold the host ~9 minutes before the judge starts, with no timeout; a later "
-    "finalize copies the same candidate again). Without modules, 33,000 small .git folders "
-    "under max_files=100,000 cost the same.",
-)
 def test_the_copy_prunes_everything_before_it_counts(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -660,15 +567,6 @@ def test_the_copy_prunes_everything_before_it_counts(
     assert len(calls) <= 10, f"{len(calls)} host git calls in {took:.2f}s before the refusal"
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="WON: prune_copy keeps the pack it made in the host's prune cache "
-    "(~/.cache/evotree/task-prune, git_prune._keep) before sandbox_copy's git_dir checks the "
-    "copy's limits: a .git the train phase made, refused as over max_bytes, still leaves its "
-    "pack (here 3 MiB of random data past a 1 MiB limit) in the operator's cache after the run "
-    "(16 entries kept: up to 16 such packs of up to candidate_max_mb each, evicting the task "
-    "repositories' own packs).",
-)
 def test_a_refused_git_directory_leaves_its_pack_in_the_hosts_cache(tmp_path: Path) -> None:
     candidate = tmp_path / "run" / "candidate"
     candidate.mkdir(parents=True)

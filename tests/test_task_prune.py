@@ -73,6 +73,11 @@ def _task(work: Path) -> dict[str, str]:
     return {"old": old, "base": base, "future": future, "dangling": dangling, "loose": loose}
 
 
+def _config(git_dir: Path) -> list[str]:
+    """The entries of ``git_dir``'s own config, as git lists them."""
+    return _git(git_dir, "config", "--file", str(git_dir / "config"), "--list").splitlines()
+
+
 def _objects(git_dir: Path) -> set[str]:
     out = subprocess.run(
         ["git", "--git-dir", str(git_dir), "cat-file", "--batch-all-objects", "--batch-check"],
@@ -116,7 +121,7 @@ def test_the_copy_holds_what_the_base_reaches_and_nothing_else(tmp_path: Path) -
         ]
     )
     assert (copy.path / "HEAD").read_text() == "ref: refs/heads/main\n"
-    assert (copy.path / "config").read_bytes() == (gd / "config").read_bytes()
+    assert _config(copy.path) == _config(gd)  # a plain task's config: every key is kept
     names = set(os.listdir(copy.path))
     assert not names & {"ORIG_HEAD", "FETCH_HEAD", "logs", "hooks", "worktrees"}
     assert not (copy.path / "objects" / "info" / "alternates").exists()
@@ -451,7 +456,10 @@ def test_the_tasks_config_is_never_read_by_git_outside_the_box(tmp_path: Path) -
         fh.write("[pack]\n\tpackSizeLimit = 1k\n\twindow = 250\n")
     copy = git_prune.prune_copy(gd, tmp_path / "copy")
     assert not flag.exists()
-    assert (copy.path / "config").read_bytes() == (gd / "config").read_bytes()
+    # the copy's config keeps what honest work needs, never the include or the fsmonitor (C3)
+    kept = _git(tmp_path, "config", "--file", str(copy.path / "config"), "--list").splitlines()
+    assert "core.bare=false" in kept and "core.repositoryformatversion=0" in kept, kept
+    assert not [k for k in kept if k.startswith(("include.", "core.fsmonitor", "pack."))], kept
     assert len(list((copy.path / "objects" / "pack").glob("*.pack"))) == 1
 
 
@@ -594,19 +602,164 @@ def test_the_judges_copy_of_the_candidate_carries_a_task_repository_pruned(
     )
 
 
-def test_a_cut_search_of_a_read_only_folder_is_said_not_a_row(
+def test_a_cut_search_of_a_read_only_folder_is_a_row_and_cuts_no_other_folder(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The operator's read-only data may be large and a phase cannot write it: its search is
-    bounded lower, and a cut there is said in the snapshot, not a finding."""
-    data = tmp_path / "data"
+    """E: each read-only folder has its own bound and the operator's come first (a folder
+    holding a read-write one, the run directory, last): a flood there leaves the operator's
+    data searched; the cut is a problem, a ``git_state`` row after the phase (fail closed)."""
+    run = tmp_path / "run"
     for i in range(5):
-        (data / f"d{i}").mkdir(parents=True)
+        (run / "evidence" / f"d{i}").mkdir(parents=True)
+    work = run / "candidate"
+    work.mkdir()
+    data = tmp_path / "data"
+    _task(data / "task")
+    monkeypatch.setattr(git_guard, "MAX_READ_ONLY_ENTRIES", 3)
+    git_guard.before_phase([work], tmp_path / "raw.trace", read_only=[run, data])
+    snap = json.loads(git_guard.snapshot_path(tmp_path / "raw.trace").read_text())
+    assert [r["path"] for r in snap["repos"]] == [str(data / "task" / ".git")]
+    assert len(snap["problems"]) == 1 and "were not searched" in snap["problems"][0], snap
+    assert any(h.startswith("in a read-only folder:") for h in snap["hidden"]), snap["hidden"]
+    rows = git_guard.after_phase(tmp_path / "raw.trace")
+    assert [r["change"].startswith("not guarded: ") for r in rows] == [True], rows
+    git_prune.remove_copies(tmp_path / "raw.trace")
+
+
+def test_one_recogniser_of_git_directories(tmp_path: Path) -> None:
+    """B: a ``.git`` folder, a bare repository and a separate git directory are git directories
+    to the guard's search and to the judge's copy alike (:func:`git_guard.is_git_dir`); a
+    ``.git`` file or a plain folder is not."""
     work = tmp_path / "work"
     _task(work)
-    monkeypatch.setattr(git_guard, "MAX_READ_ONLY_ENTRIES", 2)
-    git_guard.before_phase([work], tmp_path / "raw.trace", read_only=[data])
-    snap = json.loads(git_guard.snapshot_path(tmp_path / "raw.trace").read_text())
-    assert snap["problems"] == [] and [r["path"] for r in snap["repos"]] == [str(work / ".git")]
-    assert any(h.startswith("in a read-only folder:") for h in snap["hidden"]), snap["hidden"]
-    assert git_guard.after_phase(tmp_path / "raw.trace") == []
+    _git(tmp_path, "clone", "-q", "--bare", str(work), "b.git")
+    (tmp_path / "plain").mkdir()
+    (tmp_path / "f").mkdir()
+    (tmp_path / "f" / ".git").write_text("gitdir: ../work/.git\n")
+    assert git_guard.is_git_dir(work / ".git") and git_guard.is_git_dir(tmp_path / "b.git")
+    assert not git_guard.is_git_dir(tmp_path / "plain")
+    assert not git_guard.is_git_dir(tmp_path / "f" / ".git")
+    found, _ = git_guard.find_git_dirs([tmp_path])
+    assert sorted(found) == sorted([work / ".git", tmp_path / "b.git"])
+
+
+def test_odd_folder_names_are_quoted_for_host_git(tmp_path: Path) -> None:
+    """A: a task repository under folders named with ':', a double quote, a backslash and a
+    newline is pruned from its own store (the alternate is quoted as git documents), never
+    split into another."""
+    work = tmp_path / 'a:b"c\\d\ne' / "task"
+    ids = _task(work)
+    copy = git_prune.prune_copy(work / ".git", tmp_path / "copy")
+    assert copy.base == ids["base"]
+    assert _objects(copy.path) == _reachable(work, ids["base"])
+    assert git_prune._quote_path('/x:y"\\\n') == '"/x:y\\"\\\\\\n"'
+
+
+def test_the_box_config_keeps_what_honest_work_needs(tmp_path: Path) -> None:
+    """C3: the copy's config keeps the remote, branch, user and git-lfs's own filters; a
+    program git would run (fsmonitor, hooksPath, an alias, a textconv, a filter of its own,
+    sshCommand, pager, editor) or a file it would read (include) is dropped."""
+    work = tmp_path / "work"
+    _task(work)
+    gd = work / ".git"
+    for key, value in (
+        ("remote.origin.url", "https://example.invalid/x.git"),
+        ("branch.main.remote", "origin"),
+        ("user.name", "a b"),
+        ("filter.lfs.clean", "git-lfs clean -- %f"),
+        ("filter.lfs.smudge", "sh -c evil"),
+        ("core.fsmonitor", "touch /tmp/x"),
+        ("core.hooksPath", "/tmp"),
+        ("core.sshCommand", "evil"),
+        ("core.pager", "evil"),
+        ("core.editor", "evil"),
+        ("alias.st", "!evil"),
+        ("diff.x.textconv", "evil"),
+        ("filter.x.clean", "evil"),
+        ("include.path", "/tmp/other"),
+        ('remote.we"ird.url', "x"),
+    ):
+        _git(work, "config", key, value)
+    copy = git_prune.prune_copy(gd, tmp_path / "copy")
+    kept = _config(copy.path)
+    for line in (
+        "remote.origin.url=https://example.invalid/x.git",
+        "branch.main.remote=origin",
+        "user.name=a b",
+        "filter.lfs.clean=git-lfs clean -- %f",
+        'remote.we"ird.url=x',
+    ):
+        assert line in kept, kept
+    assert not [
+        k
+        for k in kept
+        if k.split("=", 1)[0]
+        in (
+            "filter.lfs.smudge",
+            "core.fsmonitor",
+            "core.hookspath",
+            "core.sshcommand",
+            "core.pager",
+            "core.editor",
+            "alias.st",
+            "diff.x.textconv",
+            "filter.x.clean",
+            "include.path",
+        )
+    ], kept
+
+
+def test_the_copy_refuses_what_it_cannot_prune_in_time_and_a_git_root(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """F2: host git runs at most ``PRUNE_SECONDS`` for one copy (spent here: the repository is
+    refused with a line, not bound whole); a candidate folder that is itself a git directory
+    is refused."""
+    from evotree.harness import sandbox_copy
+
+    candidate = tmp_path / "candidate"
+    _task(candidate / "task")
+    monkeypatch.setattr(sandbox_copy, "PRUNE_SECONDS", -1.0)
+    copy = tmp_path / "copy"
+    copy.mkdir()
+    report = sandbox_copy.copy_regular_files(candidate, copy, max_files=100, max_bytes=1 << 30)
+    assert (copy / "task" / "a.txt").read_text() == "base\n"
+    assert not (copy / "task" / ".git").exists()
+    assert [r for r in report.refused if "time allowed for pruning" in r], report.refused
+    bare = tmp_path / "bare.git"
+    _git(tmp_path, "clone", "-q", "--bare", str(candidate / "task"), str(bare))
+    report = sandbox_copy.copy_regular_files(bare, tmp_path / "copy2", max_files=9, max_bytes=9)
+    assert report.refused == [".: the candidate folder is itself a git directory (not copied)"]
+
+
+def test_an_untraced_phase_binds_task_repositories_pruned(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """D: a phase without a trace (the judge) binds a task repository of its read-only folders
+    as a copy pruned at its base (a masked folder is not searched); the copies are made in a
+    private folder of this process, removed when it ends."""
+    from evotree.harness.sandbox import _guard_task_repositories
+
+    monkeypatch.setattr(git_guard, "_UNTRACED", [])
+    data = tmp_path / "data"
+    _task(data / "task")
+    masked = tmp_path / "masked"
+    _task(masked / "task")
+    spec = SandboxSpec(cwd=tmp_path, read_only=(data, masked), masked=(masked,))
+    binds = _guard_task_repositories(spec)
+    bound = {dest: source for _, source, dest in binds if dest.name == ".git"}
+    assert list(bound) == [data / "task" / ".git"], binds
+    assert SECRET not in "".join(_objects(bound[data / "task" / ".git"]))
+    assert ids_in(bound[data / "task" / ".git"]) and len(git_guard._UNTRACED) == 1
+    folder = git_guard._UNTRACED[0]
+    assert folder.is_dir() and bound[data / "task" / ".git"].is_relative_to(folder)
+    git_guard._remove_untraced()
+    assert not folder.exists()
+    assert _guard_task_repositories(SandboxSpec(cwd=tmp_path, read_only=(masked,))) != []
+    git_guard._remove_untraced()
+    assert _guard_task_repositories(SandboxSpec(cwd=tmp_path, read_only=(tmp_path / "x",))) == []
+
+
+def ids_in(git_dir: Path) -> bool:
+    """Whether ``git_dir`` holds a pack (its pruned copy was made)."""
+    return bool(list((git_dir / "objects" / "pack").glob("*.pack")))
