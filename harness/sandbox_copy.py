@@ -74,7 +74,11 @@ def copy_regular_files(src: Path, dst: Path, *, max_files: int, max_bytes: int) 
         elif stat.S_ISDIR(mode) and git_guard.is_git_dir(Path(item.path)):
             git_dir(Path(item.path), target / item.name, name)
         elif stat.S_ISDIR(mode):
-            (target / item.name).mkdir(mode=0o755)
+            try:
+                (target / item.name).mkdir(mode=0o755)
+            except OSError as exc:  # a name too long for the copy's deeper path, say
+                refuse(name, f"folder cannot be made in the copy ({exc.strerror}; not copied)")
+                return None
             return Path(item.path)
         elif not stat.S_ISREG(mode):
             kind = (
@@ -92,7 +96,12 @@ def copy_regular_files(src: Path, dst: Path, *, max_files: int, max_bytes: int) 
         elif over or report.files + 1 > max_files or report.bytes + info.st_size > max_bytes:
             over_limit(name)
         else:
-            copied = _copy_file(Path(item.path), target / item.name, info, max_bytes - report.bytes)
+            try:
+                copied = _copy_file(
+                    Path(item.path), target / item.name, info, max_bytes - report.bytes
+                )
+            except OSError as exc:
+                copied = f"cannot be copied ({exc.strerror})"
             if isinstance(copied, str):
                 refuse(name, copied)
             else:
@@ -109,6 +118,9 @@ def copy_regular_files(src: Path, dst: Path, *, max_files: int, max_bytes: int) 
         if over:
             return
         budget = (max_files - report.files, max_bytes - report.bytes)
+        if budget[0] <= 0:  # no file left to the copy: nothing is pruned
+            over_limit(name)
+            return
         try:
             git_prune.prune_copy(source, target, budget=budget, deadline=deadline)
         except git_prune.OverLimit:

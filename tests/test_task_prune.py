@@ -763,3 +763,25 @@ def test_an_untraced_phase_binds_task_repositories_pruned(
 def ids_in(git_dir: Path) -> bool:
     """Whether ``git_dir`` holds a pack (its pruned copy was made)."""
     return bool(list((git_dir / "objects" / "pack").glob("*.pack")))
+
+
+def test_a_path_too_long_for_the_copy_is_refused_with_a_line(tmp_path: Path) -> None:
+    """F1: a folder whose path fits the candidate's folder but not the copy's (a longer path)
+    is refused with a line; the copy goes on (no error leaves it)."""
+    from evotree.harness.sandbox_copy import copy_regular_files
+
+    candidate = tmp_path / "c"
+    candidate.mkdir()
+    deep = candidate
+    while len(str(deep)) < 4096 - 300:
+        deep = deep / ("d" * 200)
+        deep.mkdir()
+    (candidate / "ok.txt").write_text("ok")
+    copy = tmp_path / ("x" * 250)
+    copy.mkdir()
+    try:
+        report = copy_regular_files(candidate, copy, max_files=100, max_bytes=1 << 20)
+        assert (copy / "ok.txt").read_text() == "ok"
+        assert [r for r in report.refused if "cannot be made in the copy" in r], report.refused
+    finally:  # rm, not Python: pytest's removal of tmp_path fails on paths this long
+        subprocess.run(["rm", "-rf", str(candidate), str(copy)], check=False)
