@@ -315,7 +315,7 @@ def _config_value(text: str) -> str:
     )
 
 
-def _kept_config(entries: list[tuple[str, str]]) -> str:
+def _kept_config(entries: list[tuple[str, str | None]]) -> str:
     """The config text the copy holds: the entries of :data:`_KEPT_CONFIG` (and git-lfs's
     filters as git-lfs writes them), every other one dropped (module doc)."""
     sections: dict[tuple[str, str | None], list[str]] = {}
@@ -330,11 +330,10 @@ def _kept_config(entries: list[tuple[str, str]]) -> str:
             continue
         if not section.isalnum() or not name.replace("-", "").isalnum():
             continue
-        if any(c in sub for c in "\n\0") or any(c in value for c in "\0"):
+        if any(c in sub for c in "\n\0"):
             continue
-        sections.setdefault((section, sub or None), []).append(
-            f"\t{name} = {_config_value(value)}\n"
-        )
+        line = f"\t{name}\n" if value is None else f"\t{name} = {_config_value(value)}\n"
+        sections.setdefault((section, sub or None), []).append(line)
     text = ""
     for (section, sub), lines in sections.items():
         if sub is None:
@@ -359,15 +358,15 @@ def _minimal_config(git_dir: Path, scratch: Path) -> tuple[str, str]:
     rc, out, _ = _git(
         scratch, "config", "--file", str(original), "--no-includes", "--null", "--list"
     )
-    entries: list[tuple[str, str]] = []
+    entries: list[tuple[str, str | None]] = []
     for item in out.decode("utf-8", "replace").split("\0") if rc == 0 else []:
-        key, _, value = item.partition("\n")
-        if key:
-            entries.append((key.lower() if key.count(".") < 2 else key, value))
+        key, newline, value = item.partition("\n")
+        if key:  # a key with no value (implicit true) is listed with no newline
+            entries.append((key.lower() if key.count(".") < 2 else key, value if newline else None))
     extensions = {}
     for key, value in entries:
         if key.lower().startswith("extensions."):
-            extensions[key.split(".", 1)[1].lower()] = value.strip()
+            extensions[key.split(".", 1)[1].lower()] = (value or "").strip()
     format_ = extensions.pop("objectformat", "")
     if format_ not in ("", "sha1", "sha256"):
         raise PruneError(f"{git_dir}'s object format {format_!r} is not known")

@@ -680,6 +680,8 @@ def test_the_box_config_keeps_what_honest_work_needs(tmp_path: Path) -> None:
         ('remote.we"ird.url', "x"),
     ):
         _git(work, "config", key, value)
+    with open(gd / "config", "a") as fh:  # a key with no value: implicit true, kept so
+        fh.write("[core]\n\tsymlinks\n")
     copy = git_prune.prune_copy(gd, tmp_path / "copy")
     kept = _config(copy.path)
     for line in (
@@ -688,6 +690,7 @@ def test_the_box_config_keeps_what_honest_work_needs(tmp_path: Path) -> None:
         "user.name=a b",
         "filter.lfs.clean=git-lfs clean -- %f",
         'remote.we"ird.url=x',
+        "core.symlinks",
     ):
         assert line in kept, kept
     assert not [
