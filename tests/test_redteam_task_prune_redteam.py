@@ -305,9 +305,11 @@ def test_an_armed_config_runs_nothing_in_the_hosts_copy(tmp_path: Path) -> None:
     copy = git_prune.prune_copy(work / ".git", tmp_path / "copy")
     assert copy.index == "rebuilt"  # the check that wants the absent blob ran (cat-file)
     assert not marker.exists(), "the host's copy ran a program the task's config names"
-    # the controls: the config is armed
+    assert "fsmonitor" not in (Path(copy.path) / "config").read_text()  # the box's copy: disarmed
+    # the controls: the task's config is armed (the copy's own config keeps none of it since
+    # the judge-copy fixes: an allowlist)
     subprocess.run(
-        ["git", "--git-dir", str(copy.path), "cat-file", "--batch-check"],
+        ["git", "--git-dir", str(work / ".git"), "cat-file", "--batch-check"],
         input=f"{'1' * 40}\n",
         capture_output=True,
         text=True,
