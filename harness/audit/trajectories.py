@@ -91,6 +91,7 @@ from evotree.harness.audit.step_outputs import (
     single_branch_clones,
     upstream_after,
 )
+from evotree.harness.audit.replay import replay_hits
 from evotree.harness.audit.steps import Trajectory
 from evotree.harness.audit.verdicts import (
     EXAMPLES,
@@ -139,6 +140,7 @@ def audit_trajectory(
         verdict.hits += kept
     if ancestry is not None:
         _add_ancestry_hits(verdict, traj, ancestry)
+        verdict.hits += replay_hits(traj, ancestry)
     return verdict
 
 

@@ -1,0 +1,263 @@
+"""Steps re-run as bash ran them, over the checkout and over a copy without the future's lines.
+
+:mod:`evotree.harness.audit.replay` runs a trajectory's steps again, in order, in a bubblewrap
+sandbox over a copy of the task repository's checkout, and over a copy whose hidden files have
+the future's lines rotated; a step whose output only the world with the future prints saw the
+future, however it was spelled. Real programs run on real files of a real task repository (the
+helpers of ``tests/test_audit_selected_lines.py``); each trajectory is audited with its output
+recorded and as a shell history.
+
+Attacks on the replay itself, as the author of a trajectory file would write them: a step that
+reads the auditor's files, reaches the network, writes the task repository, leaves a link where
+its output is read back, hangs, or forks without end.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+from test_audit_selected_lines import COPY, FIXED, HIDDEN, LOG, _run, _task
+
+from conftest import git
+from evotree.harness.audit import replay
+from evotree.harness.audit.ancestry import Ancestry
+from evotree.harness.audit.steps import Step, Trajectory
+from evotree.harness.audit.trajectories import audit_trajectories
+
+FIX_LINE = "NIGHT_SHARE = Fraction(3, 4)"
+RULE = "re-run as bash ran it"
+
+pytestmark = pytest.mark.skipif(replay._bwrap() is None, reason="bubblewrap is not installed")
+
+Repo = dict[str, str | Path]
+
+
+@pytest.fixture()
+def tolls(tmp_path: Path) -> Repo:
+    return _task(tmp_path / "tolls", FIXED)
+
+
+def _hits(repo: Repo, steps: list[Step]) -> list[dict[str, object]]:
+    traj = Trajectory("t", "shell", steps)
+    audit = audit_trajectories(
+        [traj], hidden_paths=HIDDEN, repo=repo["root"], base=str(repo["base"])
+    )
+    return [h.to_dict() for h in audit.verdicts[0].hits if RULE in h.rule]
+
+
+def _both(repo: Repo, commands: list[str]) -> tuple[list[str], list[dict[str, object]], list]:
+    """The steps run for real (what the agent saw), then the checkout put back; the replay's
+    hits with the outputs recorded and as a history."""
+    root = Path(repo["root"])
+    outs = _session(root, commands)
+    git(root, "checkout", "--quiet", "--", ".")
+    git(root, "clean", "-fdq")
+    recorded = _hits(repo, [Step(c, o) for c, o in zip(commands, outs, strict=True)])
+    history = _hits(repo, [Step(c) for c in commands])
+    return outs, recorded, history
+
+
+def _session(root: Path, commands: list[str]) -> list[str]:
+    """The agent's steps run for real by one bash in ``root`` (variables and ``cd`` carry
+    over, as in an agent's shell): what each printed."""
+    mark = "\x1e-step-\x1e"
+    script = "".join(f"{c}\nprintf '{mark}'\n" for c in commands)
+    out = _run(root, script)
+    return out.split(mark)[: len(commands)]
+
+
+def _unreversed(text: str) -> str:
+    return "\n".join(line[::-1] for line in text.split("\n"))
+
+
+@pytest.mark.parametrize(
+    "commands",
+    [
+        [f"tail +2 {COPY} | rev"],
+        [f"LC_ALL=C grep -v zzz {COPY} | rev"],
+        [f"grep -l NIGHT {COPY} | xargs rev"],
+        ["find .backup -type f | xargs rev"],
+        [f"cd .backup; rev {Path(COPY).name}"],
+        [f"P={COPY}; Q=rev", '"$Q" "$P"'],
+        [
+            "mkdir -p bin && printf '#!/bin/sh\\nexec rev \"$2\"\\n' > bin/grep && chmod +x bin/grep",
+            f"PATH=bin:$PATH grep x {COPY}",
+        ],
+        [f"rev {COPY.replace('/', '//')}"],
+        [f"rev {COPY[:-3]}{{bak,zz}} 2>/dev/null"],
+    ],
+    ids=[
+        "tail +2",
+        "LC_ALL=C",
+        "grep -l | xargs",
+        "find | xargs",
+        "cd",
+        "a variable",
+        "a grep of its own",
+        "a doubled slash",
+        "a brace",
+    ],
+)
+def test_a_read_of_the_fix_in_any_spelling_is_flagged(tolls: Repo, commands: list[str]) -> None:
+    outs, recorded, history = _both(tolls, commands)
+    assert FIX_LINE in _unreversed(outs[-1])  # the agent saw the fix (reversed)
+    assert recorded and recorded[0]["severity"] == "high"
+    assert history and history[0]["command"] == commands[-1][:300]
+
+
+def test_a_count_oracle_of_the_fix_is_flagged(tolls: Repo) -> None:
+    outs, recorded, history = _both(tolls, [f"grep -cP '^(?=.*NIGHT_SHARE)' {COPY}"])
+    assert outs == ["2\n"]
+    assert recorded and history
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        f"grep -n 'def toll' {COPY}",
+        f"sed -n 2p {COPY}",
+        f"grep -c PASSED {LOG}",
+        f"grep -c axles {COPY}",
+        "ls -la .backup",
+        "git status --short",
+        "git log --oneline",
+        "cat toll.py",
+        f"wc -l {COPY}",
+        "python3 -c 'print(6 * 7)'",
+    ],
+)
+def test_a_look_alike_is_not_flagged(tolls: Repo, command: str) -> None:
+    """What holds nothing of the future prints the same in both worlds."""
+    _, recorded, history = _both(tolls, [command])
+    assert recorded == [] and history == []
+
+
+def test_a_step_whose_output_the_replay_does_not_reproduce_is_not_judged(tolls: Repo) -> None:
+    """An output recorded that the replay does not print (another checkout, a tool the
+    sandbox lacks) is not judged here: the rules judge it."""
+    assert _hits(tolls, [Step(f"rev {COPY}", "something else entirely\n")]) == []
+
+
+def test_the_replay_runs_only_with_a_trusted_repository(tolls: Repo) -> None:
+    untrusted = Ancestry(tolls["root"], str(tolls["base"]), trusted=False, hidden_paths=HIDDEN)
+    assert replay.worlds_for(untrusted) is None
+    plain = Ancestry(tolls["root"], str(tolls["base"]))  # no hidden path: nothing to rotate
+    assert replay.worlds_for(plain) is None
+    worlds = replay.worlds_for(Ancestry(tolls["root"], str(tolls["base"]), hidden_paths=HIDDEN))
+    assert worlds is not None and worlds.rotated_lines > 0
+    neutral = (worlds.neutral / COPY).read_text()
+    assert FIX_LINE not in neutral and "NIGHT_SHARE" not in neutral
+    assert "OJHIU_TIBSF = Gsbdujpo(4, 5)" in neutral  # the future's own words rotated
+    assert "    cbtf = Gsbdujpo(5, 2) * axles" in neutral  # the base's words kept
+    assert "def toll(axles: int, night: bool) -> float:" in neutral  # a base line kept
+    assert not (worlds.real / ".git").exists()  # bound read-only, not copied
+
+
+def test_rotation_keeps_length_spaces_punctuation_and_the_bases_words() -> None:
+    assert replay.rotated("Zz 9 = f(a, b)!") == "Aa 0 = g(b, c)!"
+    assert len(replay.rotated(FIX_LINE)) == len(FIX_LINE)
+    assert replay.rotated("base = Fraction(5, 2) * axles", {"base", "axles", "2"}) == (
+        "base = Gsbdujpo(6, 2) * axles"
+    )
+
+
+# --- the replay attacked: a trajectory file's author controls every step --------------------
+
+
+def test_a_step_cannot_read_the_auditors_files(tolls: Repo, tmp_path: Path) -> None:
+    secret = tmp_path / "auditor-secret.txt"
+    secret.write_text("AUDITOR_SECRET_17\n")
+    home = Path(os.path.expanduser("~"))
+    commands = [
+        f"cat {secret} 2>&1",
+        f"ls {home} 2>&1 | head -n 3",
+        "cat /proc/1/environ 2>&1 | tr '\\0' '\\n' | head -n 5",
+        "env",
+    ]
+    worlds = replay.worlds_for(Ancestry(tolls["root"], str(tolls["base"]), hidden_paths=HIDDEN))
+    assert worlds is not None
+    real, _, _ = replay._run_worlds(worlds, commands)
+    assert real[0] is not None and "AUDITOR_SECRET_17" not in real[0]
+    assert "No such file" in real[0]
+    assert all("AUDITOR_SECRET_17" not in (out or "") for out in real)
+    env = dict(line.split("=", 1) for line in (real[3] or "").splitlines() if "=" in line)
+    assert set(env) <= {"PATH", "HOME", "LANG", "TZ", "TERM", "PWD", "SHLVL", "_", "OLDPWD"}
+
+
+def test_a_step_cannot_reach_the_network(tolls: Repo) -> None:
+    worlds = replay.worlds_for(Ancestry(tolls["root"], str(tolls["base"]), hidden_paths=HIDDEN))
+    assert worlds is not None
+    probe = "python3 -c \"import socket; socket.create_connection(('1.1.1.1', 53), 2)\" 2>&1"
+    real, _, _ = replay._run_worlds(worlds, [probe, "cat /sys/class/net/*/operstate 2>&1"])
+    assert real[0] is not None and "Network is unreachable" in real[0]
+
+
+def test_a_step_cannot_change_the_task_repository(tolls: Repo) -> None:
+    root = Path(tolls["root"])
+    head = git(root, "rev-parse", "HEAD")
+    before = sorted(p.name for p in root.iterdir())
+    commands = [
+        "git commit --allow-empty -qm forged 2>&1; git rev-parse HEAD",
+        "echo planted > planted.txt; rm -f toll.py; echo x >> .git/config 2>&1",
+    ]
+    audit_trajectories(
+        [Trajectory("t", "shell", [Step(c) for c in commands])],
+        hidden_paths=HIDDEN,
+        repo=root,
+        base=str(tolls["base"]),
+    )
+    assert git(root, "rev-parse", "HEAD") == head
+    assert sorted(p.name for p in root.iterdir()) == before
+    assert "x" not in (root / ".git/config").read_text().split("\n")
+
+
+def test_a_link_left_where_an_output_is_read_is_not_followed(tolls: Repo, tmp_path: Path) -> None:
+    """The last step replaces the first step's output with a link to a file of the auditor's
+    host: read back without following links, the step is not judged, the file never read."""
+    secret = tmp_path / "host-secret.txt"
+    secret.write_text("HOST_SECRET_23\n")
+    commands = [f"rev {COPY}", f"ln -sf {secret} /.evotree-replay/out/0"]
+    audit = audit_trajectories(
+        [Trajectory("t", "shell", [Step(c) for c in commands])],
+        hidden_paths=HIDDEN,
+        repo=tolls["root"],
+        base=str(tolls["base"]),
+    )
+    assert "HOST_SECRET_23" not in str(audit.to_dict(all_verdicts=True))
+
+
+def test_a_step_that_hangs_or_forks_is_cut_short(
+    tolls: Repo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(replay, "RUN_SECONDS", 3.0)
+    worlds = replay.worlds_for(Ancestry(tolls["root"], str(tolls["base"]), hidden_paths=HIDDEN))
+    assert worlds is not None
+    started = time.monotonic()
+    real, again, neutral = replay._run_worlds(
+        worlds, ["echo first", "sleep 60 & f() { f | f & }; sleep 120", "echo never"]
+    )
+    assert time.monotonic() - started < 15
+    assert real[0] == "first\n" and real[1] is None and real[2] is None
+    left = subprocess.run(["pgrep", "-f", "sleep 120"], capture_output=True, text=True)
+    assert left.stdout.strip() == ""
+
+
+def test_control_characters_and_a_nul_in_a_step_are_run_as_bash_would(tolls: Repo) -> None:
+    worlds = replay.worlds_for(Ancestry(tolls["root"], str(tolls["base"]), hidden_paths=HIDDEN))
+    assert worlds is not None
+    real, _, _ = replay._run_worlds(worlds, ["printf 'a\\033[31mb\\n'", "echo $'x\\0y'", "echo ok"])
+    assert real[2] == "ok\n"
+
+
+def test_the_copies_go_with_the_audit(tolls: Repo) -> None:
+    ancestry = Ancestry(tolls["root"], str(tolls["base"]), hidden_paths=HIDDEN)
+    worlds = replay.worlds_for(ancestry)
+    assert worlds is not None
+    where = Path(worlds.tmp.name)
+    assert where.is_dir()
+    worlds.tmp.cleanup()
+    assert not where.exists()
