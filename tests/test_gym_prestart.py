@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -241,3 +242,99 @@ def test_a_train_phase_that_stops_before_its_episodes_kills_its_early_process(
     assert train.main(candidate) == 65
     assert len(started) == 1 and started[0].poll() is not None
     assert launch._early is None
+
+
+# ------------------------------------------------------------------ the worker's start-up paths
+
+
+@pytest.mark.parametrize("spelling", ["", ".", "./", "./.", "src/..", "src", "../x", "a:"])
+def test_worker_env_drops_every_relative_pythonpath_entry(tmp_path: Path, spelling: str) -> None:
+    """Any entry that is not an absolute path resolves against the worker's working directory,
+    the candidate's folder (``/candidate`` nested): dropped whatever its spelling (its
+    ``sitecustomize.py`` would run before GO); an absolute entry elsewhere is kept."""
+    candidate = tmp_path / "candidate"
+    (candidate / "src").mkdir(parents=True)
+    elsewhere = tmp_path / "lib"
+    elsewhere.mkdir()
+    env = launch.worker_env({"PYTHONPATH": f"{spelling}:{elsewhere}"}, candidate)
+    assert env["PYTHONPATH"] == str(elsewhere)
+    assert "PYTHONPATH" not in launch.worker_env({"PYTHONPATH": spelling}, candidate)
+    assert "PYTHONPATH" not in launch.worker_env({"PYTHONPATH": spelling})
+
+
+def test_worker_env_drops_absolute_entries_in_the_candidates_folder(tmp_path: Path) -> None:
+    """Absolute entries naming the candidate's folder or a folder in it, written so (with
+    ``..``) or through a link, and ``/candidate`` (its place in the nested sandbox), are
+    dropped; the operator's folders outside it are kept."""
+    candidate = tmp_path / "candidate"
+    (candidate / "src").mkdir(parents=True)
+    outside = tmp_path / "site"
+    outside.mkdir()
+    (tmp_path / "link").symlink_to(candidate)
+    (candidate / "out").symlink_to(outside)  # the candidate's link: it could point anywhere
+    inside = [
+        str(candidate),
+        f"{candidate}/",
+        f"{candidate}/src",
+        f"{candidate}/src/..",
+        f"{outside}/../candidate",
+        f"{tmp_path}/link",
+        f"{tmp_path}/link/src",
+        f"{candidate}/out",
+        "/candidate",
+        "/candidate/src",
+    ]
+    env = launch.worker_env({"PYTHONPATH": ":".join([*inside, str(outside)])}, candidate)
+    assert env["PYTHONPATH"] == str(outside)
+
+
+def test_worker_env_drops_the_other_start_up_paths_into_the_candidates_folder(
+    tmp_path: Path,
+) -> None:
+    """``PYTHONHOME``, ``PYTHONUSERBASE``, ``PYTHONPYCACHEPREFIX`` (the standard library's
+    bytecode), ``PYTHONSTARTUP``, the loader's ``LD_LIBRARY_PATH`` / ``LD_PRELOAD`` /
+    ``LD_AUDIT``: relative or in the candidate's folder, dropped; absolute elsewhere, kept.
+    ``PYTHONPLATLIBDIR`` (relative to the prefix) is always dropped."""
+    candidate = tmp_path / "candidate"
+    candidate.mkdir()
+    out = str(tmp_path / "elsewhere")
+    for var in ("PYTHONHOME", "PYTHONUSERBASE", "PYTHONPYCACHEPREFIX", "PYTHONSTARTUP"):
+        for value in (".", "./", "x", str(candidate), f"{out}:{candidate}", f"{candidate}/x"):
+            assert var not in launch.worker_env({var: value}, candidate), (var, value)
+        assert launch.worker_env({var: out}, candidate)[var] == out
+    assert (
+        launch.worker_env({"PYTHONHOME": f"{out}:{out}"}, candidate)["PYTHONHOME"] == f"{out}:{out}"
+    )
+    env = launch.worker_env({"LD_LIBRARY_PATH": f":.:lib:{candidate}:{out}"}, candidate)
+    assert env["LD_LIBRARY_PATH"] == out
+    env = launch.worker_env(
+        {"LD_PRELOAD": f"./x.so {candidate}/y.so:libfoo.so {out}/z.so", "LD_AUDIT": "a/b.so"},
+        candidate,
+    )
+    assert env["LD_PRELOAD"] == f"libfoo.so {out}/z.so" and "LD_AUDIT" not in env
+    assert "PYTHONPLATLIBDIR" not in launch.worker_env({"PYTHONPLATLIBDIR": "lib"}, candidate)
+
+
+@pytest.mark.parametrize("spelling", ["./", "src/..", "./.", ""])
+def test_no_spelling_of_the_candidates_folder_runs_its_sitecustomize(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, spelling: str
+) -> None:
+    """The command and environment the worker gets (``launch.command``) for a candidate holding
+    a ``sitecustomize.py`` and a ``usercustomize.py``, with the operator's ``PYTHONPATH`` naming
+    its folder: Python starts with neither run. The control: the same interpreter, given the
+    raw variable in that folder, runs it."""
+    candidate = tmp_path / "candidate"
+    (candidate / "src").mkdir(parents=True)
+    (candidate / "policy.py").write_text("class Policy: pass\n")
+    for name in ("sitecustomize", "usercustomize"):
+        (candidate / f"{name}.py").write_text(f"print('RAN-{name}')\n")
+    raw = {**os.environ, "PYTHONPATH": f"{spelling}:{candidate}"}
+    monkeypatch.setenv("PYTHONPATH", raw["PYTHONPATH"])
+    _, env = launch.command(candidate, None)
+    probe = [sys.executable, "-P", "-c", "pass"]
+    ran = subprocess.run(probe, cwd=candidate, env=env, capture_output=True, text=True, timeout=60)
+    assert "RAN-" not in ran.stdout + ran.stderr, ran.stdout + ran.stderr
+    control = subprocess.run(
+        probe, cwd=candidate, env=raw, capture_output=True, text=True, timeout=60
+    )
+    assert "RAN-sitecustomize" in control.stdout, control.stdout + control.stderr

@@ -365,7 +365,6 @@ def test_the_filtered_pythonpath_spellings_run_nothing_before_go(
 
 
 @pytest.mark.heavy
-@pytest.mark.xfail(strict=False, reason=_PYTHONPATH_WIN)
 @pytest.mark.parametrize("nested", [True, False], ids=["nested", "plain"])
 @pytest.mark.parametrize("spelling", ["./", "src/.."], ids=["dot-slash", "up-again"])
 def test_another_spelling_of_the_working_directory_runs_nothing_before_go(
@@ -384,7 +383,7 @@ def test_another_spelling_of_the_working_directory_runs_nothing_before_go(
     candidate = _candidate(tmp_path, PLAIN_POLICY)
     (candidate / "src").mkdir()
     (candidate / "sitecustomize.py").write_text(SITECUSTOMIZE)
-    assert "PYTHONPATH" in launch.worker_env()  # the filter kept it
+    assert "PYTHONPATH" not in launch.worker_env()  # closed: the filter drops relative entries
     capfd.readouterr()
     assert launch.prestart(candidate, sandbox)
     early = launch._early[1][0]  # type: ignore[index]
@@ -394,6 +393,7 @@ def test_another_spelling_of_the_working_directory_runs_nothing_before_go(
         launch.discard()
     err = capfd.readouterr().err
     assert "REDTEAM-PREGO" not in err, err[-1000:]
+    assert not list(candidate.glob("prego-*"))
 
 
 #: at the interpreter's start, where the working directory is on sys.path: replaces the judge's
@@ -412,7 +412,6 @@ print("REDTEAM-PREGO rewrite", wrote, file=sys.stderr, flush=True)
 
 
 @pytest.mark.heavy
-@pytest.mark.xfail(strict=False, reason=_PYTHONPATH_WIN)
 def test_a_plain_judge_scores_against_its_own_references_whatever_its_pythonpath(
     tmp_path: Path,
 ) -> None:
@@ -433,8 +432,21 @@ def test_a_plain_judge_scores_against_its_own_references_whatever_its_pythonpath
         assert len(scores) == 2, rows
         if spelling == ".":  # the control
             assert "REDTEAM-PREGO" not in text and scores == [0.0, 0.0], (scores, text[-1000:])
-    assert "REDTEAM-PREGO rewrite" in text, text[-1000:]  # it ran before GO (the probe)
+    # closed: worker_env drops every relative entry, so nothing ran before GO either. The
+    # probe's control: the same file, at the start of an interpreter whose sys.path holds its
+    # folder, rewrites the references of a judge folder (its parent, a shell, works there)
+    assert "REDTEAM-PREGO" not in text, text[-1000:]
     assert scores == [0.0, 0.0], (scores, text[-1000:])
+    probe = subprocess.run(
+        ["/bin/sh", "-c", '"$0" -c pass; true', sys.executable],
+        cwd=root / "judge-dir",
+        env={**os.environ, "PYTHONPATH": str(candidate)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert "REDTEAM-PREGO rewrite True" in probe.stderr, probe.stderr[-1000:]
 
 
 # ---------------------------------------------------------------------------- 3. policy.py's pyc

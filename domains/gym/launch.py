@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import threading
@@ -114,7 +115,77 @@ def _probe_sandbox(spec: dict[str, Any]) -> None:
         raise WorkerBroken(problem)
 
 
-def worker_env(base: dict[str, str] | None = None) -> dict[str, str]:
+#: Variables naming one folder or file the interpreter, or the loader before it, reads code from
+#: at start-up (the standard library, the user site, bytecode of the standard library, a startup
+#: file): kept only where the value is absolute and outside the candidate's folder
+#: (:func:`_outside`). ``PYTHONHOME`` may be ``prefix:exec_prefix``.
+_PATH_VARS = ("PYTHONHOME", "PYTHONUSERBASE", "PYTHONPYCACHEPREFIX", "PYTHONSTARTUP")
+#: Variables holding a list of folders searched for code before ``main`` runs: each entry is
+#: kept only where it is absolute and outside the candidate's folder, the rest of the list kept.
+#: An empty or relative entry names the worker's working directory or a folder under it: the
+#: candidate's folder (``/candidate`` in the nested sandbox), whose ``sitecustomize.py``,
+#: ``usercustomize.py`` or shared libraries would run before :data:`~evotree.domains.gym.wire.GO`.
+_LIST_VARS = {"PYTHONPATH": os.pathsep, "LD_LIBRARY_PATH": ":"}
+#: Libraries the dynamic loader maps before the interpreter starts: an entry with a ``/`` is a
+#: path (relative ones name the candidate's folder), one without is searched for in the
+#: library folders (``LD_LIBRARY_PATH`` as filtered here, then the system's).
+_PRELOAD_VARS = ("LD_PRELOAD", "LD_AUDIT")
+
+
+def _outside(entry: str, candidate_dir: Path | None) -> bool:
+    """Whether the path ``entry`` names something the candidate cannot have put there: an
+    absolute path that is neither in the candidate's folder (nor ``/candidate``, its place in
+    the nested sandbox) as written, nor once its links and ``..`` are resolved. Fail closed:
+    an empty or relative entry (it resolves against the worker's working directory, the
+    candidate's folder) is never outside, whatever its spelling (``.``, ``./``, ``src/..``)."""
+    if not entry or not os.path.isabs(entry):
+        return False
+    roots = {Path(POLICY_CANDIDATE_DIR)}
+    if candidate_dir is not None:
+        roots |= {Path(os.path.abspath(candidate_dir)), Path(candidate_dir).resolve()}
+    for path in (Path(os.path.normpath(entry)), Path(entry).resolve()):
+        if any(path == root or root in path.parents for root in roots):
+            return False
+    return True
+
+
+def _scrub_paths(env: dict[str, str], candidate_dir: Path | None) -> None:
+    """Drop from ``env`` every path through which code in the candidate's folder would run at
+    the interpreter's start, before it waits for :data:`~evotree.domains.gym.wire.GO`
+    (:func:`_outside`), in place. ``PYTHONPLATLIBDIR`` (a folder relative to the installation's
+    prefix: ``../..`` climbs out of it) is dropped outright: the interpreter's built-in value
+    serves."""
+    env.pop("PYTHONPLATLIBDIR", None)
+    for var in _PATH_VARS:
+        if var in env and not all(_outside(p, candidate_dir) for p in env[var].split(os.pathsep)):
+            del env[var]
+    for var, sep in _LIST_VARS.items():
+        if var in env:
+            parts = [p for p in env[var].split(sep) if _outside(p, candidate_dir)]
+            if parts:
+                env[var] = sep.join(parts)
+            else:
+                del env[var]
+    for var in _PRELOAD_VARS:
+        if var in env:
+            parts = [
+                p
+                for p in re.split(r"[ :]", env[var])
+                if p and ("/" not in p or _outside(p, candidate_dir))
+            ]
+            if parts:
+                env[var] = " ".join(parts)
+            else:
+                del env[var]
+
+
+def worker_env(
+    base: dict[str, str] | None = None, candidate_dir: Path | None = None
+) -> dict[str, str]:
+    """The policy's process's environment: ``base`` (this process's) without ``EVOTREE_*``,
+    with ``PYTHONSAFEPATH``, a fixed hash seed and one BLAS thread unless told otherwise, and
+    without any path that would run code of the candidate's folder (``candidate_dir``; relative
+    entries always) before the worker waits for GO (:func:`_scrub_paths`)."""
     env = {
         k: v
         for k, v in (os.environ if base is None else base).items()
@@ -124,12 +195,7 @@ def worker_env(base: dict[str, str] | None = None) -> dict[str, str]:
     env["PYTHONHASHSEED"] = "0"
     for var in _THREAD_VARS:
         env.setdefault(var, "1")
-    if "PYTHONPATH" in env:  # an empty entry would put the working directory back on sys.path
-        parts = [p for p in env["PYTHONPATH"].split(os.pathsep) if p and p != "."]
-        if parts:
-            env["PYTHONPATH"] = os.pathsep.join(parts)
-        else:
-            del env["PYTHONPATH"]
+    _scrub_paths(env, candidate_dir)
     return env
 
 
@@ -140,7 +206,7 @@ def command(
     environment; :class:`WorkerBroken` where its nested sandbox cannot start."""
     worker = [sys.executable, "-P", "-m", "evotree.domains.gym.worker", "{request}", "{reply}"]
     if sandbox is None:
-        return [*worker, str(candidate_dir / "policy.py")], worker_env()
+        return [*worker, str(candidate_dir / "policy.py")], worker_env(None, candidate_dir)
 
     _probe_sandbox(sandbox)
     try:
@@ -149,7 +215,7 @@ def command(
         )
     except SandboxUnavailable as exc:
         raise WorkerBroken(exc.message) from None
-    env = {k: v for k, v in worker_env().items() if k not in _JUDGE_PATH_VARS}
+    env = {k: v for k, v in worker_env(None, candidate_dir).items() if k not in _JUDGE_PATH_VARS}
     return argv, env
 
 
