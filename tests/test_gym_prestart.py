@@ -338,3 +338,95 @@ def test_no_spelling_of_the_candidates_folder_runs_its_sitecustomize(
         probe, cwd=candidate, env=raw, capture_output=True, text=True, timeout=60
     )
     assert "RAN-sitecustomize" in control.stdout, control.stdout + control.stderr
+
+
+#: the policy pushes by what its helper (and a package's module) says: 0, left (CartPole falls
+#: in about 9 steps); their unchecked-hash bytecode says 1, and prints
+SOURCE_POLICY = """
+import helper
+from pkg import sub
+
+
+class Policy:
+    def __init__(self, *args):
+        pass
+
+    def reset(self):
+        pass
+
+    def act(self, obs):
+        try:
+            import bare  # only a bare.pyc in the folder: never imported
+        except ImportError:
+            pass
+        else:
+            print("RAN-bare-pyc", flush=True)
+        return helper.X + sub.X
+"""
+
+
+@pytest.mark.heavy
+@pytest.mark.parametrize("lanes", [1, 2], ids=["one-lane", "lanes"])
+def test_the_candidates_modules_run_from_their_source_only(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capfd: pytest.CaptureFixture[str],
+    lanes: int,
+) -> None:
+    """policy.py, a helper beside it and a package's module each have an unchecked-hash ``.pyc``
+    (PEP 552: Python's loader runs it without looking at the source) of other code, and a bare
+    ``bare.pyc`` sits in the folder: the worker runs the sources (the episode pushes left and
+    falls) and none of the bytecode; it writes no bytecode into the folder either."""
+    import importlib.util
+    import py_compile
+
+    monkeypatch.setattr(launch, "_early", None)
+    candidate = tmp_path / "candidate"
+    (candidate / "pkg").mkdir(parents=True)
+    (candidate / "policy.py").write_text(SOURCE_POLICY)
+    (candidate / "helper.py").write_text("X = 0\n")
+    (candidate / "pkg" / "__init__.py").write_text("")
+    (candidate / "pkg" / "sub.py").write_text("X = 0\n")
+    hidden = tmp_path / "hidden.py"
+    balance = "int(obs[2] + 0.5 * obs[3] > 0)"
+    for source, code in [
+        ("policy.py", SOURCE_POLICY.replace("helper.X + sub.X", balance)),
+        ("helper.py", "print('RAN-pyc helper', flush=True)\nX = 1\n"),
+        ("pkg/sub.py", "print('RAN-pyc sub', flush=True)\nX = 0\n"),
+        ("bare.py", "print('RAN-bare', flush=True)\n"),
+    ]:
+        hidden.write_text(code)
+        target = candidate / source
+        cfile = (
+            str(candidate / "bare.pyc")
+            if source == "bare.py"
+            else importlib.util.cache_from_source(str(target))
+        )
+        py_compile.compile(
+            str(hidden),
+            cfile=cfile,
+            dfile=source,
+            invalidation_mode=py_compile.PycInvalidationMode.UNCHECKED_HASH,
+            doraise=True,
+        )
+    before = sorted(str(p.relative_to(candidate)) for p in candidate.rglob("*"))
+    capfd.readouterr()
+    (episode,) = run_episodes(
+        candidate, [Task(ENV, 0, SEED)], timeout=30, sandbox=None, lanes=lanes
+    )
+    assert episode.finish_reason == "terminated" and episode.ret < 50, episode
+    printed = capfd.readouterr()
+    assert "RAN-" not in printed.out + printed.err, printed
+    after = sorted(str(p.relative_to(candidate)) for p in candidate.rglob("*"))
+    assert after == before  # no bytecode written
+    # the control: Python's own import of the folder runs the bytecode
+    probe = subprocess.run(
+        [sys.executable, "-c", "import helper, bare\nfrom pkg import sub"],
+        cwd=candidate,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert "RAN-pyc helper" in probe.stdout and "RAN-pyc sub" in probe.stdout, probe
+    assert "RAN-bare" in probe.stdout, probe

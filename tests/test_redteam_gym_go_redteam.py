@@ -479,7 +479,6 @@ _PYC_WIN = (
 
 
 @pytest.mark.heavy
-@pytest.mark.xfail(strict=False, reason=_PYC_WIN)
 def test_the_judge_scores_what_policy_py_says(tmp_path: Path) -> None:
     """policy.py always pushes left; an unchecked-hash ``.pyc`` of a balancing controller sits in
     its ``__pycache__``. The judge's copy (``copy_regular_files``) is played in the nested

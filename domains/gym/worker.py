@@ -35,6 +35,7 @@ that does not answer; nothing this process says about time counts there.
 from __future__ import annotations
 
 import ctypes
+import importlib.machinery
 import importlib.util
 import inspect
 import json
@@ -75,8 +76,48 @@ class InvalidPolicy(Exception):
 
 
 # ---------------------------------------------------------------------------- the policy
+class _SourceOnly(importlib.machinery.SourceFileLoader):
+    """A loader of the candidate's ``.py`` files that compiles their source every time: it
+    neither reads nor writes bytecode. Python's own loader runs ``__pycache__/NAME.cpython-3XX.pyc``
+    instead of ``NAME.py`` when that file is an unchecked-hash pyc (PEP 552), whatever the source
+    says: what runs would not be what ``policy.py`` (or a helper beside it) shows."""
+
+    def get_code(self, fullname: str) -> Any:
+        path = self.get_filename(fullname)
+        return self.source_to_code(self.get_data(path), path)
+
+
+def _source_only_under(root: Path) -> None:
+    """From now on, modules found in ``root`` (the candidate's folder) or below it are imported
+    from their ``.py`` source only (:class:`_SourceOnly`): no bytecode (``__pycache__`` or a
+    bare ``.pyc``), no compiled extension, no zip archive. The folders already on ``sys.path``
+    (the worker's own: the standard library, the installed packages) keep Python's finders."""
+    root = root.resolve()
+    kept = {os.path.abspath(p or ".") for p in sys.path} - {str(root)}
+    finder = importlib.machinery.FileFinder.path_hook(
+        (_SourceOnly, importlib.machinery.SOURCE_SUFFIXES)
+    )
+
+    def under(entry: str) -> bool:
+        """Whether the ``sys.path`` entry is the candidate's folder or below it, as written
+        (relative to the working directory) or once resolved."""
+        where = os.path.abspath(entry or ".")
+        real = Path(where).resolve()
+        return where.startswith(f"{root}{os.sep}") or real == root or root in real.parents
+
+    def hook(entry: str) -> Any:
+        if os.path.abspath(entry or ".") in kept or not under(entry):
+            raise ImportError("not the candidate's folder: Python's own finders")
+        return finder(os.path.abspath(entry or "."))
+
+    sys.path_hooks.insert(0, hook)
+    for entry in [e for e in sys.path_importer_cache if under(e)]:
+        del sys.path_importer_cache[entry]  # found again, through the hook
+
+
 def load_policy_class(path: Path) -> type:
-    """Import ``path`` as module ``policy`` and return its ``Policy`` class, checked.
+    """Import ``path`` as module ``policy`` from its source (never a ``.pyc`` of it) and return
+    its ``Policy`` class, checked.
 
     Raises :class:`InvalidPolicy` with a message meant for the candidate's author.
     """
@@ -84,7 +125,9 @@ def load_policy_class(path: Path) -> type:
         raise InvalidPolicy(
             f"{path.name} is missing: the gym domain runs the class Policy defined in it"
         )
-    spec = importlib.util.spec_from_file_location("policy", path)
+    spec = importlib.util.spec_from_file_location(
+        "policy", path, loader=_SourceOnly("policy", str(path))
+    )
     if spec is None or spec.loader is None:
         raise InvalidPolicy(f"{path.name} cannot be imported")
     module = importlib.util.module_from_spec(spec)
@@ -542,6 +585,8 @@ def main(argv: list[str]) -> int:
     if go != GO:
         return 4
     # helper modules next to policy.py are importable, after evotree's and installed packages
+    # (from their source only, as policy.py: never a bytecode file of the candidate's folder)
+    _source_only_under(policy_file.parent)
     sys.path.append(str(policy_file.parent.resolve()))
     try:
         policy_class = load_policy_class(policy_file)
