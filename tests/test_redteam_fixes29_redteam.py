@@ -1,0 +1,454 @@
+"""Red team of the fixes to the judge-copy findings (issue 29): da99dd9, 0719d2b, fba6f4a,
+36acd8c, 3bcfef7, red-teamed here by a helper who wrote none of them.
+
+The fixes: host git gets the task's store C-quoted in ``GIT_ALTERNATE_OBJECT_DIRECTORIES``; one
+recogniser of git directories (``git_guard.is_git_dir``: a ``.git`` folder, or ``HEAD`` (a
+regular file) + ``objects/`` + ``refs/``) for the phases' search and the judge's copy; every
+phase, the untraced judge too, binds task repositories pruned (``git_guard.before_untraced``:
+copies in a private folder of the process, removed at its exit, a dead process's swept); each
+read-only root its own 100,000-entry bound, a cut there a ``git_state`` row; the copy's config an
+allowlist. The attacker is the candidate (train-phase code writing the candidate folder the judge
+copies; code in any phase) — and, for the changes to honest work, an honest task or operator.
+The future is ``FUTURE_SECRET_42`` (``test_task_prune._task``); a host repository outside every
+bind holds ``HOST_SECRET_77``. The first line is on (the default) in every attack; each asserts
+its attack ran (a control). A win is ``xfail(strict=False)`` asserting the safe outcome, its
+reason the mechanism; a stopped attack passes, its docstring saying by what. Results against
+9be0aee:
+
+- R1, a bare repository whose ``HEAD`` is a symbolic link (WON, twice): git itself reads a HEAD
+  link naming ``refs/...`` (``git -c core.preferSymlinkRefs=true clone --mirror`` makes one), but
+  ``is_git_dir`` wants a regular ``HEAD``: an image's mirror of the task so made is no task
+  repository to the train phase's search (bound whole: ``git log --all`` in the box shows the
+  future) nor to the judge's copy (its objects go across whole, only the link refused: the
+  judge's code reads the future from the copied pack).
+- R2, odd bytes around a colon in a store's path (stopped): a quote, backslashes, a trailing
+  newline, an escape, non-UTF-8 bytes before ``x:/<host store>`` — ``_quote_path`` quotes what
+  git's ``unquote_c_style`` reads back, so host git never falls back to the ':'-split entry.
+- R3, the copy's config (stopped): ``Core.HooksPath``, ``FSMonitor``, pager, editor,
+  sshCommand, gitProxy, askPass, worktree, excludes/attributes files, ``[core "x"]``,
+  ``[Include]``, ``[includeIf]``, diff.external, alias, lfs filters not git-lfs's own, remote
+  ``uploadpack``, ``insteadOf``: all dropped. Kept and harmless only through git's own defaults:
+  ``remote.*.url`` / ``submodule.*.url`` with ``ext::`` (refused by git's
+  ``protocol.ext.allow=never`` — an operator's global config allowing it would run it).
+- R4, the untraced judge's read-only bound (WON, honest layout): an operator read path with
+  100,000 entries before a task repository — the judge's start cuts its search there, the
+  repository beyond is bound whole into the judge's box (its code reads the future); the cut is
+  said only in a snapshot nothing reads (untraced: no trace, no row).
+- R5, honest work (CHANGED, 0719d2b): the same read path with no repository at all — a dataset
+  of 100,000+ files — is now a ``git_state`` row in every traced phase, which the audit reads as
+  git storage touched (every run with such data flagged).
+- R6, honest work (CHANGED, 0719d2b): the judge's start prunes the copy's git directories
+  again and hides all past ``MAX_PRUNED`` = 32 (an empty folder bound over each, said only in
+  the unread snapshot): a candidate that made 33 repositories in training (a vendored checkout
+  per dependency, say) has the 33rd empty in the judge's box, although the copy carried it.
+- R7, honest work (CHANGED, 0719d2b): an untraced phase's copies are removed only when the
+  evotree process exits: each judge phase leaves one pruned copy of every task repository it
+  reached in ``~/.cache/evotree/untraced-copies`` — a long search (many judge phases in one
+  process) fills the disk.
+- Leads, not tested (why): the sweep (``_sweep``) takes a folder whose pid ``kill(pid, 0)`` does
+  not find for a dead process's — a second evotree in another PID namespace sharing the home
+  folder (a container) has its live copies removed under its judge's box, and a dead process's
+  pid reused keeps its copies forever (needs a second PID namespace); the 300 s host-git limit
+  is the copy's only — the judge's start prunes the copy's repositories again with no deadline
+  (600 s a git call, up to 32 repositories), and ``before_phase`` has none either, so host time
+  before a judge is about twice the limit (a slow pack under it needs minutes to show).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from test_redteam_judge_copy_redteam import (
+    HOST_SECRET,
+    _box,
+    _copy,
+    _host_repo,
+    _judge_spec,
+    _log_all,
+)
+from test_task_prune import _ENV, SECRET, _commit, _git, _task
+
+from evotree.harness import git_guard, git_prune
+from evotree.harness.sandbox import finish_trace
+from evotree.harness.sandbox_spec import SandboxSpec
+from test_redteam_trace_deputy import seccomp as seccomp  # noqa: F401 - the fixture
+
+
+@pytest.fixture(autouse=True)
+def _first_line_on(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """The first line on (the default); a private prune cache and a private folder of untraced
+    copies (the host's are left alone)."""
+    monkeypatch.delenv(git_prune.ENV_TASK_REPOS, raising=False)
+    cache = tmp_path / "prune-cache"
+    cache.mkdir(mode=0o700)
+    monkeypatch.setattr(git_prune, "_cache_root", lambda: cache)
+    untraced = tmp_path / "untraced-copies"
+    untraced.mkdir(mode=0o700)
+    monkeypatch.setattr(git_guard, "_untraced_root", lambda: untraced)
+
+
+def _store_text(objects: Path, tmp_path: Path) -> str:
+    """Every object of the store ``objects`` as git prints it, read through a fresh repository
+    that names it as an alternate (works with no ``HEAD`` or references beside the store)."""
+    reader = tmp_path / f"reader-{len(list(tmp_path.glob('reader-*')))}"
+    _git(tmp_path, "init", "-q", "--bare", str(reader))
+    (reader / "objects" / "info" / "alternates").write_text(f"{objects}\n")
+    proc = subprocess.run(
+        ["git", "--git-dir", str(reader), "cat-file", "--batch-all-objects", "--batch"],
+        capture_output=True,
+        env=_ENV,
+    )
+    return proc.stdout.decode("utf-8", "replace")
+
+
+def _linked_head_mirror(candidate: Path) -> Path:
+    """The image's mirror of the task (all its branches) at candidate/upstream.git, made with
+    ``core.preferSymlinkRefs``: its HEAD is a link ``-> refs/heads/main``, which git reads."""
+    _git(
+        candidate,
+        "-c",
+        "core.preferSymlinkRefs=true",
+        "clone",
+        "-q",
+        "--no-hardlinks",
+        "--mirror",
+        "task",
+        "upstream.git",
+    )
+    store = candidate / "upstream.git"
+    assert os.readlink(store / "HEAD") == "refs/heads/main"
+    return store
+
+
+# ------------------------------------------------- R1: a bare repository whose HEAD is a link
+
+
+@pytest.mark.heavy
+@pytest.mark.xfail(
+    strict=False,
+    reason="WON: git_guard.is_git_dir/_is_bare want HEAD a regular file, but git reads a HEAD "
+    "link naming refs/... (core.preferSymlinkRefs, old git): the image's mirror "
+    "candidate/upstream.git with a linked HEAD is no task repository to find_git_dirs, so "
+    "before_phase neither prunes nor locks it and the train box's git log --all shows the future",
+)
+def test_a_mirror_with_a_linked_head_is_bound_whole_in_the_train_box(
+    tmp_path: Path, seccomp: None
+) -> None:
+    work = tmp_path / "run" / "candidate"
+    _task(work / "task")
+    store = _linked_head_mirror(work)
+    spec = SandboxSpec(
+        cwd=work, read_only=(tmp_path / "run",), read_write=(work,), trace=tmp_path / "raw.trace"
+    )
+    proc = _box(spec, _log_all(store))
+    snap = json.loads(git_guard.snapshot_path(spec.trace).read_text())
+    (tmp_path / "ev").mkdir()
+    finish_trace(spec, tmp_path / "ev")
+    assert proc.stdout.startswith("rc 0") and "base" in proc.stdout, proc.stdout + proc.stderr
+    found = [r["path"] for r in snap["repos"]]
+    assert str(work / "task" / ".git") in found, found  # control: the task itself was guarded
+    assert SECRET not in proc.stdout, found
+
+
+@pytest.mark.xfail(
+    strict=False,
+    reason="WON: the judge's copy recognises git directories with git_guard.is_git_dir (HEAD a "
+    "regular file), so a bare mirror whose HEAD is a link is walked as plain folders: the link "
+    "is refused, objects/ (every pack, the future's too) and refs/ go across whole, and the "
+    "judge's code reads the future from the copied pack",
+)
+def test_a_mirror_with_a_linked_head_goes_whole_into_the_judges_copy(tmp_path: Path) -> None:
+    candidate = tmp_path / "run" / "candidate"
+    _task(candidate / "task")
+    _linked_head_mirror(candidate)
+    copy, refused = _copy(candidate, tmp_path)
+    assert (copy / "task" / "a.txt").read_text() == "base\n"  # control: the copy ran
+    assert any(r.startswith("upstream.git/HEAD: symbolic link") for r in refused), refused
+    assert SECRET not in _store_text(copy / "task" / ".git" / "objects", tmp_path)  # pruned
+    carried = copy / "upstream.git" / "objects"
+    assert not carried.exists() or SECRET not in _store_text(carried, tmp_path)
+
+
+# ------------------------------------------------ R2: odd bytes around a colon (host git quoting)
+
+_ODD = {
+    "quote-backslashes": 'q"b\\c\\"',
+    "trailing-newline": "nl\n",
+    "escape-tab-cr": "\x1b[31m\t\r",
+    "non-utf8": os.fsdecode(b"\xff\xfe\\"),
+    "octal-lookalike": "\\101\\",
+}
+
+
+@pytest.mark.parametrize("odd", sorted(_ODD))
+def test_odd_bytes_before_a_colon_never_split_the_store_for_host_git(
+    tmp_path: Path, odd: str
+) -> None:
+    """Stopped: a git directory the candidate made under ``<odd>x:/<host store's path>`` (its
+    HEAD the host repository's commit) would, split at ':', point host git at the host's store;
+    ``_quote_path`` C-quotes the path (quote, backslash, newline, tab, other control bytes in
+    octal, the rest raw) as git's ``unquote_c_style`` reads it, so the entry is never split:
+    HEAD names no commit of the store, the directory is refused. Control: an honest clone under
+    ``<odd>y:`` goes across pruned, git reads it."""
+    candidate = tmp_path / "run" / "candidate"
+    _task(candidate / "task")
+    head = _host_repo(tmp_path / "host")
+    name = _ODD[odd]
+    evil = candidate / f"{name}x:" / (tmp_path / "host").relative_to("/")
+    evil.mkdir(parents=True)
+    _git(evil, "init", "-q", "-b", "main")
+    (evil / ".git" / "HEAD").write_text(head + "\n")
+    honest = candidate / f"{name}y:" / "proj"
+    honest.parent.mkdir()
+    _git(candidate, "clone", "-q", "--no-hardlinks", "task", str(honest))
+    copy, refused = _copy(candidate, tmp_path)
+    carried = copy / honest.relative_to(candidate)
+    assert (carried / ".git").is_dir(), refused  # control: the quoted path reached host git whole
+    assert _git(carried, "log", "--oneline", "-1").endswith("base")
+    evil_copy = copy / evil.relative_to(candidate) / ".git"
+    text = _store_text(evil_copy / "objects", tmp_path) if evil_copy.exists() else ""
+    assert HOST_SECRET not in text, text[-300:]
+
+
+# ----------------------------------------------------------- R3: the copy's config (allowlist)
+
+_ARMED = """\
+[Core]
+\tHooksPath = {hooks}
+\tFSMonitor = {prog}
+\tpager = {prog}
+\teditor = {prog}
+\tsshCommand = {prog}
+\tgitProxy = {prog}
+\taskPass = {prog}
+\tworktree = {host}
+\texcludesFile = {host}/h.txt
+\tattributesFile = {host}/h.txt
+[core "x"]
+\thooksPath = {hooks}
+\tfsmonitor = {prog}
+[Include]
+\tPath = {inc}
+[includeIf "gitdir:/"]
+\tpath = {inc}
+[remote "origin"]
+\turl = ext::sh -c touch% {marker}
+\tuploadpack = {prog}
+\tfetch = +refs/heads/*:refs/remotes/origin/*
+[url "ext::sh -c touch% {marker}% #"]
+\tinsteadOf = https://
+[filter "lfs"]
+\tclean = git-lfs clean -- %f; {prog}
+\tprocess = {prog}
+\trequired = true
+[filter "LFS"]
+\tclean = git-lfs clean -- %f
+[diff]
+\texternal = {prog}
+[alias]
+\tst = !{prog}
+[submodule "s"]
+\turl = ext::sh -c touch% {marker}
+\tupdate = !{prog}
+[user]
+\tname = "a\\"\\n[core]\\n\\tfsmonitor = {prog}"
+"""
+#: The keys the copy's config may hold (git-lfs's own filters aside).
+_ALLOWED_KEYS = {
+    "core.repositoryformatversion",
+    "core.bare",
+    "core.filemode",
+    "core.logallrefupdates",
+    "remote.origin.url",
+    "remote.origin.fetch",
+    "submodule.s.url",
+    "filter.lfs.clean",
+    "filter.lfs.required",
+    "user.name",
+}
+
+
+def test_the_copys_config_runs_no_program_under_any_spelling(tmp_path: Path) -> None:
+    """Stopped: the candidate's repository arms every program and file key under odd case,
+    subsections and includes; the judge's copy keeps only ``_KEPT_CONFIG`` (git's own lower-cased
+    listing, without includes, so no spelling passes), and a value or subsection that would break
+    out of its line is quoted. git's status, diff, log, commit, fetch and submodule update in
+    the copy (what a judge would run) run nothing: the kept ``ext::`` urls are refused by git's
+    own default (``protocol.ext.allow`` never)."""
+    candidate = tmp_path / "run" / "candidate"
+    candidate.mkdir(parents=True)
+    _git(candidate, "init", "-q", "-b", "main")
+    _commit(candidate, "solution.py", "x = 1\n", "base")
+    marker = tmp_path / "RAN"
+    hooks = tmp_path / "hooks"
+    hooks.mkdir()
+    for hook in ("pre-commit", "post-commit", "reference-transaction", "post-checkout"):
+        (hooks / hook).write_text(f"#!/bin/sh\ntouch {marker}\n")
+        (hooks / hook).chmod(0o755)
+    host = tmp_path / "hostdir"
+    host.mkdir()
+    (host / "h.txt").write_text("*\n")
+    inc = tmp_path / "inc.cfg"
+    prog = f"touch {marker}; false"
+    inc.write_text(f"[core]\n\tfsmonitor = {prog}\n")
+    config = candidate / ".git" / "config"
+    config.write_text(
+        config.read_text()
+        + _ARMED.format(hooks=hooks, prog=prog, host=host, inc=inc, marker=marker)
+    )
+    armed = _git(candidate, "config", "--list", "--show-origin")
+    assert "fsmonitor" in armed.lower() and "includeif" in armed.lower()  # control: armed
+    (candidate / "solution.py").write_text("x = 2\n")
+    copy, refused = _copy(candidate, tmp_path)
+    assert not refused, refused
+    listed = _git(copy, "config", "--file", ".git/config", "--null", "--list").split("\0")
+    kept = dict(item.partition("\n")[::2] for item in listed if item)
+    keys = set(kept)
+    assert "remote.origin.url" in keys  # control: the config was read, its kept entries kept
+    # an unquoted ';' starts a comment: the armed clean filter reads as git-lfs's own, kept
+    assert kept.get("filter.lfs.clean", "git-lfs clean -- %f") == "git-lfs clean -- %f"
+    assert kept["user.name"].startswith('a"\n[core]')  # one value, its newlines quoted
+    env = {**_ENV, "HOME": str(tmp_path), "GIT_CONFIG_GLOBAL": os.devnull}
+    for argv in (
+        ["status"],
+        ["diff", "--stat"],
+        ["log", "-1"],
+        ["commit", "-q", "-am", "judge"],
+        ["fetch", "-q", "origin"],
+        ["fetch", "-q", "https://example.invalid/x"],
+        ["submodule", "update", "--init"],
+    ):
+        subprocess.run(["git", "-C", str(copy), *argv], env=env, capture_output=True, timeout=60)
+    assert not marker.exists(), "a program of the candidate's config ran"
+    assert keys <= _ALLOWED_KEYS, keys - _ALLOWED_KEYS
+
+
+# --------------------------------------- R4/R5: a read-only root's bound (judge, honest dataset)
+
+
+def _dataset(data: Path) -> None:
+    """An operator's read path: ``aaa/`` of 100,001 files (a dataset), then ``zzz/``."""
+    flood = data / "aaa"
+    flood.mkdir(parents=True)
+    for i in range(git_guard.MAX_READ_ONLY_ENTRIES + 1):
+        os.close(os.open(flood / f"{i:06d}", os.O_CREAT | os.O_WRONLY, 0o644))
+    (data / "zzz").mkdir()
+
+
+@pytest.mark.heavy
+@pytest.mark.xfail(
+    strict=False,
+    reason="WON (an operator's layout): before_untraced searches each read-only root to "
+    "MAX_READ_ONLY_ENTRIES; a read path whose dataset (aaa/, 100,001 files) comes before its "
+    "task repository (zzz/task) is cut there, the repository is neither pruned nor hidden, and "
+    "the judge's box binds it whole (its code reads the future); the cut is said only in the "
+    "untraced snapshot's hidden, which nothing reads (no trace, so no row)",
+)
+def test_the_judge_binds_a_repository_beyond_the_read_only_bound_whole(
+    tmp_path: Path, seccomp: None
+) -> None:
+    root = tmp_path / "run"
+    (root / "candidate").mkdir(parents=True)
+    data = tmp_path / "data"
+    _dataset(data)
+    _task(data / "00")  # before the dataset: found (a .git is taken as its folder is read)
+    _task(data / "zzz" / "task")
+    copy = tmp_path / "judge-candidate"
+    copy.mkdir()
+    script = _log_all(data / "00" / ".git") + _log_all(data / "zzz" / "task" / ".git")
+    proc = _box(_judge_spec(root, copy, (data,)), script)
+    first, _, second = proc.stdout.partition("\nrc ")
+    assert first.startswith("rc 0") and "base" in first, proc.stdout + proc.stderr
+    assert SECRET not in first  # control: the judge's start pruned the repository it found
+    assert second.startswith("0") and "base" in second, proc.stdout  # control: git read it
+    assert SECRET not in second
+
+
+@pytest.mark.xfail(
+    strict=False,
+    reason="CHANGED (0719d2b): a cut in a read-only root is a git_state row, and the audit "
+    "judges every git_state row as git storage touched: an operator read path holding a "
+    "dataset of over 100,000 entries (no repository in it at all) flags every traced phase "
+    "of every run that reads it",
+)
+def test_an_honest_dataset_over_the_bound_is_no_row(tmp_path: Path) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    data = tmp_path / "data"
+    _dataset(data)
+    (data / "zzz" / "images").mkdir()
+    trace = tmp_path / "raw.trace"
+    git_guard.before_phase([work], trace, read_only=[data])
+    trace.write_text("")  # the phase ran (its raw trace is there)
+    rows = git_guard.after_phase(trace)
+    snap = json.loads(git_guard.snapshot_path(trace).read_text())
+    assert snap["repos"] == []  # control: no repository anywhere
+    assert any("not searched" in h for h in snap["hidden"]), snap["hidden"]  # control: cut
+    assert rows == [], rows
+
+
+# ------------------------------------------- R6/R7: the untraced judge's start (honest work)
+
+_MANY = git_guard.MAX_PRUNED + 1
+
+
+@pytest.mark.xfail(
+    strict=False,
+    reason="CHANGED (0719d2b): the judge's start (before_untraced) searches the copy of the "
+    "candidate as a read-only root and prunes its git directories again, at most MAX_PRUNED=32; "
+    "the 33rd is hidden (an empty folder bound over it, said only in the unread snapshot), so "
+    "a candidate that made 33 repositories in training has one empty in the judge's box though "
+    "the copy carried it",
+)
+def test_a_candidates_33rd_repository_is_whole_in_the_judges_box(tmp_path: Path) -> None:
+    root = tmp_path / "run"
+    candidate = root / "candidate"
+    candidate.mkdir(parents=True)
+    for i in range(_MANY):
+        repo = candidate / "vendor" / f"dep{i:02d}"
+        repo.mkdir(parents=True)
+        _git(repo, "init", "-q", "-b", "main")
+        _commit(repo, "lib.py", f"v = {i}\n", f"dep {i}")
+    copy, refused = _copy(candidate, tmp_path)
+    assert not refused and len(list((copy / "vendor").glob("*/.git"))) == _MANY, refused
+    fresh = root.parent / "judge-fresh"
+    fresh.mkdir()
+    planted = root / "evidence" / "eval"
+    planted.mkdir(parents=True)
+    binds = git_guard.before_untraced([planted], [root, fresh, copy], [candidate])
+    bound = [dst for _, _, dst in binds if str(dst).endswith("/.git")]
+    assert bound, binds  # control: the judge's start bound the copy's repositories
+    hidden = [str(dst) for _, src, dst in binds if str(src).endswith(".hidden")]
+    assert hidden == [], hidden
+
+
+@pytest.mark.xfail(
+    strict=False,
+    reason="CHANGED (0719d2b): before_untraced keeps each untraced phase's copies in a folder of "
+    "the process that is removed only at its exit (atexit): every judge phase of one evotree "
+    "process leaves one pruned copy of each task repository it reached on disk until the "
+    "process ends",
+)
+def test_a_judge_phases_copies_are_gone_when_the_phase_is_over(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    _task(data / "task")
+    untraced = tmp_path / "untraced-copies"
+    made = []
+    try:
+        for _ in range(3):  # three judge phases, one after the other, in this process
+            binds = git_guard.before_untraced([], [data], [])
+            assert any(dst == data / "task" / ".git" for _, _, dst in binds), binds  # control
+            made.append(sorted(p.name for p in untraced.iterdir()))
+        left = sorted(untraced.iterdir())
+        size = sum(p.stat().st_size for d in left for p in d.rglob("*") if p.is_file())
+        assert len(left) <= 1, f"{len(left)} phases' copies left ({size} bytes): {made}"
+    finally:
+        for folder in list(git_guard._UNTRACED):
+            if untraced in folder.parents:
+                git_guard._UNTRACED.remove(folder)
+                shutil.rmtree(folder, ignore_errors=True)
