@@ -430,3 +430,51 @@ def test_the_candidates_modules_run_from_their_source_only(
     )
     assert "RAN-pyc helper" in probe.stdout and "RAN-pyc sub" in probe.stdout, probe
     assert "RAN-bare" in probe.stdout, probe
+
+
+#: loads once; the second process waits a second (its sibling plays meanwhile), then refuses to
+#: load; each Policy built (an episode played) is a line in ``played.txt``
+REFUSES_SECOND = """
+import os, time
+
+if os.path.exists("loaded-once"):
+    time.sleep(1.0)
+    raise ImportError("refusing to load a second time")
+open("loaded-once", "w").close()
+
+
+class Policy:
+    def __init__(self, *args):
+        with open("played.txt", "a") as handle:
+            handle.write("1\\n")
+
+    def reset(self):
+        pass
+
+    def act(self, obs):
+        return int(obs[2] + 0.5 * obs[3] > 0)
+"""
+
+
+@pytest.mark.heavy
+def test_episodes_of_other_processes_are_handed_over_before_a_load_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two policy processes (``workers = 2``, lanes): the second refuses to load while the first
+    plays. ``run_episodes`` raises InvalidPolicy only once the first has handed over every
+    episode it started (the train phase records and charges them), none dropped on the way."""
+    from evotree.domains.gym.runner import InvalidPolicy
+
+    monkeypatch.setattr(launch, "_early", None)
+    candidate = tmp_path / "candidate"
+    candidate.mkdir()
+    (candidate / "policy.py").write_text(REFUSES_SECOND)
+    monkeypatch.chdir(candidate)  # the policy's files: its working directory
+    tasks = [Task(ENV, i, SEED + i) for i in range(400)]
+    handed: list[Any] = []
+    with pytest.raises(InvalidPolicy, match="refusing to load"):
+        for episode in run_episodes(candidate, tasks, timeout=30, sandbox=None, workers=2, lanes=4):
+            handed.append(episode)
+    played = len((candidate / "played.txt").read_text().splitlines())
+    assert 0 < played < len(tasks), played  # the attack ran: one played, the other refused
+    assert len(handed) == played, (len(handed), played)

@@ -942,7 +942,6 @@ def test_control_a_train_phase_whose_process_died_charges_its_episodes(tmp_path:
 
 
 @pytest.mark.heavy
-@pytest.mark.xfail(strict=False, reason=_UNCHARGED_WIN)
 @pytest.mark.parametrize(
     ("tasks", "crash"), [(70, 1_000), (200, 40_000)], ids=["refused-uncharged", "halfway-charged"]
 )

@@ -17,6 +17,7 @@ environment or written a frame. It gets nothing until the first episode's start 
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import re
@@ -225,6 +226,7 @@ def spawn(candidate_dir: Path, sandbox: dict[str, Any] | None) -> tuple[subproce
     argv, env = command(candidate_dir, sandbox)
     request_r, request_w = os.pipe()
     reply_r, reply_w = os.pipe()
+    request_r, reply_w = _lift(request_r), _lift(reply_w)
     argv = [
         str(request_r) if a == "{request}" else str(reply_w) if a == "{reply}" else a for a in argv
     ]
@@ -250,6 +252,24 @@ def spawn(candidate_dir: Path, sandbox: dict[str, Any] | None) -> tuple[subproce
         os.close(request_r)
         os.close(reply_w)
     return proc, request_w, reply_r
+
+
+#: the policy's ends of its pipes are the lowest free descriptors from this one on
+_FD_BASE = 64
+
+
+def _lift(fd: int) -> int:
+    """``fd`` moved to the lowest free descriptor from :data:`_FD_BASE` on (the original closed),
+    or ``fd`` itself where that cannot be done. The numbers the policy's process gets (in its
+    argv) then do not depend on what else this process has open at its start (the recorder's
+    file, once the first episodes are recorded): a process started early and one started
+    later, after rows were written, get the same ones."""
+    try:
+        lifted = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, _FD_BASE)
+    except OSError:
+        return fd
+    os.close(fd)
+    return lifted
 
 
 #: the process :func:`prestart` started and nobody adopted yet: (key, what :func:`spawn` gave)

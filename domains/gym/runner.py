@@ -358,9 +358,16 @@ class Worker:
         monotonic = time.monotonic
         try:
             while True:
+                # the episodes that are over go out first, in the order their tasks were taken
+                # (as one at a time), before boarding starts a process: the replacement of a
+                # lost one may raise (InvalidPolicy: policy.py no longer loads), and the
+                # episodes that process played must be handed over (recorded, charged) by then
+                while flight.given in done:
+                    yield done.pop(flight.given)
+                    flight.given += 1
                 if flight.free and not flight.exhausted and len(active) < pace.width:
                     self._board(flight, take, pace, timeout, record_actions, summarize)
-                while flight.given in done:  # in the order the tasks were taken: as one at a time
+                while flight.given in done:  # ended at its start (no environment, a reset fault)
                     yield done.pop(flight.given)
                     flight.given += 1
                 if not active:
@@ -930,16 +937,22 @@ def run_episodes(
     for thread in threads:
         thread.start()
     finished = 0
+    failure: BaseException | None = None
     try:
         while finished < workers:
             item = shared.results.get()
             if item is _DONE:
                 finished += 1
             elif isinstance(item, BaseException):
+                # the other processes take no more tasks; the episodes they have in flight
+                # end and are handed over before the error is raised (they were played:
+                # the train phase records and charges them)
                 shared.stop.set()
-                raise item
+                failure = failure or item
             else:
                 yield item
+        if failure is not None:
+            raise failure
     finally:
         shared.stop.set()
         for thread in threads:
