@@ -15,12 +15,13 @@ its attack ran (a control). A win is ``xfail(strict=False)`` asserting the safe 
 reason the mechanism; a stopped attack passes, its docstring saying by what. Results against
 9be0aee:
 
-- R1, a bare repository whose ``HEAD`` is a symbolic link (WON, twice): git itself reads a HEAD
-  link naming ``refs/...`` (``git -c core.preferSymlinkRefs=true clone --mirror`` makes one), but
-  ``is_git_dir`` wants a regular ``HEAD``: an image's mirror of the task so made is no task
-  repository to the train phase's search (bound whole: ``git log --all`` in the box shows the
-  future) nor to the judge's copy (its objects go across whole, only the link refused: the
-  judge's code reads the future from the copied pack).
+- R1, a bare repository whose ``HEAD`` or ``objects`` is a symbolic link (WON, four ways): git
+  itself reads a HEAD link naming ``refs/...`` (``git -c core.preferSymlinkRefs=true clone
+  --mirror`` makes one) and follows an ``objects`` link (a store shared by checkouts), but
+  ``is_git_dir`` wants a regular ``HEAD`` and an ``objects`` folder: an image's mirror of the
+  task so made is no task repository to the train phase's search (bound whole: ``git log --all``
+  in the box shows the future) nor to the judge's copy (the link refused, the store — every
+  pack — goes across whole as plain folders: the judge's code reads the future from it).
 - R2, odd bytes around a colon in a store's path (stopped): a quote, backslashes, a trailing
   newline, an escape, non-UTF-8 bytes before ``x:/<host store>`` — ``_quote_path`` quotes what
   git's ``unquote_c_style`` reads back, so host git never falls back to the ':'-split entry.
@@ -45,13 +46,17 @@ reason the mechanism; a stopped attack passes, its docstring saying by what. Res
   evotree process exits: each judge phase leaves one pruned copy of every task repository it
   reached in ``~/.cache/evotree/untraced-copies`` — a long search (many judge phases in one
   process) fills the disk.
-- Leads, not tested (why): the sweep (``_sweep``) takes a folder whose pid ``kill(pid, 0)`` does
-  not find for a dead process's — a second evotree in another PID namespace sharing the home
-  folder (a container) has its live copies removed under its judge's box, and a dead process's
-  pid reused keeps its copies forever (needs a second PID namespace); the 300 s host-git limit
-  is the copy's only — the judge's start prunes the copy's repositories again with no deadline
-  (600 s a git call, up to 32 repositories), and ``before_phase`` has none either, so host time
-  before a judge is about twice the limit (a slow pack under it needs minutes to show).
+- R8, the sweep of a dead process's untraced copies (WON, two evotree processes): ``_sweep``
+  takes a folder whose pid ``kill(pid, 0)`` does not find for a dead process's; a second evotree
+  in another PID namespace (a container sharing the home folder; here bwrap --unshare-pid)
+  removes a live process's copies — the ones its judge's box has bound.
+- Leads, not tested (why): a dead process's pid reused by another keeps its copies forever
+  (timing); the 300 s host-git limit is the copy's only — the judge's start prunes the copy's
+  repositories again with no deadline (600 s a git call, up to 32 repositories), and
+  ``before_phase`` has none either, so host time before a judge is about twice the limit (a
+  slow pack under it needs minutes to show); a kept ``remote.*.url``/``submodule.*.url`` of
+  ``ext::`` runs its command where the operator's global config allows ``protocol.ext``
+  (not evotree's default).
 """
 
 from __future__ import annotations
@@ -60,6 +65,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -125,23 +131,38 @@ def _linked_head_mirror(candidate: Path) -> Path:
     return store
 
 
+def _linked_objects_mirror(candidate: Path) -> Path:
+    """The image's mirror of the task whose store is shared: candidate/upstream.git/objects a
+    link to candidate/objstore (a plain folder), which git follows."""
+    _git(candidate, "clone", "-q", "--no-hardlinks", "--mirror", "task", "upstream.git")
+    store = candidate / "upstream.git"
+    os.rename(store / "objects", candidate / "objstore")
+    os.symlink("../objstore", store / "objects")
+    return store
+
+
+_MIRRORS = {"head-link": _linked_head_mirror, "objects-link": _linked_objects_mirror}
+
+
 # ------------------------------------------------- R1: a bare repository whose HEAD is a link
 
 
 @pytest.mark.heavy
 @pytest.mark.xfail(
     strict=False,
-    reason="WON: git_guard.is_git_dir/_is_bare want HEAD a regular file, but git reads a HEAD "
-    "link naming refs/... (core.preferSymlinkRefs, old git): the image's mirror "
-    "candidate/upstream.git with a linked HEAD is no task repository to find_git_dirs, so "
-    "before_phase neither prunes nor locks it and the train box's git log --all shows the future",
+    reason="WON: git_guard.is_git_dir/_is_bare want HEAD a regular file and objects/ a folder, "
+    "but git reads a HEAD link naming refs/... (core.preferSymlinkRefs, old git) and follows an "
+    "objects link (a shared store): the image's mirror candidate/upstream.git so made is no "
+    "task repository to find_git_dirs, so before_phase neither prunes nor locks it and the "
+    "train box's git log --all shows the future",
 )
-def test_a_mirror_with_a_linked_head_is_bound_whole_in_the_train_box(
-    tmp_path: Path, seccomp: None
+@pytest.mark.parametrize("layout", sorted(_MIRRORS))
+def test_a_mirror_with_a_linked_head_or_store_is_bound_whole_in_the_train_box(
+    tmp_path: Path, seccomp: None, layout: str
 ) -> None:
     work = tmp_path / "run" / "candidate"
     _task(work / "task")
-    store = _linked_head_mirror(work)
+    store = _MIRRORS[layout](work)
     spec = SandboxSpec(
         cwd=work, read_only=(tmp_path / "run",), read_write=(work,), trace=tmp_path / "raw.trace"
     )
@@ -158,19 +179,24 @@ def test_a_mirror_with_a_linked_head_is_bound_whole_in_the_train_box(
 @pytest.mark.xfail(
     strict=False,
     reason="WON: the judge's copy recognises git directories with git_guard.is_git_dir (HEAD a "
-    "regular file), so a bare mirror whose HEAD is a link is walked as plain folders: the link "
-    "is refused, objects/ (every pack, the future's too) and refs/ go across whole, and the "
-    "judge's code reads the future from the copied pack",
+    "regular file, objects/ a folder), so a bare mirror whose HEAD or objects is a link is "
+    "walked as plain folders: the link is refused, the store (every pack, the future's too: "
+    "upstream.git/objects, or objstore/) goes across whole, and the judge's code reads the "
+    "future from the copied pack",
 )
-def test_a_mirror_with_a_linked_head_goes_whole_into_the_judges_copy(tmp_path: Path) -> None:
+@pytest.mark.parametrize("layout", sorted(_MIRRORS))
+def test_a_mirror_with_a_linked_head_or_store_goes_whole_into_the_judges_copy(
+    tmp_path: Path, layout: str
+) -> None:
     candidate = tmp_path / "run" / "candidate"
     _task(candidate / "task")
-    _linked_head_mirror(candidate)
+    _MIRRORS[layout](candidate)
     copy, refused = _copy(candidate, tmp_path)
     assert (copy / "task" / "a.txt").read_text() == "base\n"  # control: the copy ran
-    assert any(r.startswith("upstream.git/HEAD: symbolic link") for r in refused), refused
+    link = "HEAD" if layout == "head-link" else "objects"
+    assert any(r.startswith(f"upstream.git/{link}: symbolic link") for r in refused), refused
     assert SECRET not in _store_text(copy / "task" / ".git" / "objects", tmp_path)  # pruned
-    carried = copy / "upstream.git" / "objects"
+    carried = copy / ("upstream.git/objects" if layout == "head-link" else "objstore")
     assert not carried.exists() or SECRET not in _store_text(carried, tmp_path)
 
 
@@ -452,3 +478,57 @@ def test_a_judge_phases_copies_are_gone_when_the_phase_is_over(tmp_path: Path) -
             if untraced in folder.parents:
                 git_guard._UNTRACED.remove(folder)
                 shutil.rmtree(folder, ignore_errors=True)
+
+
+# --------------------------------------------- R8: the sweep of dead processes' untraced copies
+
+_SWEEPER = """\
+import os, sys
+from pathlib import Path
+from evotree.harness import git_guard
+print("pid", os.getpid())
+git_guard._sweep(Path(sys.argv[1]))
+print("swept", sorted(os.listdir(sys.argv[1])))
+"""
+
+
+@pytest.mark.heavy
+@pytest.mark.xfail(
+    strict=False,
+    reason="WON (two evotree processes, one in a PID namespace: a container sharing the home "
+    "folder): git_guard._sweep takes a folder of untraced-copies whose pid kill(pid, 0) does not "
+    "find (ProcessLookupError) for a dead process's and removes it; the live process's pid is "
+    "not in the sweeper's namespace, so its judge's pruned copies are removed under its box",
+)
+def test_the_sweep_leaves_a_live_processs_copies(tmp_path: Path, seccomp: None) -> None:
+    untraced = tmp_path / "untraced-copies"
+    live = untraced / f"{os.getpid()}-live"  # this process: alive, its judge phase running
+    (live / "phase.git-copies" / "0").mkdir(parents=True)
+    (live / "phase.git-copies" / "0" / "HEAD").write_text("ref: refs/heads/main\n")
+    dead = untraced / "999999999-dead"  # no process has this pid: swept (control)
+    dead.mkdir()
+    bwrap = shutil.which("bwrap")
+    assert bwrap is not None
+    proc = subprocess.run(
+        [
+            bwrap,
+            "--unshare-pid",
+            "--dev-bind",
+            "/",
+            "/",
+            "--proc",
+            "/proc",
+            sys.executable,
+            "-c",
+            _SWEEPER,
+            str(untraced),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=Path(__file__).resolve().parents[1],
+    )
+    assert proc.stdout.startswith("pid "), proc.stdout + proc.stderr[-2000:]  # it ran
+    assert int(proc.stdout.split()[1]) != os.getpid()  # another PID namespace
+    assert not dead.exists(), proc.stdout  # control: a dead process's copies are swept
+    assert live.exists(), proc.stdout
