@@ -50,6 +50,11 @@ reason the mechanism; a stopped attack passes, its docstring saying by what. Res
   takes a folder whose pid ``kill(pid, 0)`` does not find for a dead process's; a second evotree
   in another PID namespace (a container sharing the home folder; here bwrap --unshare-pid)
   removes a live process's copies — the ones its judge's box has bound.
+- R9, a write outside the judge's folders (WON, new with 0719d2b): the pruned copy is bound
+  read-write over a task repository (only HEAD, config, refs... read-only on top), one in a
+  read-only root too; the judge's copies live in ``~/.cache/evotree/untraced-copies`` until the
+  process exits and nothing compares them, so the judge's code writes files of any size there
+  (outside ``evidence/eval``), kept after its phase.
 - Leads, not tested (why): a dead process's pid reused by another keeps its copies forever
   (timing); the 300 s host-git limit is the copy's only — the judge's start prunes the copy's
   repositories again with no deadline (600 s a git call, up to 32 repositories), and
@@ -532,3 +537,43 @@ def test_the_sweep_leaves_a_live_processs_copies(tmp_path: Path, seccomp: None) 
     assert int(proc.stdout.split()[1]) != os.getpid()  # another PID namespace
     assert not dead.exists(), proc.stdout  # control: a dead process's copies are swept
     assert live.exists(), proc.stdout
+
+
+# ------------------------------------- R9: the judge writes into its untraced copies (host side)
+
+_WRITE = """\
+import os
+gd = "{gd}"
+with open(os.path.join(gd, "evil.bin"), "wb") as fh:
+    fh.write(b"x" * (1 << 20))
+with open(os.path.join(gd, "objects", "pack", "evil.pack"), "wb") as fh:
+    fh.write(b"y" * (1 << 20))
+print("wrote", sorted(os.listdir(gd))[:20])
+"""
+
+
+@pytest.mark.heavy
+@pytest.mark.xfail(
+    strict=False,
+    reason="WON (a write outside the judge's read-write folders, kept): guard_binds binds each "
+    "pruned copy read-write over the task repository (--bind copy, only HEAD/config/refs/... "
+    "read-only on top), also for a repository in a read-only root; the untraced judge's copies "
+    "live in ~/.cache/evotree/untraced-copies until the evotree process exits, so the judge's "
+    "code writes files of any size there (outside evidence/eval, unchecked), kept after the phase",
+)
+def test_the_judges_box_writes_nothing_that_outlives_it_outside_its_folders(
+    tmp_path: Path, seccomp: None
+) -> None:
+    root = tmp_path / "run"
+    (root / "candidate").mkdir(parents=True)
+    data = tmp_path / "data"
+    _task(data / "task")
+    copy = tmp_path / "judge-candidate"
+    copy.mkdir()
+    gd = data / "task" / ".git"
+    proc = _box(_judge_spec(root, copy, (data,)), _WRITE.format(gd=gd))
+    assert proc.stdout.startswith("wrote"), proc.stdout + proc.stderr[-2000:]  # it ran
+    assert not (gd / "evil.bin").exists()  # control: the operator's repository is untouched
+    untraced = tmp_path / "untraced-copies"
+    kept = [str(p.relative_to(untraced)) for p in untraced.rglob("evil.*")]
+    assert kept == [], kept
