@@ -437,10 +437,11 @@ def test_the_candidates_modules_run_from_their_source_only(
 REFUSES_SECOND = """
 import os, time
 
-if os.path.exists("loaded-once"):
+try:  # the first process to get here (atomically: the two start together)
+    os.close(os.open("loaded-once", os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+except FileExistsError:
     time.sleep(1.0)
     raise ImportError("refusing to load a second time")
-open("loaded-once", "w").close()
 
 
 class Policy:

@@ -954,7 +954,9 @@ def test_every_train_episode_the_policy_played_is_charged(
     played is not refused as an invalid submission (exit 65, charged nothing)."""
     code, rows, played, seen = _uncharged(tmp_path, refuse=True, tasks=tasks, crash=crash)
     assert seen >= crash and played > 0, (seen, played)  # the attack ran: it played, then refused
-    assert code != 65 and rows == played, (code, rows, played, seen)
+    # every episode it played is a row; a few more may be: episodes started in lanes whose start
+    # had not reached the policy's Policy() when the process died fail with it (in flight, charged)
+    assert code != 65 and played <= rows <= played + 64, (code, rows, played, seen)
 
 
 @pytest.mark.heavy
