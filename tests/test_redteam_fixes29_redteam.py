@@ -41,7 +41,9 @@ reason the mechanism; a stopped attack passes, its docstring saying by what. Res
 - R6, honest work (CHANGED, 0719d2b): the judge's start prunes the copy's git directories
   again and hides all past ``MAX_PRUNED`` = 32 (an empty folder bound over each, said only in
   the unread snapshot): a candidate that made 33 repositories in training (a vendored checkout
-  per dependency, say) has the 33rd empty in the judge's box, although the copy carried it.
+  per dependency, say) has the 33rd empty in the judge's box, although the copy carried it;
+  the copy is searched before the operator's read paths, so with 32 there the operator's own
+  task repository is the one left empty.
 - R7, honest work (CHANGED, 0719d2b): an untraced phase's copies are removed only when the
   evotree process exits: each judge phase leaves one pruned copy of every task repository it
   reached in ``~/.cache/evotree/untraced-copies`` — a long search (many judge phases in one
@@ -431,27 +433,36 @@ _MANY = git_guard.MAX_PRUNED + 1
 @pytest.mark.xfail(
     strict=False,
     reason="CHANGED (0719d2b): the judge's start (before_untraced) searches the copy of the "
-    "candidate as a read-only root and prunes its git directories again, at most MAX_PRUNED=32; "
-    "the 33rd is hidden (an empty folder bound over it, said only in the unread snapshot), so "
-    "a candidate that made 33 repositories in training has one empty in the judge's box though "
-    "the copy carried it",
+    "candidate as a read-only root and prunes its git directories again, at most MAX_PRUNED=32 "
+    "in all, the copy's before the operator's read paths (_read_only_order); the rest are "
+    "hidden (an empty folder bound over each, said only in the unread snapshot): a candidate "
+    "that made 33 repositories in training has one empty in the judge's box though the copy "
+    "carried it, and one that made 32 leaves the operator's own task repository empty there",
 )
-def test_a_candidates_33rd_repository_is_whole_in_the_judges_box(tmp_path: Path) -> None:
+@pytest.mark.parametrize("hidden_one", ["candidates-33rd", "operators-after-32"])
+def test_no_repository_is_hidden_in_the_judges_box_by_the_32_cap(
+    tmp_path: Path, hidden_one: str
+) -> None:
     root = tmp_path / "run"
     candidate = root / "candidate"
     candidate.mkdir(parents=True)
-    for i in range(_MANY):
+    many = _MANY if hidden_one == "candidates-33rd" else _MANY - 1
+    for i in range(many):
         repo = candidate / "vendor" / f"dep{i:02d}"
         repo.mkdir(parents=True)
         _git(repo, "init", "-q", "-b", "main")
         _commit(repo, "lib.py", f"v = {i}\n", f"dep {i}")
     copy, refused = _copy(candidate, tmp_path)
-    assert not refused and len(list((copy / "vendor").glob("*/.git"))) == _MANY, refused
+    assert not refused and len(list((copy / "vendor").glob("*/.git"))) == many, refused
     fresh = root.parent / "judge-fresh"
     fresh.mkdir()
     planted = root / "evidence" / "eval"
     planted.mkdir(parents=True)
-    binds = git_guard.before_untraced([planted], [root, fresh, copy], [candidate])
+    extra = []
+    if hidden_one == "operators-after-32":
+        extra = [tmp_path / "data"]
+        _task(extra[0] / "task")
+    binds = git_guard.before_untraced([planted], [root, fresh, copy, *extra], [candidate])
     bound = [dst for _, _, dst in binds if str(dst).endswith("/.git")]
     assert bound, binds  # control: the judge's start bound the copy's repositories
     hidden = [str(dst) for _, src, dst in binds if str(src).endswith(".hidden")]
