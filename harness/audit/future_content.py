@@ -221,6 +221,17 @@ class ProvenanceIndex:
                     return want
         return None
 
+    def lines_inside(self, line: str) -> list[str]:
+        """Every indexed line (a future commit's, a hidden file's own) that ``line`` holds as
+        it is: the cheap test, with no decoded views."""
+        if self._line_inside(line) is None:  # builds the lookup by key, answers most lines
+            return []
+        assert self._by_key is not None
+        found = [w for w in self._by_key.get("", []) if w in line]
+        for word in set(_IDENT.findall(line)).intersection(self._by_key):
+            found += [w for w in self._by_key[word] if w in line]
+        return found
+
     def selected_future(self, units: Sequence[str], own: str = "") -> str | None:
         """What of the future the lines a command selected of a hidden file hold, or None:
         an indexed line (inside a line: behind a timestamp, a prefix), a line the future adds
