@@ -4,11 +4,12 @@ A rule that models what a command read (``grep``'s options, ``tail``'s forms, th
 ``xargs`` is handed) trails the next spelling. With a trusted task repository the audit also
 asks the shell itself: every step of a trajectory is run again, in order, by one bash (its
 ``cd``, variables and files carry over as they did for the agent), in a bubblewrap sandbox over
-a copy of the checkout — twice over the checkout as it is, once over a copy in which every line
-of a hidden file that holds the future (a line a future commit adds, a piece of one, an indexed
-line of the provenance index) has its letters and digits rotated (``a``→``b``, ``9``→``0``;
-the same length, spaces and punctuation). Compressed hidden files (gzip, xz, bzip2) are
-rotated inside.
+a copy of the checkout — twice over the checkout as it is, once over a copy in which the
+future's text in the hidden files (a line a future commit adds, an indexed line of the
+provenance index, a piece of one, such a line escaped) has its letters and digits rotated
+(``a``→``b``, ``9``→``0``; the same length, spaces and punctuation; the base's own words kept).
+Only those spans turn, so a report keeps its keys and a database its structure. Compressed
+hidden files (gzip, xz, bzip2) are rotated inside.
 
 What a step printed **depends on the future** when the two worlds part:
 
