@@ -25,7 +25,16 @@ when that process is lost and replaced (a plain one outlives both: the controls)
 EvoPolicyGym's train phase charges a policy that crashes and then refuses to load for every
 requested episode.
 
-Won (``xfail``): a ``PYTHONPATH`` entry that names the working directory in another spelling
+Closed since (plain tests; a helper who did not write this file): the ``PYTHONPATH`` spellings
+(``launch.worker_env`` keeps only absolute entries outside the candidate's folder, judged as
+written and resolved; the same for ``PYTHONHOME``/``PYTHONUSERBASE``/``PYTHONPYCACHEPREFIX``/
+``PYTHONSTARTUP`` and ``LD_PRELOAD``/``LD_AUDIT``, 2c7c1d6), the ``__pycache__`` policy (the
+worker compiles ``policy.py`` and the candidate's modules from source, never bytecode, 4f098ff)
+and the uncharged episodes (``play_lanes`` hands over before it restarts, 4ab5e11/38ad4fd).
+Still won: the train phase's rows emptied by a daemon (the last paragraph; documented as a
+residual in docs/domains/gym.md and docs/threat-model.md).
+
+Won at b5fcd74 (``xfail`` then): a ``PYTHONPATH`` entry that names the working directory in another spelling
 than ``.`` (``./``, ``src/..``) survives ``launch.worker_env``'s filter, so a
 ``sitecustomize.py`` beside ``policy.py`` runs at the interpreter's start, before GO, in a
 process no phase has adopted (nested or plain); with ``[sandbox] mode = "off"`` it rewrites the
