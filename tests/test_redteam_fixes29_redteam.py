@@ -57,6 +57,13 @@ reason the mechanism; a stopped attack passes, its docstring saying by what. Res
   read-only root too; the judge's copies live in ``~/.cache/evotree/untraced-copies`` until the
   process exits and nothing compares them, so the judge's code writes files of any size there
   (outside ``evidence/eval``), kept after its phase.
+- R10, honest work (CHANGED, 0719d2b): ``_untraced_root`` makes
+  ``~/.cache/evotree/untraced-copies`` with ``mkdir(parents=True, mode=0o700)``: a fresh
+  ``evotree/`` gets the umask's mode (0775 under the common umask 002) and fails
+  ``owned_private``, so ``before_untraced`` raises ``PruneError`` (the judge:
+  ``SandboxUnavailable``) whenever a task repository is in its reach — on a cache that no
+  tracer build made private first (the trace off, no C compiler), every judge phase of a
+  candidate holding a ``.git`` fails.
 - Leads, not tested (why): a dead process's pid reused by another keeps its copies forever
   (timing); the 300 s host-git limit is the copy's only — the judge's start prunes the copy's
   repositories again with no deadline (600 s a git call, up to 32 repositories), and
@@ -588,3 +595,41 @@ def test_the_judges_box_writes_nothing_that_outlives_it_outside_its_folders(
     untraced = tmp_path / "untraced-copies"
     kept = [str(p.relative_to(untraced)) for p in untraced.rglob("evil.*")]
     assert kept == [], kept
+
+
+# ------------------------------------------ R10: a group-writable cache folder (honest work)
+
+#: the real private folder of untraced copies (the autouse fixture replaces it in every test)
+_REAL_UNTRACED_ROOT = git_guard._untraced_root
+
+
+@pytest.mark.xfail(
+    strict=False,
+    reason="CHANGED (0719d2b): _untraced_root makes ~/.cache/evotree/untraced-copies with "
+    "mkdir(parents=True, mode=0o700), whose parent evotree/ gets the umask's mode (0775 under "
+    "the common umask 002) and then fails owned_private: with no private folder, "
+    "before_untraced raises PruneError (SandboxUnavailable) whenever a task repository is in "
+    "the judge's reach - on a cache no tracer build has made private first (its chmod 0700: "
+    "the trace off, no C compiler), every judge phase of a candidate holding a .git fails",
+)
+def test_a_fresh_cache_under_umask_002_still_lets_the_judge_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    monkeypatch.setattr(git_guard, "_untraced_root", _REAL_UNTRACED_ROOT)
+    data = tmp_path / "data"
+    _task(data / "task")
+    old = os.umask(0o002)
+    try:
+        root = git_guard._untraced_root()
+        evotree = tmp_path / "xdg" / "evotree"
+        mode = oct(os.lstat(evotree).st_mode & 0o777)
+        assert (evotree / "untraced-copies").is_dir()  # control: it was made here, now
+        try:
+            binds = git_guard.before_untraced([], [data], [])
+        except git_prune.PruneError as exc:
+            binds = [("refused", Path(str(exc)), Path())]
+    finally:
+        os.umask(old)
+    assert root is not None, f"evotree/ made {mode}: not private"
+    assert any(dst == data / "task" / ".git" for _, _, dst in binds), binds
