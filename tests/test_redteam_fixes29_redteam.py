@@ -64,6 +64,11 @@ reason the mechanism; a stopped attack passes, its docstring saying by what. Res
   ``SandboxUnavailable``) whenever a task repository is in its reach — on a cache that no
   tracer build made private first (the trace off, no C compiler), every judge phase of a
   candidate holding a ``.git`` fails.
+- R11, linked-worktree git directories the recogniser misses (stopped): ``HEAD`` +
+  ``commondir`` (relative ``../../.git`` or the original store's host path), named by ``.git``
+  files, go to the judge as plain files (no host git); in its box the relative one names the
+  copy's pruned ``.git`` (its HEAD on ``fix`` names nothing there), the absolute one the masked
+  original: git fails, no future.
 - Leads, not tested (why): a dead process's pid reused by another keeps its copies forever
   (timing); the 300 s host-git limit is the copy's only — the judge's start prunes the copy's
   repositories again with no deadline (600 s a git call, up to 32 repositories), and
@@ -633,3 +638,50 @@ def test_a_fresh_cache_under_umask_002_still_lets_the_judge_run(
         os.umask(old)
     assert root is not None, f"evotree/ made {mode}: not private"
     assert any(dst == data / "task" / ".git" for _, _, dst in binds), binds
+
+
+# ------------------------------- R11: a worktree's git directory the recogniser misses (stopped)
+
+
+@pytest.mark.heavy
+def test_a_worktree_pointer_left_in_the_candidate_reads_nothing_in_the_judges_box(
+    tmp_path: Path, seccomp: None
+) -> None:
+    """Stopped: the train phase leaves linked-worktree git directories the recogniser does not
+    take (``HEAD`` and ``commondir``, no ``objects/`` or ``refs/``: no git directory to
+    ``is_git_dir``, so copied as plain files, no host git run on them), each named by a ``.git``
+    file: ``rel`` with ``commondir`` ``../.git`` and ``abs`` with the original task store's host
+    path, both HEADs on ``refs/heads/fix`` (or main, the control). In the judge's box the
+    relative one names the copy's pruned ``.git`` (no ``fix`` there: only the base) and the
+    absolute one the masked original (an empty folder): git finds no future."""
+    root = tmp_path / "run"
+    candidate = root / "candidate"
+    _task(candidate)
+    for name, common, head in (
+        ("rel", "../../.git", "main"),
+        ("relfix", "../../.git", "fix"),
+        ("abs", str(candidate / ".git"), "fix"),
+    ):
+        gd = candidate / "wts" / name
+        gd.mkdir(parents=True)
+        (gd / "HEAD").write_text(f"ref: refs/heads/{head}\n")
+        (gd / "commondir").write_text(common + "\n")
+        (gd / "gitdir").write_text(str(candidate / f"wt-{name}" / ".git") + "\n")
+        (candidate / f"wt-{name}").mkdir()
+        (candidate / f"wt-{name}" / ".git").write_text(f"gitdir: ../wts/{name}\n")
+    assert _git(candidate / "wt-relfix", "log", "-1", "-p").find(SECRET) >= 0  # on the host
+    copy, refused = _copy(candidate, tmp_path)
+    assert (copy / "wts" / "abs" / "commondir").is_file(), refused  # copied as plain files
+    script = (
+        "import subprocess\n"
+        "for name in ('rel', 'relfix', 'abs'):\n"
+        f'    out = subprocess.run(["git", "-C", "{copy}/wt-" + name, "log", "-1", "-p"],'
+        " capture_output=True, text=True)\n"
+        '    print(name, out.returncode, out.stdout.replace("\\n", " | ")[-1500:],'
+        " out.stderr[-200:].replace(\"\\n\", ' '))\n"
+    )
+    proc = _box(_judge_spec(root, copy), script)
+    assert proc.stdout.startswith("rel 0") and "base" in proc.stdout, proc.stdout + proc.stderr
+    rcs = {line.split(" ")[0]: line.split(" ")[1] for line in proc.stdout.splitlines()}
+    assert rcs.get("relfix") not in (None, "0") and rcs.get("abs") not in (None, "0"), rcs
+    assert SECRET not in proc.stdout, proc.stdout
