@@ -94,14 +94,19 @@ def rotated(line: str, keep: frozenset[str] | set[str] = frozenset()) -> str:
     """``line`` with each ASCII letter and digit moved one on (``z``→``a``, ``9``→``0``): the
     same length, spaces and punctuation, none of the same words — except the words of
     ``keep`` (the base's own words: a count of ``axles`` stays what it was)."""
-    if not keep:
-        return line.translate(_ROTATE)
     return _WORDS.sub(
-        lambda m: m.group(0) if m.group(0) in keep else m.group(0).translate(_ROTATE), line
+        lambda m: (
+            m.group(0)
+            if m.group(0) in keep or m.group(0).startswith("\\")
+            else m.group(0).translate(_ROTATE)
+        ),
+        line,
     )
 
 
-_WORDS = re.compile(r"[A-Za-z0-9_]+")
+#: a word, or an escape sequence kept as it is (``\n``, ``\u001b``, ``\x1b``: a JSON or a
+#: recording stays well-formed)
+_WORDS = re.compile(r"\\(?:u[0-9A-Fa-f]{4}|x[0-9A-Fa-f]{2}|[0-7]{1,3}|.)|[A-Za-z0-9_]+")
 #: a line that may hold text encoded (decoded views are read only for such a line)
 _ENCODED = re.compile(r"[&\\%<\x00]|[^\x00-\x7f]|[A-Za-z0-9+/]{16,}={0,2}")
 
@@ -411,11 +416,19 @@ def _rotate_text(data: bytes, future: _FutureText) -> tuple[bytes, int]:
 def _rotate_file(path: Path, future: _FutureText) -> int:
     """Rotate the future's lines of one hidden file in place (inside a compressed one too)."""
     try:
-        if path.stat().st_size > MAX_HIDDEN_BYTES:
+        st = path.stat()
+        if st.st_size > MAX_HIDDEN_BYTES:
             return 0
         data = path.read_bytes()
     except OSError:
         return 0
+    try:
+        return _rotate_data(path, data, future)
+    finally:  # its times as they were (a listing reads the same in both worlds)
+        os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+
+
+def _rotate_data(path: Path, data: bytes, future: _FutureText) -> int:
     for magic, codec in _COMPRESSED:
         if data.startswith(magic):
             try:
@@ -602,23 +615,61 @@ def _in_order(wanted: Sequence[str], lines: Sequence[str]) -> int | None:
 
 def _judge(
     recorded: str | None, real: str | None, again: str | None, neutral: str | None
-) -> str | None:
-    """The line that shows a step's output depends on the future's lines, or None."""
+) -> list[str]:
+    """The lines that show a step's output depends on the future's text ([]: it does not, or
+    the replay did not reproduce it)."""
     if real is None or again is None or neutral is None:
-        return None
+        return []
     first, second, other = _lines(real), _lines(again), _lines(neutral)
     if recorded is not None:
         seen = _lines(recorded)
         if not seen or _in_order(seen, first) is not None or _in_order(seen, second) is not None:
-            return None  # the replay did not print what the agent saw
-        missing = _in_order(seen, other)
-        return None if missing is None else seen[missing]
+            return []  # the replay did not print what the agent saw
+        if _in_order(seen, other) is None:
+            return []
+        return _not_in(seen, other) or ["(the output's lines in another order)"]
     if first != second or first == other:
-        return None
-    for k, line in enumerate(first):
-        if k >= len(other) or other[k] != line:
-            return line
-    return first[-1] if first else "(nothing printed)"
+        return []
+    return _not_in(first, other) or [first[-1] if first else "(nothing printed)"]
+
+
+def _shown(parted: Sequence[str], index: Any, mine: str) -> str | None:
+    """The line to quote of the lines that parted the worlds, or None when they show the agent
+    nothing the rules would call the future's: lines whose future is all the trajectory's own
+    (the task's example call, a line it typed), and fewer than two short lines a future commit
+    adds (``import re`` alone is no proof, as the selected-lines rule says)."""
+    from evotree.harness.audit.future_content import SHORT_LINES, _distinctive
+
+    added = index.added()
+    rest, shorts = [], set()
+    for line in parted:
+        if (
+            index.selected_future([line]) is not None
+            and index.selected_future([line], mine) is None
+        ):
+            continue  # its future is the trajectory's own
+        bare = line.strip()
+        if bare in added and not _distinctive(bare):
+            shorts.add(bare)
+        else:
+            rest.append(line)
+    if rest:
+        return rest[0]
+    return sorted(shorts)[0] if len(shorts) >= SHORT_LINES else None
+
+
+def _not_in(lines: Sequence[str], other: Sequence[str]) -> list[str]:
+    """The lines of ``lines`` that ``other`` does not hold (as many times)."""
+    left: dict[str, int] = {}
+    for line in other:
+        left[line] = left.get(line, 0) + 1
+    out = []
+    for line in lines:
+        if left.get(line, 0):
+            left[line] -= 1
+        else:
+            out.append(line)
+    return out
 
 
 def replay_hits(traj: Trajectory, ancestry: Any) -> list[Hit]:
@@ -635,10 +686,13 @@ def replay_hits(traj: Trajectory, ancestry: Any) -> list[Hit]:
         worlds.runs[key] = _run_worlds(worlds, commands)
     real, again, neutral = worlds.runs[key]
     hits = []
+    index = ancestry.index()
     for k, step in enumerate(traj.steps):
         if not step.command:
             continue
-        line = _judge(step.output, real[k], again[k], neutral[k])
+        parted = _judge(step.output, real[k], again[k], neutral[k])
+        mine = "\n".join([traj.prompt or "", *commands[: k + 1]])
+        line = _shown(parted, index, mine) if parted else None
         if line is not None:
             hits.append(
                 Hit(
