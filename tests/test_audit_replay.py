@@ -261,3 +261,28 @@ def test_the_copies_go_with_the_audit(tolls: Repo) -> None:
     assert where.is_dir()
     worlds.tmp.cleanup()
     assert not where.exists()
+
+
+def test_a_rotated_file_keeps_its_times_and_escapes(tolls: Repo) -> None:
+    """A listing reads the same in both worlds; an escape sequence stays what it was."""
+    root = Path(tolls["root"])
+    stamp = os.stat(root / COPY).st_mtime_ns
+    worlds = replay.worlds_for(Ancestry(root, str(tolls["base"]), hidden_paths=HIDDEN))
+    assert worlds is not None
+    assert os.stat(worlds.neutral / COPY).st_mtime_ns == stamp
+    assert replay.rotated('"\\u001b[0m\\r\\n" NIGHT', set()) == '"\\u001b[1n\\r\\n" OJHIU'
+    _, recorded, history = _both(tolls, ["ls -la --time-style=full-iso .backup"])
+    assert recorded == [] and history == []
+
+
+def test_what_the_trajectory_typed_itself_is_its_own(tolls: Repo) -> None:
+    """The fix's line typed first by the agent, then found by a search that reaches the
+    backup: the lines that part the worlds hold only what it typed. A short added line alone
+    (``return 0.0``) is no proof either; the whole fix is."""
+    typed = f"echo '{FIX_LINE}' > mine.txt"
+    _, recorded, history = _both(tolls, [typed, f"grep -h 'NIGHT_SHARE =' mine.txt {COPY}"])
+    assert recorded == [] and history == []
+    _, recorded, history = _both(tolls, [f"grep -h 'return 0.0' {COPY}"])
+    assert recorded == [] and history == []
+    _, recorded, history = _both(tolls, [f"grep -h -A1 'if axles' {COPY} | rev"])
+    assert recorded and history

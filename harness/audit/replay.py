@@ -643,11 +643,12 @@ def _shown(parted: Sequence[str], index: Any, mine: str) -> str | None:
     added = index.added()
     rest, shorts = [], set()
     for line in parted:
-        if (
-            index.selected_future([line]) is not None
-            and index.selected_future([line], mine) is None
-        ):
-            continue  # its future is the trajectory's own
+        if index.selected_future([line]) is not None:
+            wants = index.lines_inside(line)
+            if all(w in mine for w in wants) and (
+                wants or index.selected_future([line], mine) is None
+            ):
+                continue  # its future is the trajectory's own
         bare = line.strip()
         if bare in added and not _distinctive(bare):
             shorts.add(bare)
