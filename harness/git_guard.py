@@ -552,12 +552,39 @@ def _untraced_root() -> Path | None:
     cannot be made private."""
     from evotree.harness.sandbox_tracer_build import owned_private, tracer_cache
 
-    root = tracer_cache() / "untraced-copies"
+    cache = tracer_cache()
+    root = cache / "untraced-copies"
     try:
-        root.mkdir(parents=True, exist_ok=True, mode=0o700)
+        for folder in (cache, root):
+            missing = [p for p in (folder, *folder.parents) if not os.path.lexists(p)]
+            for made in reversed(missing):  # each folder made here is 0700 whatever the umask
+                try:
+                    os.mkdir(made, 0o700)
+                except FileExistsError:
+                    continue
+                _make_private(made)
+            _make_private(folder)  # an existing one of this user's is made private too
+            if not owned_private(folder):  # another's, or a link: never entered
+                return None
     except OSError:
         return None
-    return root if owned_private(tracer_cache()) and owned_private(root) else None
+    return root
+
+
+def _make_private(folder: Path) -> None:
+    """Mode 0700 on ``folder`` where it is this user's folder (never through a link; another's,
+    or a link, is left as it is for :func:`owned_private` to refuse): as the tracer build makes
+    its cache, so that a umask of 002 leaves no folder of evotree's group-writable."""
+    try:
+        fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:
+        return
+    try:
+        info = os.fstat(fd)
+        if info.st_uid == os.getuid() and stat.S_IMODE(info.st_mode) != 0o700:
+            os.fchmod(fd, 0o700)
+    finally:
+        os.close(fd)
 
 
 def _sweep(root: Path) -> None:

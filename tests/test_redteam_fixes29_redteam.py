@@ -608,18 +608,13 @@ def test_the_judges_box_writes_nothing_that_outlives_it_outside_its_folders(
 _REAL_UNTRACED_ROOT = git_guard._untraced_root
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="CHANGED (0719d2b): _untraced_root makes ~/.cache/evotree/untraced-copies with "
-    "mkdir(parents=True, mode=0o700), whose parent evotree/ gets the umask's mode (0775 under "
-    "the common umask 002) and then fails owned_private: with no private folder, "
-    "before_untraced raises PruneError (SandboxUnavailable) whenever a task repository is in "
-    "the judge's reach - on a cache no tracer build has made private first (its chmod 0700: "
-    "the trace off, no C compiler), every judge phase of a candidate holding a .git fails",
-)
 def test_a_fresh_cache_under_umask_002_still_lets_the_judge_run(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """Stopped (was CHANGED at 0719d2b: a fresh ``evotree/`` got the umask's 0775, failed
+    ``owned_private``, and ``before_untraced`` raised ``PruneError``): ``_untraced_root`` makes
+    each folder it makes 0700 and makes an existing one of this user's 0700, as the tracer
+    build does, so the judge's start prunes the repository in its reach."""
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
     monkeypatch.setattr(git_guard, "_untraced_root", _REAL_UNTRACED_ROOT)
     data = tmp_path / "data"

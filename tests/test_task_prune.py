@@ -788,3 +788,33 @@ def test_a_path_too_long_for_the_copy_is_refused_with_a_line(tmp_path: Path) -> 
         assert [r for r in report.refused if "cannot be made in the copy" in r], report.refused
     finally:  # rm, not Python: pytest's removal of tmp_path fails on paths this long
         subprocess.run(["rm", "-rf", str(candidate), str(copy)], check=False)
+
+
+def test_the_untraced_root_is_private_whatever_the_umask(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """R10 (issue 29): under umask 002 every folder ``_untraced_root`` makes is 0700, and an
+    existing one of this user's that is group-writable is made 0700 (as the tracer build makes
+    its cache); a link in its place is never followed (no folder)."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg" / "cache"))
+    old = os.umask(0o002)
+    try:
+        root = git_guard._untraced_root()
+        assert root == tmp_path / "xdg" / "cache" / "evotree" / "untraced-copies"
+        for folder in (root, root.parent, root.parent.parent, tmp_path / "xdg"):
+            assert os.lstat(folder).st_mode & 0o777 == 0o700, folder
+        os.chmod(root.parent, 0o775)
+        os.chmod(root, 0o777)
+        assert git_guard._untraced_root() == root
+        assert os.lstat(root.parent).st_mode & 0o777 == 0o700
+        assert os.lstat(root).st_mode & 0o777 == 0o700
+    finally:
+        os.umask(old)
+    other = tmp_path / "elsewhere"
+    other.mkdir(mode=0o777)
+    os.chmod(other, 0o777)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "linked"))
+    (tmp_path / "linked").mkdir()
+    os.symlink(other, tmp_path / "linked" / "evotree")
+    assert git_guard._untraced_root() is None
+    assert os.lstat(other).st_mode & 0o777 == 0o777  # not followed
