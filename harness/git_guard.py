@@ -205,17 +205,22 @@ def find_git_dirs(
 
 def guard_binds(
     git_dirs: Sequence[Path | tuple[Path, Path]],
+    read_only: Iterable[Path] = (),
 ) -> tuple[list[tuple[str, Path, Path]], list[str]]:
     """(bubblewrap binds that lock ``git_dirs`` as the module says, what could not be locked).
 
     Each bind is ``(option, source, destination)``; a git directory given as ``(box path,
     source)`` is bound from ``source`` (its pruned copy, :mod:`evotree.harness.git_prune`) onto
-    the box path, its locks taken from the source's entries."""
+    the box path, its locks taken from the source's entries. One whose box path is in
+    ``read_only`` (found in a read-only folder) is bound read-only whole, its store too: the
+    phase writes nothing into its copy, as it could write nothing into the original."""
     binds: list[tuple[str, Path, Path]] = []
     problems: list[str] = []
+    frozen = set(read_only)
     for item in git_dirs:
         gd, src = (item, item) if isinstance(item, Path) else item
-        binds.append(("--bind", src, gd))
+        ro = gd in frozen
+        binds.append(("--ro-bind" if ro else "--bind", src, gd))
         for name in (*_LOCKED_FILES, *_LOCKED_DIRS, "objects"):
             path = src / name
             try:
@@ -233,7 +238,8 @@ def guard_binds(
             elif want_dir != stat.S_ISDIR(mode) or not (want_dir or stat.S_ISREG(mode)):
                 problems.append(f"{gd / name} is not a {'folder' if want_dir else 'regular file'}")
             else:
-                binds.append(("--bind" if name == "objects" else "--ro-bind", path, gd / name))
+                rw = name == "objects" and not ro
+                binds.append(("--bind" if rw else "--ro-bind", path, gd / name))
     return binds, problems
 
 
@@ -484,17 +490,19 @@ def _read_only_order(read_only: Iterable[Path | str], read_write: Sequence[Path]
 
 def _search(
     read_write: Iterable[Path | str], read_only: Iterable[Path | str], skip: Iterable[Path | str]
-) -> tuple[list[Path], list[str], list[str]]:
+) -> tuple[list[Path], list[str], list[str], list[Path]]:
     """(the task repositories of a phase's folders, the problems, the read-only cuts said in
-    ``hidden`` too): read-write folders to :data:`MAX_ENTRIES`, each read-only one to
-    :data:`MAX_READ_ONLY_ENTRIES` (its read-write and ``skip`` folders not entered again)."""
+    ``hidden`` too, those of the repositories found in read-only folders): read-write folders
+    to :data:`MAX_ENTRIES`, each read-only one to :data:`MAX_READ_ONLY_ENTRIES` (its read-write
+    and ``skip`` folders not entered again)."""
     rw = [Path(p).absolute() for p in read_write]
     git_dirs, problems = find_git_dirs(rw, skip=skip)
     more_dirs, cut = find_git_dirs(
         _read_only_order(read_only, rw), max_entries=MAX_READ_ONLY_ENTRIES, skip=[*rw, *skip]
     )
-    git_dirs += [gd for gd in more_dirs if gd not in git_dirs]
-    return git_dirs, [*problems, *cut], [f"in a read-only folder: {c}" for c in cut]
+    frozen = [gd for gd in more_dirs if gd not in git_dirs]
+    git_dirs += frozen
+    return git_dirs, [*problems, *cut], [f"in a read-only folder: {c}" for c in cut], frozen
 
 
 def before_phase(
@@ -511,7 +519,7 @@ def before_phase(
     of garbage, a store git cannot read) is hidden from the phase — an empty folder bound over
     it, said in the snapshot's ``hidden`` — which leaves nothing to reach, so it is no finding.
     ``skip``: folders not searched (masked in the box)."""
-    git_dirs, problems, said = _search(read_write, read_only, skip)
+    git_dirs, problems, said, frozen = _search(read_write, read_only, skip)
     git_prune.remove_copies(trace)
     sources = list(git_dirs)
     hidden: list[tuple[str, Path, Path]] = []
@@ -531,10 +539,10 @@ def before_phase(
             except (git_prune.PruneError, OSError, subprocess.SubprocessError) as exc:
                 empty = copies / f"{i}.hidden"
                 empty.mkdir(mode=0o700)
-                hidden.append(("--bind", empty, gd))
+                hidden.append(("--ro-bind" if gd in frozen else "--bind", empty, gd))
                 said.append(f"{gd} could not be pruned at its base, so it was hidden: {exc}")
         git_dirs = kept
-    binds, more = guard_binds(list(zip(git_dirs, sources, strict=True)))
+    binds, more = guard_binds(list(zip(git_dirs, sources, strict=True)), frozen)
     target = snapshot_path(trace)
     if target.is_symlink() or target.exists():
         target.unlink()

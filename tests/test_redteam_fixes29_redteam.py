@@ -576,17 +576,13 @@ print("wrote", sorted(os.listdir(gd))[:20])
 
 
 @pytest.mark.heavy
-@pytest.mark.xfail(
-    strict=False,
-    reason="WON (a write outside the judge's read-write folders, kept): guard_binds binds each "
-    "pruned copy read-write over the task repository (--bind copy, only HEAD/config/refs/... "
-    "read-only on top), also for a repository in a read-only root; the untraced judge's copies "
-    "live in ~/.cache/evotree/untraced-copies until the evotree process exits, so the judge's "
-    "code writes files of any size there (outside evidence/eval, unchecked), kept after the phase",
-)
 def test_the_judges_box_writes_nothing_that_outlives_it_outside_its_folders(
     tmp_path: Path, seccomp: None
 ) -> None:
+    """Stopped (was WON at 0719d2b: the pruned copy of a repository in a read-only root was
+    bound read-write): ``guard_binds`` binds the copy of a repository found in a read-only
+    folder read-only, its store too, so the judge's writes there fail (as they would on the
+    original). Control: the script ran and tried."""
     root = tmp_path / "run"
     (root / "candidate").mkdir(parents=True)
     data = tmp_path / "data"
@@ -595,7 +591,7 @@ def test_the_judges_box_writes_nothing_that_outlives_it_outside_its_folders(
     copy.mkdir()
     gd = data / "task" / ".git"
     proc = _box(_judge_spec(root, copy, (data,)), _WRITE.format(gd=gd))
-    assert proc.stdout.startswith("wrote"), proc.stdout + proc.stderr[-2000:]  # it ran
+    assert "Read-only file system" in proc.stderr, proc.stdout + proc.stderr[-2000:]  # it ran
     assert not (gd / "evil.bin").exists()  # control: the operator's repository is untouched
     untraced = tmp_path / "untraced-copies"
     kept = [str(p.relative_to(untraced)) for p in untraced.rglob("evil.*")]

@@ -818,3 +818,22 @@ def test_the_untraced_root_is_private_whatever_the_umask(
     os.symlink(other, tmp_path / "linked" / "evotree")
     assert git_guard._untraced_root() is None
     assert os.lstat(other).st_mode & 0o777 == 0o777  # not followed
+
+
+def test_a_repository_in_a_read_only_folder_is_bound_read_only(tmp_path: Path) -> None:
+    """R9 (issue 29): the pruned copy of a task repository found in a read-only folder is bound
+    read-only (its store too), as the original was; one in a read-write folder keeps its
+    read-write bind (git adds objects there)."""
+    work = tmp_path / "work"
+    _task(work / "task")
+    data = tmp_path / "data"
+    _task(data / "task")
+    trace = tmp_path / "raw.trace"
+    try:
+        binds = git_guard.before_phase([work], trace, read_only=[data])
+        by_dest = {dest: opt for opt, _, dest in binds}
+        ro_gd, rw_gd = data / "task" / ".git", work / "task" / ".git"
+        assert by_dest[ro_gd] == "--ro-bind" and by_dest[ro_gd / "objects"] == "--ro-bind"
+        assert by_dest[rw_gd] == "--bind" and by_dest[rw_gd / "objects"] == "--bind"
+    finally:
+        git_prune.remove_copies(trace)
