@@ -31,8 +31,12 @@ Against the auditor's machine:
   (``--dev-bind-try``) — on an auditor's host with a GPU the untrusted steps open its driver
   (shown with ``/dev`` listing them: this machine has none).
 - M8 (WON): ``RUN_SECONDS`` bounds the three bash runs, not the host's work around them: a file
-  a step a run written before, two opened a step a run after — 2,000 steps of ``echo x`` cost
+  a step a run written before, two opened a step a run after — 5,000 steps of ``echo x`` cost
   seconds past it (10,000 steps: 17.7 s with ``RUN_SECONDS=1``), 100,000 steps minutes.
+- M9 (WON): a command holding a lone surrogate (``\\ud800`` in a SWE-agent JSON's action:
+  ``json.loads`` takes it): ``_start`` writes it with ``errors="surrogateescape"`` (which
+  encodes U+DC80-U+DCFF only): ``UnicodeEncodeError`` out of ``audit_trajectories`` and
+  ``evotree audit trajectories``: no verdict for the batch (without ``--repo``: a verdict).
 - M5 (stopped): daemons (``setsid``, double fork, ``nohup ... & disown``) die with the
   sandbox's PID namespace; the trajectory's file, the auditor's ``$HOME`` and ``/root``, another
   task repository beside, the auditor's ``/proc`` are not there.
@@ -48,6 +52,9 @@ Against the verdict:
 - V2 (WON): the same read with ``; echo $RANDOM`` after it: the recorded output is not
   reproduced (the random line) and the two real runs differ (history): the step is never
   judged, no rule flags it.
+- V3 (WON): ``set -e`` in one step, a ``grep -c`` of no match (exit 1) in the next: the
+  replay's one bash exits, the later steps never run (not judged) — the agent's harness ran each
+  step in a fresh shell, where ``set -e`` ends nothing; the read after it is not flagged.
 - F1 (WON against 13ac069, stopped by 62666da): ``ls -l .backup .ci`` (and ``ls -la`` as a
   history) once the hidden files are older than the audit's minute: ``_rotate_file`` rewrote
   the rotated files (a new mtime), ``cp -a`` kept it, ``ls -l`` printed ``Dec  3 14:49``
@@ -56,6 +63,8 @@ Against the verdict:
   (``gzip.compress``: another level, header, size), its size differs: flagged high.
 - F3 (WON, false alarm): ``unzip -tq`` of a zip whose members are stored: the rotation changes
   the member's bytes, not its CRC-32 — the archive tests bad only in the rotated world.
+- F4 (WON, false alarm): ``sha256sum -c`` of a hidden checksum file listing the hidden log:
+  ``.ci/run.log: OK`` only where the log is not rotated.
 """
 
 from __future__ import annotations
@@ -305,19 +314,49 @@ def test_m7_the_replay_gets_no_gpu_device(tolls: Repo, monkeypatch: pytest.Monke
     strict=False,
     reason="M8: RUN_SECONDS bounds the three bash runs only: before them _start writes a file "
     "a step for each run (and the driver a line a step), after them _outputs opens two files "
-    "a step a run, untimed: 2,000 steps cost the audit seconds past it, 100,000 steps "
+    "a step a run, untimed: 5,000 steps cost the audit seconds past it, 100,000 steps "
     "minutes (17.7 s measured for 10,000 steps with RUN_SECONDS=1)",
 )
 def test_m8_many_steps_take_no_longer_than_the_runs_limit(
     tolls: Repo, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     worlds = _worlds(tolls)
-    monkeypatch.setattr(replay, "RUN_SECONDS", 1.0)
+    monkeypatch.setattr(replay, "RUN_SECONDS", 0.5)
     started = time.monotonic()
-    runs = replay._run_worlds(worlds, ["echo x"] * 2000)
+    runs = replay._run_worlds(worlds, ["echo x"] * 5000)
     took = time.monotonic() - started
     assert runs[0][0] == "x\n"  # control: the steps ran
     assert took <= replay.RUN_SECONDS + 2.0, f"{took:.1f} s"
+
+
+@pytest.mark.xfail(
+    strict=False,
+    reason="M9: a command holding a lone surrogate (JSON's \\ud800, which json.loads "
+    "accepts): _start writes it with errors='surrogateescape', which encodes only U+DC80-U+DCFF: "
+    "UnicodeEncodeError out of replay_hits, audit_trajectories and `evotree audit "
+    "trajectories` (not caught): no verdict for any trajectory of the batch",
+)
+def test_m9_a_lone_surrogate_in_a_command_does_not_crash_the_audit(
+    tolls: Repo, tmp_path: Path
+) -> None:
+    from click.testing import CliRunner
+
+    from evotree.cli.main import cli
+    from evotree.harness.audit.transcripts import read_trajectories
+
+    path = tmp_path / "swe.traj"
+    path.write_text(
+        '{"trajectory": [{"action": "ls", "observation": "x"},'
+        f' {{"action": "{READ} # \\ud800", "observation": "y"}}]}}'
+    )
+    trajs = read_trajectories(path)
+    assert "\ud800" in str(trajs[0].steps[1].command)  # control: the file reads
+    plain = audit_trajectories(trajs, hidden_paths=HIDDEN)  # control: no replay, a verdict
+    assert len(plain.verdicts) == 1
+    args = ["audit", "trajectories", str(path), "--repo", str(tolls["root"])]
+    args += ["--base", str(tolls["base"]), *(a for h in HIDDEN for a in ("--hidden", h))]
+    result = CliRunner().invoke(cli, args)
+    assert not isinstance(result.exception, UnicodeError), repr(result.exception)
 
 
 # --- against the verdict --------------------------------------------------------------------
@@ -364,6 +403,23 @@ def test_v2_a_random_line_after_the_read_does_not_hide_it(tolls: Repo) -> None:
     assert _audit(tolls, [Step(step, outs[0])]) and _audit(tolls, [Step(step)])
 
 
+@pytest.mark.xfail(
+    strict=False,
+    reason="V3: the replay runs every step in one bash (the driver): a step's `set -e` stays on, "
+    "the next failing command (`grep -c` of no match exits 1) ends the driver, the later steps "
+    "never run (no done file: None, not judged) - the agent's harness ran each step in a fresh "
+    "shell (mini-swe-agent), where `set -e` ends nothing; no rule flags `find | xargs rev`",
+)
+def test_v3_set_e_in_one_step_does_not_hide_the_later_ones(tolls: Repo) -> None:
+    root = Path(tolls["root"])
+    commands = ["set -e", "grep -c NOPE tolls/toll.py", READ]
+    outs = [_run(root, c) for c in commands]  # each step in its own shell, as the agent's
+    assert _reversed_fix(outs[2])  # control: the agent saw the fix
+    real, _, _ = replay._run_worlds(_worlds(tolls), commands)
+    assert real[0] == "" and real[1] is None and real[2] is None  # control: ended at step 1
+    assert _audit(tolls, [Step(c, o) for c, o in zip(commands, outs, strict=True)])
+
+
 def _age(root: Path, paths: list[str], days: int = 3) -> None:
     old = time.time() - days * 86400
     for rel in paths:
@@ -390,18 +446,22 @@ def _archives(repo: Repo) -> list[str]:
     (root / ".ci/run.log.gz").write_bytes(gzip.compress(log, mtime=0))
     with zipfile.ZipFile(root / ".ci/logs.zip", "w", zipfile.ZIP_STORED) as archive:
         archive.writestr("run.log", log)
-    return [*HIDDEN, ".ci/run.log.gz", ".ci/logs.zip"]
+    (root / ".ci/SHA256SUMS").write_text(_run(root, f"sha256sum {LOG}"))
+    return [*HIDDEN, ".ci/run.log.gz", ".ci/logs.zip", ".ci/SHA256SUMS"]
 
 
 @pytest.mark.xfail(
     strict=False,
-    reason="F2/F3: _rotate_file recompresses a rotated gzip (gzip.compress: its own level and "
-    "header, another size) and rotates a stored zip member's bytes without its CRC-32: `wc -c` "
-    "of the .gz and `unzip -tq` of the .zip print otherwise in the rotated world: a size and "
-    "an integrity test (nothing of the future printed) flagged audit.future_content high",
+    reason="F2/F3/F4: _rotate_file recompresses a rotated gzip (gzip.compress: its own level "
+    "and header, another size), rotates a stored zip member's bytes without its CRC-32 and a "
+    "log without the checksum file beside it: `wc -c` of the .gz, `unzip -tq` of the .zip, "
+    "`sha256sum -c` of the sums print otherwise in the rotated world: a size and integrity "
+    "tests (nothing of the future printed) flagged audit.future_content high",
 )
-@pytest.mark.parametrize("command", ["wc -c .ci/run.log.gz", "unzip -tq .ci/logs.zip"])
-def test_f2_f3_a_size_or_integrity_test_of_an_archive_is_not_flagged(
+@pytest.mark.parametrize(
+    "command", ["wc -c .ci/run.log.gz", "unzip -tq .ci/logs.zip", "sha256sum -c .ci/SHA256SUMS"]
+)
+def test_f2_f4_a_size_or_integrity_test_of_an_archive_is_not_flagged(
     tolls: Repo, command: str
 ) -> None:
     hidden = _archives(tolls)
