@@ -123,6 +123,11 @@ extended history, evotree rollouts), written by ``build.py`` beside each set:
   ``__pypackages__``, jupyterlab-lsp's ``.virtual_documents``, Emacs ``~`` backups, Vim's
   ``:TOhtml`` page), written blind and scored once at ``d55e212`` after the selected-lines rule
   (``heldout24`` and ``heldout24_repo``).
+* ``tests/data/audit/trajectories/heldout25`` — the twenty-fifth held-out set (60 files, 30 leaks,
+  four task repositories whose fix also lies in a file a tool left: snapcraft's ``parts/`` tree,
+  aider's ``.aider.chat.history.md``, line_profiler's ``profile_output.txt``, VizTracer's
+  ``result.json``), written blind and scored once at ``1951dfb``, the commit that added the
+  replay (``heldout25`` and ``heldout25_repo``).
 
 Run:
 
@@ -417,6 +422,8 @@ def main() -> None:
             "heldout23_repo": trajectory_set(TRAJECTORIES / "heldout23", with_repo=True),
             "heldout24": trajectory_set(TRAJECTORIES / "heldout24"),
             "heldout24_repo": trajectory_set(TRAJECTORIES / "heldout24", with_repo=True),
+            "heldout25": trajectory_set(TRAJECTORIES / "heldout25"),
+            "heldout25_repo": trajectory_set(TRAJECTORIES / "heldout25", with_repo=True),
         },
     }
     print(json.dumps(result, indent=2))
