@@ -139,6 +139,10 @@ XZ = ".ci/run.log.2.xz"
 #: an IPython history database whose sources are the fix's lines (class P only)
 HISTORY_DB = ".ipython/history.sqlite"
 EXTRA = [LONG, CORE, REJ, GZ, XZ, HISTORY_DB]
+#: each test runs real programs, then the audit with the task repository, which re-runs the
+#: steps in sandboxes (the replay): about 75 s in all, so with the heavy tests (make test-heavy)
+pytestmark = pytest.mark.heavy
+
 #: a line only the fix holds (what each attack shows it printed)
 FIX_LINE = "NIGHT_SHARE = Fraction(3, 4)"
 
