@@ -110,28 +110,70 @@ _HASH_LIMIT = 1 << 20
 
 
 def _is_bare(path: Path) -> bool:
+    """``HEAD``, ``objects`` and ``refs`` there as git takes them: ``HEAD`` a regular file or a
+    link (git reads a link naming ``refs/...`` as a symbolic reference and follows any other),
+    ``objects`` and ``refs`` folders or links (git follows them: a store shared by checkouts).
+    A link is recognised, never followed here: the prune refuses what is not self-contained
+    (:func:`evotree.harness.git_prune._check_self_contained`), so such a directory is hidden
+    or refused, never passed as plain folders."""
     try:
-        return (
-            stat.S_ISREG(os.lstat(path / "HEAD").st_mode)
-            and stat.S_ISDIR(os.lstat(path / "objects").st_mode)
-            and stat.S_ISDIR(os.lstat(path / "refs").st_mode)
-        )
+        head = os.lstat(path / "HEAD").st_mode
+        objects = os.lstat(path / "objects").st_mode
+        refs = os.lstat(path / "refs").st_mode
     except OSError:
         return False
+    return (
+        (stat.S_ISREG(head) or stat.S_ISLNK(head))
+        and (stat.S_ISDIR(objects) or stat.S_ISLNK(objects))
+        and (stat.S_ISDIR(refs) or stat.S_ISLNK(refs))
+    )
+
+
+def _hex(name: str, lengths: tuple[int, ...]) -> bool:
+    return len(name) in lengths and all(c in "0123456789abcdef" for c in name)
+
+
+def is_object_store(path: Path) -> bool:
+    """Whether the folder ``path`` is laid out as a git object store (what an ``objects`` link
+    or an alternate names): a ``pack/`` folder holding a ``pack-*.pack`` or ``.idx``, or a
+    two-hex-digit folder holding a loose object's name. Outside a git directory it is refused
+    by the judge's copy and hidden from a phase like a git directory that cannot be pruned:
+    every object of it (the future's too) is readable by any reader."""
+    try:
+        with os.scandir(path) as it:
+            subs = [e for e in it if e.is_dir(follow_symlinks=False)]
+    except OSError:
+        return False
+    for sub in subs:
+        if sub.name != "pack" and not _is_fanout(sub.name):
+            continue
+        try:
+            names = os.listdir(sub.path)
+        except OSError:
+            continue
+        if sub.name == "pack" and any(
+            n.startswith("pack-") and n.endswith((".pack", ".idx")) for n in names
+        ):
+            return True
+        if sub.name != "pack" and any(_hex(n, (38, 62)) for n in names):
+            return True
+    return False
 
 
 def is_git_dir(path: Path) -> bool:
     """Whether the folder ``path`` is a git directory: a folder named ``.git`` (not a link), or
-    one holding ``HEAD`` (a regular file), ``objects/`` and ``refs/`` — a bare repository or a
-    separate git directory. The one recogniser of task repositories: the phases' search
+    one holding ``HEAD`` (a regular file or a link), ``objects`` and ``refs`` (folders or
+    links) — a bare repository or a separate git directory — or a bare object store
+    (:func:`is_object_store`). The one recogniser of task repositories: the phases' search
     (:func:`find_git_dirs`) and the judge's copy of the candidate
-    (:func:`evotree.harness.sandbox_copy.copy_regular_files`) both use it."""
+    (:func:`evotree.harness.sandbox_copy.copy_regular_files`) both use it; what it takes is
+    pruned, or hidden/refused where it cannot be."""
     if path.name == ".git":
         try:
             return stat.S_ISDIR(os.lstat(path).st_mode)
         except OSError:
             return False
-    return _is_bare(path)
+    return _is_bare(path) or is_object_store(path)
 
 
 def find_git_dirs(
@@ -168,6 +210,11 @@ def find_git_dirs(
             try:
                 entries = sorted(os.scandir(folder), key=lambda e: e.name)
             except OSError:
+                continue
+            if any(e.name == "pack" or _is_fanout(e.name) for e in entries) and is_object_store(
+                folder
+            ):
+                found.append(folder)
                 continue
             seen += len(entries)
             for entry in entries:

@@ -35,8 +35,9 @@ def copy_regular_files(src: Path, dst: Path, *, max_files: int, max_bytes: int) 
     ``max_bytes`` bytes in all. Files are opened with ``O_NOFOLLOW`` and checked again after
     opening, so an entry swapped for a link meanwhile is refused too. Copies are mode 0644, or
     0755 when the owner could execute the original (folders 0755): no set-id bits survive.
-    A git directory (a ``.git`` folder, a bare repository, a separate git directory: the
-    guard's recogniser) is copied pruned at its base (:mod:`evotree.harness.git_prune`: the
+    A git directory (a ``.git`` folder, a bare repository or separate git directory whose
+    ``HEAD``, ``objects`` or ``refs`` may be links, a bare object store: the guard's
+    recogniser) is copied pruned at its base (:mod:`evotree.harness.git_prune`: the
     judge reads the task repository as the phase saw it, its future absent), or refused. The
     walk is a loop (no folder depth makes it recurse).
     """

@@ -22,6 +22,9 @@ reason the mechanism; a stopped attack passes, its docstring saying by what. Res
   task so made is no task repository to the train phase's search (bound whole: ``git log --all``
   in the box shows the future) nor to the judge's copy (the link refused, the store — every
   pack — goes across whole as plain folders: the judge's code reads the future from it).
+  CLOSED: ``is_git_dir`` takes a HEAD link and ``objects``/``refs`` links, and a bare object
+  store (``is_object_store``): the linked HEAD's mirror is pruned, the linked store's is
+  hidden (train) or refused (judge), the store it names with it.
 - R2, odd bytes around a colon in a store's path (stopped): a quote, backslashes, a trailing
   newline, an escape, non-UTF-8 bytes before ``x:/<host store>`` — ``_quote_path`` quotes what
   git's ``unquote_c_style`` reads back, so host git never falls back to the ':'-split entry.
@@ -56,14 +59,16 @@ reason the mechanism; a stopped attack passes, its docstring saying by what. Res
   read-write over a task repository (only HEAD, config, refs... read-only on top), one in a
   read-only root too; the judge's copies live in ``~/.cache/evotree/untraced-copies`` until the
   process exits and nothing compares them, so the judge's code writes files of any size there
-  (outside ``evidence/eval``), kept after its phase.
+  (outside ``evidence/eval``), kept after its phase. CLOSED: a repository found in a
+  read-only folder is bound read-only (its copy, its store), as the original was.
 - R10, honest work (CHANGED, 0719d2b): ``_untraced_root`` makes
   ``~/.cache/evotree/untraced-copies`` with ``mkdir(parents=True, mode=0o700)``: a fresh
   ``evotree/`` gets the umask's mode (0775 under the common umask 002) and fails
   ``owned_private``, so ``before_untraced`` raises ``PruneError`` (the judge:
   ``SandboxUnavailable``) whenever a task repository is in its reach — on a cache that no
   tracer build made private first (the trace off, no C compiler), every judge phase of a
-  candidate holding a ``.git`` fails.
+  candidate holding a ``.git`` fails. CLOSED: each folder it makes is 0700, an existing one
+  of this user's made 0700.
 - R11, linked-worktree git directories the recogniser misses (stopped): ``HEAD`` +
   ``commondir`` (relative ``../../.git`` or the original store's host path), named by ``.git``
   files, go to the judge as plain files (no host git); in its box the relative one names the
@@ -167,18 +172,15 @@ _MIRRORS = {"head-link": _linked_head_mirror, "objects-link": _linked_objects_mi
 
 
 @pytest.mark.heavy
-@pytest.mark.xfail(
-    strict=False,
-    reason="WON: git_guard.is_git_dir/_is_bare want HEAD a regular file and objects/ a folder, "
-    "but git reads a HEAD link naming refs/... (core.preferSymlinkRefs, old git) and follows an "
-    "objects link (a shared store): the image's mirror candidate/upstream.git so made is no "
-    "task repository to find_git_dirs, so before_phase neither prunes nor locks it and the "
-    "train box's git log --all shows the future",
-)
 @pytest.mark.parametrize("layout", sorted(_MIRRORS))
 def test_a_mirror_with_a_linked_head_or_store_is_bound_whole_in_the_train_box(
     tmp_path: Path, seccomp: None, layout: str
 ) -> None:
+    """Stopped (was WON at 9be0aee): ``is_git_dir`` takes a ``HEAD`` link and ``objects``/
+    ``refs`` links, and a bare object store (``is_object_store``): the mirror with a linked
+    HEAD is pruned at its base (git in the box reads the base, no future); the one whose
+    ``objects`` is a link is not self-contained, so it is hidden, and the store it names
+    (``objstore/``) is hidden too (git in the box finds no repository)."""
     work = tmp_path / "run" / "candidate"
     _task(work / "task")
     store = _MIRRORS[layout](work)
@@ -189,31 +191,39 @@ def test_a_mirror_with_a_linked_head_or_store_is_bound_whole_in_the_train_box(
     snap = json.loads(git_guard.snapshot_path(spec.trace).read_text())
     (tmp_path / "ev").mkdir()
     finish_trace(spec, tmp_path / "ev")
-    assert proc.stdout.startswith("rc 0") and "base" in proc.stdout, proc.stdout + proc.stderr
     found = [r["path"] for r in snap["repos"]]
     assert str(work / "task" / ".git") in found, found  # control: the task itself was guarded
+    if layout == "head-link":  # pruned: git reads the base
+        assert proc.stdout.startswith("rc 0") and "base" in proc.stdout, proc.stdout
+        assert str(store) in found, found
+    else:  # hidden, with the store it names
+        assert not proc.stdout.startswith("rc 0"), proc.stdout + proc.stderr
+        said = " ".join(snap["hidden"])
+        assert f"{store} could not be pruned" in said, said
+        assert f"{work / 'objstore'} could not be pruned" in said, said
     assert SECRET not in proc.stdout, found
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="WON: the judge's copy recognises git directories with git_guard.is_git_dir (HEAD a "
-    "regular file, objects/ a folder), so a bare mirror whose HEAD or objects is a link is "
-    "walked as plain folders: the link is refused, the store (every pack, the future's too: "
-    "upstream.git/objects, or objstore/) goes across whole, and the judge's code reads the "
-    "future from the copied pack",
-)
 @pytest.mark.parametrize("layout", sorted(_MIRRORS))
 def test_a_mirror_with_a_linked_head_or_store_goes_whole_into_the_judges_copy(
     tmp_path: Path, layout: str
 ) -> None:
+    """Stopped (was WON at 9be0aee): the copy takes the mirror for a git directory
+    (``is_git_dir``: a HEAD link, an ``objects`` link): the linked HEAD's goes across pruned at
+    its base; the linked store's is refused (not self-contained), and the store it names
+    (``objstore/``, a bare object store) is refused too, never copied as plain folders."""
     candidate = tmp_path / "run" / "candidate"
     _task(candidate / "task")
     _MIRRORS[layout](candidate)
     copy, refused = _copy(candidate, tmp_path)
     assert (copy / "task" / "a.txt").read_text() == "base\n"  # control: the copy ran
-    link = "HEAD" if layout == "head-link" else "objects"
-    assert any(r.startswith(f"upstream.git/{link}: symbolic link") for r in refused), refused
+    if layout == "head-link":  # pruned: the copy's git reads the base
+        assert _git(copy / "upstream.git", "log", "--oneline", "-1").endswith("base"), refused
+    else:
+        for name in ("upstream.git", "objstore"):
+            assert any(
+                r.startswith(f"{name}: a git directory that cannot be pruned") for r in refused
+            ), refused
     assert SECRET not in _store_text(copy / "task" / ".git" / "objects", tmp_path)  # pruned
     carried = copy / ("upstream.git/objects" if layout == "head-link" else "objstore")
     assert not carried.exists() or SECRET not in _store_text(carried, tmp_path)

@@ -837,3 +837,31 @@ def test_a_repository_in_a_read_only_folder_is_bound_read_only(tmp_path: Path) -
         assert by_dest[rw_gd] == "--bind" and by_dest[rw_gd / "objects"] == "--bind"
     finally:
         git_prune.remove_copies(trace)
+
+
+def test_a_linked_head_or_store_is_a_git_directory_and_a_bare_store_too(tmp_path: Path) -> None:
+    """R1 (issue 29): a bare repository whose ``HEAD`` is a link (``core.preferSymlinkRefs``)
+    or whose ``objects`` is a link is a git directory to the search; the first is pruned at its
+    base, the second is not self-contained (refused by the prune, so hidden), and the store it
+    names — a bare object store outside any git directory — is found and cannot be pruned
+    either. A folder that merely has a ``pack/`` or two-hex-digit folder is none."""
+    work = tmp_path / "w"
+    _task(work / "task")
+    _git(work, "-c", "core.preferSymlinkRefs=true", "clone", "-q", "--mirror", "task", "h.git")
+    assert os.path.islink(work / "h.git" / "HEAD")
+    _git(work, "clone", "-q", "--no-hardlinks", "--mirror", "task", "o.git")
+    os.rename(work / "o.git" / "objects", work / "objstore")
+    os.symlink("../objstore", work / "o.git" / "objects")
+    for honest in ("data/pack", "data/ab"):
+        (work / honest).mkdir(parents=True)
+        (work / honest / "notes.txt").write_text("x")
+    found, problems = git_guard.find_git_dirs([work])
+    assert set(found) == {work / n for n in ("task/.git", "h.git", "o.git", "objstore")}
+    assert problems == []
+    assert not git_guard.is_git_dir(work / "data")
+    copy = git_prune.prune_copy(work / "h.git", tmp_path / "h-copy")
+    seen = _git(tmp_path, "--git-dir", str(copy.path), "log", "--all", "-p")
+    assert "base" in seen and SECRET not in seen
+    for refused in ("o.git", "objstore"):
+        with pytest.raises(git_prune.PruneError):
+            git_prune.prune_copy(work / refused, tmp_path / f"{refused}-copy")
