@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import atexit
 import collections
+import fcntl
 import hashlib
 import json
 import os
@@ -600,6 +601,11 @@ def before_phase(
 
 #: This process's untraced phases' copies (removed when it ends).
 _UNTRACED: list[Path] = []
+#: The lock file in each folder of copies, held (flock) by this process while it lives: a
+#: sweep by another process (another PID namespace too) removes only a folder whose lock it
+#: can take, that is one whose process is gone.
+_LOCK_NAME = "lock"
+_LOCKS: dict[Path, int] = {}
 
 
 def _untraced_root() -> Path | None:
@@ -643,22 +649,70 @@ def _make_private(folder: Path) -> None:
 
 
 def _sweep(root: Path) -> None:
-    """Remove the copies a process that is gone left in ``root`` (it died before its exit)."""
+    """Remove the copies a process that is gone left in ``root`` (it died before its exit):
+    a folder whose lock file's flock can be taken (its process, in whatever PID namespace,
+    holds it while it lives). A folder with no lock file is left (one being made, or made by
+    an evotree before the locks): a pid alone cannot say a process is gone in another
+    namespace."""
     for entry in os.scandir(root):
         pid = entry.name.split("-", 1)[0]
         if not pid.isdigit() or int(pid) == os.getpid():
             continue
         try:
-            os.kill(int(pid), 0)
-        except ProcessLookupError:
-            shutil.rmtree(entry.path, ignore_errors=True)
+            fd = os.open(
+                os.path.join(entry.path, _LOCK_NAME),
+                os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK,
+            )
         except OSError:
             continue
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:  # held: its process lives
+            os.close(fd)
+            continue
+        try:
+            shutil.rmtree(entry.path, ignore_errors=True)
+        finally:
+            os.close(fd)
+
+
+def _locked_folder(root: Path) -> Path:
+    """A new folder of this process's copies in ``root``, its lock file held: made under a name
+    no sweep takes (``.``), locked, then renamed to ``<pid>-...`` (never seen unlocked)."""
+    staging = Path(tempfile.mkdtemp(prefix=f".{os.getpid()}-", dir=root))
+    try:
+        fd = os.open(
+            staging / _LOCK_NAME,
+            os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
+            0o600,
+        )
+    except OSError:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        folder = root / staging.name[1:]
+        if os.path.lexists(folder):
+            raise FileExistsError(folder)
+        os.rename(staging, folder)
+    except OSError:
+        os.close(fd)
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    _LOCKS[folder] = fd
+    return folder
+
+
+def _unlock(folder: Path) -> None:
+    fd = _LOCKS.pop(folder, None)
+    if fd is not None:
+        os.close(fd)
 
 
 def _remove_untraced() -> None:
     for folder in _UNTRACED:
         shutil.rmtree(folder, ignore_errors=True)
+        _unlock(folder)
     _UNTRACED.clear()
 
 
@@ -683,14 +737,21 @@ def before_untraced(
             )
         return []
     _sweep(root)
-    folder = Path(tempfile.mkdtemp(prefix=f"{os.getpid()}-", dir=root))
+    try:
+        folder = _locked_folder(root)
+    except OSError as exc:
+        raise git_prune.PruneError(
+            f"no locked folder for an untraced phase's pruned task repositories: {exc}"
+        ) from exc
     try:
         binds = before_phase(read_write, folder / "phase", read_only, skip)
     except BaseException:
         shutil.rmtree(folder, ignore_errors=True)
+        _unlock(folder)
         raise
     if not binds:
         shutil.rmtree(folder, ignore_errors=True)
+        _unlock(folder)
         return []
     if not _UNTRACED:
         atexit.register(_remove_untraced)

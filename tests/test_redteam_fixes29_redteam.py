@@ -54,7 +54,9 @@ reason the mechanism; a stopped attack passes, its docstring saying by what. Res
 - R8, the sweep of a dead process's untraced copies (WON, two evotree processes): ``_sweep``
   takes a folder whose pid ``kill(pid, 0)`` does not find for a dead process's; a second evotree
   in another PID namespace (a container sharing the home folder; here bwrap --unshare-pid)
-  removes a live process's copies — the ones its judge's box has bound.
+  removes a live process's copies — the ones its judge's box has bound. CLOSED: each folder
+  of copies holds a lock file its process flocks while it lives; the sweep takes only a
+  folder whose lock it can take.
 - R9, a write outside the judge's folders (WON, new with 0719d2b): the pruned copy is bound
   read-write over a task repository (only HEAD, config, refs... read-only on top), one in a
   read-only root too; the judge's copies live in ``~/.cache/evotree/untraced-copies`` until the
@@ -531,20 +533,23 @@ print("swept", sorted(os.listdir(sys.argv[1])))
 
 
 @pytest.mark.heavy
-@pytest.mark.xfail(
-    strict=False,
-    reason="WON (two evotree processes, one in a PID namespace: a container sharing the home "
-    "folder): git_guard._sweep takes a folder of untraced-copies whose pid kill(pid, 0) does not "
-    "find (ProcessLookupError) for a dead process's and removes it; the live process's pid is "
-    "not in the sweeper's namespace, so its judge's pruned copies are removed under its box",
-)
 def test_the_sweep_leaves_a_live_processs_copies(tmp_path: Path, seccomp: None) -> None:
+    """Stopped (was WON at 0719d2b: ``_sweep`` took a pid ``kill(pid, 0)`` could not see for a
+    dead process's): each folder of copies holds a lock file its process flocks while it lives
+    (``_locked_folder``); the sweep removes only a folder whose lock it can take, whatever PID
+    namespace it runs in. Set up as ``before_untraced`` leaves them: the live folder's lock
+    held by this process, the dead one's lock file free (its process gone)."""
+    import fcntl
+
     untraced = tmp_path / "untraced-copies"
     live = untraced / f"{os.getpid()}-live"  # this process: alive, its judge phase running
     (live / "phase.git-copies" / "0").mkdir(parents=True)
     (live / "phase.git-copies" / "0" / "HEAD").write_text("ref: refs/heads/main\n")
-    dead = untraced / "999999999-dead"  # no process has this pid: swept (control)
+    held = os.open(live / git_guard._LOCK_NAME, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    dead = untraced / "999999999-dead"  # no process holds its lock: swept (control)
     dead.mkdir()
+    (dead / git_guard._LOCK_NAME).write_text("")
     bwrap = shutil.which("bwrap")
     assert bwrap is not None
     proc = subprocess.run(
@@ -568,6 +573,7 @@ def test_the_sweep_leaves_a_live_processs_copies(tmp_path: Path, seccomp: None) 
     )
     assert proc.stdout.startswith("pid "), proc.stdout + proc.stderr[-2000:]  # it ran
     assert int(proc.stdout.split()[1]) != os.getpid()  # another PID namespace
+    os.close(held)
     assert not dead.exists(), proc.stdout  # control: a dead process's copies are swept
     assert live.exists(), proc.stdout
 

@@ -865,3 +865,35 @@ def test_a_linked_head_or_store_is_a_git_directory_and_a_bare_store_too(tmp_path
     for refused in ("o.git", "objstore"):
         with pytest.raises(git_prune.PruneError):
             git_prune.prune_copy(work / refused, tmp_path / f"{refused}-copy")
+
+
+def test_the_sweep_takes_only_folders_whose_lock_is_free(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """R8 (issue 29): an untraced phase's folder of copies holds a lock file this process
+    flocks while it lives; another process's sweep leaves it (whatever its pids say), takes
+    it once the lock is free, and leaves a folder with no lock file."""
+    import sys
+
+    root = tmp_path / "untraced"
+    root.mkdir(mode=0o700)
+    monkeypatch.setattr(git_guard, "_untraced_root", lambda: root)
+    monkeypatch.setattr(git_guard, "_UNTRACED", [])
+    data = tmp_path / "data"
+    _task(data / "task")
+    assert git_guard.before_untraced([], [data], [])
+    (folder,) = git_guard._UNTRACED
+    assert folder.parent == root and folder.name.startswith(f"{os.getpid()}-")
+    (root / "999999999-nolock").mkdir()
+    sweep = [
+        sys.executable,
+        "-c",
+        f"from evotree.harness import git_guard as g\n"
+        f"from pathlib import Path\ng._sweep(Path({str(root)!r}))",
+    ]
+    subprocess.run(sweep, check=True, timeout=60, cwd=Path(__file__).parents[1])
+    assert folder.exists() and (root / "999999999-nolock").exists()
+    git_guard._unlock(folder)  # as if this process had died
+    subprocess.run(sweep, check=True, timeout=60, cwd=Path(__file__).parents[1])
+    assert not folder.exists() and (root / "999999999-nolock").exists()
+    git_guard._UNTRACED.clear()
