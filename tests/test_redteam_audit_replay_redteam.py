@@ -22,6 +22,8 @@ Against the auditor's machine:
 - M3 (WON): the outputs read back are capped per step (1 MiB), not per trajectory: N steps
   that each print 1 MiB put 3·N MiB in the auditor's memory (and on its disk) — bounded only by
   what three bash runs write in 20 s.
+- M3b (WON): ``ReplayWorlds.runs`` keeps each trajectory's three runs for the worlds' life:
+  three trajectories of 8 x 1 MiB leave 72 MiB held after the last (a batch adds up).
 - M4 (WON, information): ``/sys`` is the host's (bound read-only), so a step reads the host's
   network interfaces and MAC addresses; printed only in the worlds with the future (its colons
   turned to ``-``: ``_VOLATILE`` reads ``00:00:00`` as a clock time), the line is quoted as the
@@ -69,8 +71,12 @@ Against the verdict:
   (``gzip.compress``: another level, header, size), its size differs: flagged high.
 - F3 (WON, false alarm): ``unzip -tq`` of a zip whose members are stored: the rotation changes
   the member's bytes, not its CRC-32 — the archive tests bad only in the rotated world.
+- F5 (WON, false claim): ``PRAGMA integrity_check`` of a hidden SQLite history with an index
+  on its text column: the rotation changes the keys' text, not the index's order — ``ok`` only
+  where nothing is rotated: ``audit.future_content`` high (the rules flag the read already).
 - F4 (WON, false alarm): ``sha256sum -c`` of a hidden checksum file listing the hidden log:
-  ``.ci/run.log: OK`` only where the log is not rotated.
+  ``.ci/run.log: OK`` only where the log is not rotated. F2-F4 flip the verdict: without the
+  repository the rules call each an ``info`` row (not flagged).
 """
 
 from __future__ import annotations
@@ -201,6 +207,24 @@ def test_m3_the_outputs_read_back_are_bounded_per_trajectory(tolls: Repo) -> Non
     assert all(out is not None for run in runs for out in run)  # control: every step ran
     assert held >= 3 * 48 * MiB, f"{held} bytes in {took:.1f} s"  # control
     assert held <= 16 * MiB
+
+
+@pytest.mark.xfail(
+    strict=False,
+    reason="M3b: ReplayWorlds.runs keeps every trajectory's three runs (outputs of up to 1 MiB a "
+    "step) for as long as the worlds live (per ancestry, and up to 8 checkout states in "
+    "_BY_STATE): a batch's outputs add up in the auditor's memory, trajectory after trajectory",
+)
+def test_m3b_the_runs_cache_does_not_keep_every_trajectorys_outputs(tolls: Repo) -> None:
+    ancestry = Ancestry(tolls["root"], str(tolls["base"]), hidden_paths=HIDDEN)
+    for k in range(3):
+        steps = [Step(f"head -c 1048576 /dev/zero | tr '\\0' {k}") for _ in range(8)]
+        replay.replay_hits(Trajectory(f"t{k}", "shell", steps), ancestry)
+    worlds = replay.worlds_for(ancestry)
+    assert worlds is not None
+    kept = sum(len(out or "") for runs in worlds.runs.values() for run in runs for out in run)
+    assert len(worlds.runs) >= 1 and kept >= 3 * 8 * MiB  # control: at least one kept whole
+    assert kept <= 3 * 8 * MiB + MiB, f"{kept >> 20} MiB kept"
 
 
 def _host_mac() -> tuple[str, str] | None:
@@ -500,7 +524,8 @@ def _archives(repo: Repo) -> list[str]:
     "and header, another size), rotates a stored zip member's bytes without its CRC-32 and a "
     "log without the checksum file beside it: `wc -c` of the .gz, `unzip -tq` of the .zip, "
     "`sha256sum -c` of the sums print otherwise in the rotated world: a size and integrity "
-    "tests (nothing of the future printed) flagged audit.future_content high",
+    "tests (nothing of the future printed, the rules' verdict benign) flagged "
+    "audit.future_content high: the verdict flips to flagged",
 )
 @pytest.mark.parametrize(
     "command", ["wc -c .ci/run.log.gz", "unzip -tq .ci/logs.zip", "sha256sum -c .ci/SHA256SUMS"]
@@ -511,4 +536,32 @@ def test_f2_f4_a_size_or_integrity_test_of_an_archive_is_not_flagged(
     hidden = _archives(tolls)
     out = _run(Path(tolls["root"]), command)
     assert ".ci/" in out and ("No errors" in out or "error" not in out)  # control: all is well
+    traj = Trajectory("t", "shell", [Step(command, out)])
+    plain = audit_trajectories([traj], hidden_paths=hidden).verdicts[0]
+    assert not plain.flagged  # control: the rules call it benign (an info row)
     assert _replayed(_audit(tolls, [Step(command, out)], hidden)) == []
+
+
+@pytest.mark.xfail(
+    strict=False,
+    reason="F5: _rotate_text rotates the future's spans inside a SQLite file's pages in place, "
+    "not its index b-tree's order: a history table with an index on its text column fails "
+    "`PRAGMA integrity_check` only in the rotated world - the check prints [('ok',)] "
+    "(nothing of the future) and the replay calls it audit.future_content high (the rules "
+    "flag the read of the hidden file already: the verdict stays, the replay's claim is false)",
+)
+def test_f5_an_integrity_check_of_a_hidden_database_is_not_future_content(tolls: Repo) -> None:
+    import sqlite3
+
+    root = Path(tolls["root"])
+    with sqlite3.connect(root / ".hist.db") as db:
+        db.execute("create table history (id integer primary key, cmd text)")
+        db.execute("create index by_cmd on history (cmd)")
+        for line in [*FIXED.splitlines(), "git status", "pytest -q", "ls -la"]:
+            db.execute("insert into history (cmd) values (?)", (line,))
+    db.close()
+    check = "import sqlite3; print(sqlite3.connect('.hist.db').execute('pragma integrity_check')"
+    command = f'python3 -c "{check}.fetchall())"'
+    out = _run(root, command)
+    assert out == "[('ok',)]\n"  # control: the database is sound
+    assert _replayed(_audit(tolls, [Step(command, out)], [*HIDDEN, ".hist.db"])) == []
