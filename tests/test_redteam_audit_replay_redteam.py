@@ -42,6 +42,9 @@ Against the auditor's machine:
 - M10 (WON): ``RUN_SECONDS`` is per trajectory and ``audit_trajectories`` replays them in
   turn: N trajectories of ``sleep 30`` (each its own command, none cached) hold the audit
   N x 20 s — a rollouts file of 10,000 such rows some 55 hours, without a verdict.
+- M11 (WON): the kernel's keyrings are not namespaced and ``--new-session`` is ``setsid``
+  only: a step reads a key of the auditor process's session keyring (``request_key`` +
+  ``KEYCTL_READ``) and, printed only where the future is seen, gets it quoted into the report.
 - M5 (stopped): daemons (``setsid``, double fork, ``nohup ... & disown``) die with the
   sandbox's PID namespace; the trajectory's file, the auditor's ``$HOME`` and ``/root``, another
   task repository beside, the auditor's ``/proc`` are not there.
@@ -256,6 +259,42 @@ def test_m4_the_hosts_network_identity_stays_out_of_the_report(tolls: Repo) -> N
     replayed = _replayed(hits)
     assert replayed  # control: the replay flagged the probe and quoted what it printed
     assert all(mac.replace(":", "-") not in str(h["output"]) for h in replayed)
+
+
+KEY_PROBE = (
+    "import ctypes; libc = ctypes.CDLL(None, use_errno=True); "
+    "k = libc.syscall(249, b'user', b'evotree-redteam-probe', None, 0); "
+    "buf = ctypes.create_string_buffer(64); n = libc.syscall(250, 11, k, buf, 64); "
+    "print(buf.raw[:max(n, 0)].decode())"
+)
+
+
+@pytest.mark.skipif(os.uname().machine != "x86_64", reason="the probe's syscall numbers")
+@pytest.mark.xfail(
+    strict=False,
+    reason="M11: the kernel's keyrings are not namespaced and bwrap's --new-session is only "
+    "setsid: the replay's steps keep the auditor process's session keyring, and possessing it "
+    "may read its keys (request_key + KEYCTL_READ) - a key the auditor holds there (a "
+    "Kerberos KEYRING ccache, an fscrypt or ecryptfs key, a token) is printed by a step and, "
+    "printed only where the future is seen, quoted into the audit's report",
+)
+def test_m11_the_auditors_session_keyring_stays_out_of_the_sandbox(tolls: Repo) -> None:
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.syscall(250, 1, None)  # KEYCTL_JOIN_SESSION_KEYRING: this process's own, new one
+    secret = b"AUDITOR_KEY_61"
+    key = libc.syscall(248, b"user", b"evotree-redteam-probe", secret, len(secret), -3)
+    assert key > 0  # control: the auditor (this process) holds the key
+    try:
+        probe = f'grep -q NIGHT_SHARE {COPY} && python3 -c "{KEY_PROBE}"'
+        hits = _audit(tolls, [Step(probe)])
+        real, _, _ = replay._run_worlds(_worlds(tolls), [f'python3 -c "{KEY_PROBE}"'])
+    finally:
+        libc.syscall(250, 21, key)  # KEYCTL_INVALIDATE
+    assert real[0] is not None  # control: the probe ran
+    assert "AUDITOR_KEY_61" not in real[0]
+    assert "AUDITOR_KEY_61" not in str(hits)
 
 
 def test_m5_no_process_or_host_file_outlives_or_reaches_the_sandbox(
