@@ -51,7 +51,6 @@ from typing import Any
 
 from evotree.harness.audit.hits import Hit
 from evotree.harness.audit.steps import Trajectory
-from evotree.harness.safe_files import UnsafeFile, read_regular
 
 __all__ = ["ReplayWorlds", "replay_hits", "rotated", "worlds_for"]
 
@@ -68,16 +67,28 @@ MAX_OUTPUT_BYTES = 1 << 20
 _INSIDE = "/.evotree-replay"
 #: the pristine world (the work tree without ``.git``), read-only, copied into place first
 _WORLD = "/.evotree-replay-world"
-_LIMITS = ["--cpu=30", "--as=4294967296", "--fsize=268435456", "--nproc=512", "--nofile=1024"]
+_LIMITS = ["--cpu=30", "--as=4294967296", "--fsize=67108864", "--nproc=512", "--nofile=1024"]
+#: each tmpfs of the sandbox (``/tmp``, ``/dev/shm``, the outputs) holds at most this much; the
+#: checkout's tmpfs this much more than the work tree
+TMP_BYTES = 256 << 20
+#: at most this much of all the steps' outputs of one run is read back
+MAX_PIPE_BYTES = 64 << 20
+#: at most this many steps of a trajectory are replayed (the rest: not judged here)
+MAX_STEPS = 2_000
+#: at most this many seconds of replay per checkout and process (more: not replayed)
+BUDGET_SECONDS = 600.0
+#: where the steps' outputs are written inside the sandbox (a sized tmpfs), and the pipe's fd
+_OUT = "/.evotree-replay-out"
+_PIPE = 9
 
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07]*\x07")
-#: what varies from one run to the next whatever the files hold: durations, clock times,
-#: addresses, process ids
+#: what varies from one run to the next whatever the files hold, and what a recorded output
+#: cannot match (it ran at another time): durations and clock times. Addresses and process
+#: ids are not set aside (a hex dump's "0x..." is the file's text): a step printing them
+#: varies between the two runs over the checkout and is not judged
 _VOLATILE = re.compile(
     r"\b\d+(?:\.\d+)?\s?(?:ms|s|sec|seconds?)\b"
-    r"|\b\d{1,2}:\d{2}:\d{2}(?:\.\d+)?\b"
-    r"|\b0x[0-9a-fA-F]{6,}\b"
-    r"|\bpid[ =:]\s?\d+\b",
+    r"|\b\d{1,2}:\d{2}:\d{2}(?:\.\d+)?\b",
 )
 _ROTATE = str.maketrans(
     "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789",
@@ -123,8 +134,11 @@ class ReplayWorlds:
     neutral: Path
     rotated_lines: int  # how many lines were rotated (0: the worlds are the same)
     tmp: tempfile.TemporaryDirectory[str]
-    #: what each run printed, by the steps' commands (a trajectory audited twice runs once)
+    size: int = 0  # bytes of the work tree (the sandbox's tmpfs for it is sized from it)
+    #: what each run printed, by the steps' commands (a trajectory audited twice, recorded and
+    #: as a history, runs once); the last few only
     runs: dict[tuple[str, ...], tuple[list[str | None], ...]] = field(default_factory=dict)
+    spent: float = 0.0  # seconds of replay so far (past BUDGET_SECONDS: no more replays)
 
 
 _WORLDS: weakref.WeakKeyDictionary[Any, ReplayWorlds | None] = weakref.WeakKeyDictionary()
@@ -192,7 +206,8 @@ def _copy_and_rotate(ancestry: Any, root: Path) -> ReplayWorlds | None:
     if count == 0:
         tmp.cleanup()
         return None
-    return ReplayWorlds(root, gitdir, real, neutral, count, tmp)
+    size = sum(f.stat().st_size for f in real.rglob("*") if f.is_file() and not f.is_symlink())
+    return ReplayWorlds(root, gitdir, real, neutral, count, tmp, size)
 
 
 def _top_only(root: Path, skip: Any) -> Any:
@@ -453,9 +468,32 @@ def _bwrap() -> str | None:
     return find_tool("bwrap", None)
 
 
+def _sandbox_args(size: int) -> list[str]:
+    """The system as a phase sees it, without ``/sys`` (the host's devices and addresses) and
+    without device nodes bound from the host (GPUs); every tmpfs sized."""
+    from evotree.harness.sandbox_system import system_args
+
+    args = system_args(False)
+    out: list[str] = []
+    k = 0
+    while k < len(args):
+        option = args[k]
+        if option in ("--dev-bind-try", "--dev-bind"):
+            k += 3
+            continue
+        if option == "--ro-bind-try" and args[k + 1] == "/sys":
+            k += 3
+            continue
+        if option == "--tmpfs":
+            out += ["--size", str(size)]
+        out.append(option)
+        k += 1
+    return out
+
+
 def _sandbox_argv(worlds: ReplayWorlds, pristine: Path, folder: Path) -> list[str]:
     from evotree.harness.sandbox_spec import SANDBOX_HOME
-    from evotree.harness.sandbox_system import prlimit_path, system_args
+    from evotree.harness.sandbox_system import prlimit_path
 
     exe = _bwrap()
     assert exe is not None
@@ -470,14 +508,19 @@ def _sandbox_argv(worlds: ReplayWorlds, pristine: Path, folder: Path) -> list[st
         "ALL",
         "--hostname",
         "evotree-replay",
-        *system_args(False),
-        "--bind",
-        str(folder / "root"),
+        *_sandbox_args(TMP_BYTES),
+        "--size",
+        str(worlds.size + TMP_BYTES),
+        "--tmpfs",
         str(root),
         *(["--ro-bind", str(worlds.gitdir), str(root / ".git")] if worlds.gitdir else []),
-        "--bind",
-        str(folder / "inside"),
+        "--ro-bind",
+        str(folder),
         _INSIDE,
+        "--size",
+        str(TMP_BYTES),
+        "--tmpfs",
+        _OUT,
         "--ro-bind",
         str(pristine),
         _WORLD,
@@ -511,28 +554,36 @@ def _sandbox_argv(worlds: ReplayWorlds, pristine: Path, folder: Path) -> list[st
 
 
 def _driver(count: int) -> str:
-    """One bash copies the world into the checkout's place, then runs every step in order,
-    each read from its own file and evaluated in the shell itself (``cd``, variables,
-    functions carry over), its output to its own file."""
+    """One bash copies the world into the checkout's place (a sized tmpfs), then runs every
+    step in order, each read from its own file and evaluated in the shell itself (``cd``,
+    variables, functions carry over; ``set -e`` cannot end the run: the step sits in an ``||``
+    list), its output to a sized tmpfs, then sent to the auditor on the pipe, cut to
+    :data:`MAX_OUTPUT_BYTES` and base64-encoded, one line a step. Nothing the steps can write
+    reaches the auditor's disk."""
     lines = ["exec </dev/null", f"cp -a {_WORLD}/. . >/dev/null 2>&1 || exit 97"]
     for k in range(count):
-        lines.append(
-            f'builtin eval "$(< {_INSIDE}/in/{k})" </dev/null >{_INSIDE}/out/{k} 2>&1; '
-            f": >{_INSIDE}/done/{k}"
-        )
-    return "\n".join(lines) + "\n"
+        lines += [
+            f'builtin eval "$(< {_INSIDE}/in/{k})" </dev/null >{_OUT}/{k} 2>&1 || :',
+            f"builtin printf '\\036%d\\036' {k} >&{_PIPE}; "
+            f"builtin command -p head -c {MAX_OUTPUT_BYTES} {_OUT}/{k} | "
+            f"builtin command -p base64 -w0 >&{_PIPE}; builtin printf '\\n' >&{_PIPE}; "
+            f"builtin command -p rm -f {_OUT}/{k}",
+        ]
+    return f"exec {_PIPE}>&1 >/dev/null\n" + "\n".join(lines) + "\n"
 
 
 def _run_worlds(worlds: ReplayWorlds, commands: Sequence[str]) -> tuple[list[str | None], ...]:
     """What each step printed in three runs started together, each over a fresh copy: the
     checkout twice, the rotated copy once (None: the step never finished)."""
-    with tempfile.TemporaryDirectory(prefix="evotree-replay-run-") as tmp:
-        runs = []
+    tmp = tempfile.mkdtemp(prefix="evotree-replay-run-")
+    try:
+        procs = []
         for k, source in enumerate((worlds.real, worlds.real, worlds.neutral)):
             folder = Path(tmp) / str(k)
-            runs.append((folder, _start(worlds, source, folder, commands)))
+            procs.append(_start(worlds, source, folder, commands))
+        readers = [_Reader(proc) if proc is not None else None for proc in procs]
         deadline = time.monotonic() + RUN_SECONDS
-        for _, proc in runs:
+        for proc in procs:
             if proc is None:
                 continue
             try:
@@ -541,48 +592,84 @@ def _run_worlds(worlds: ReplayWorlds, commands: Sequence[str]) -> tuple[list[str
                 os.killpg(proc.pid, signal.SIGKILL)
                 proc.wait()
         return tuple(
-            _outputs(folder / "inside", len(commands))
-            if proc is not None
-            else [None] * len(commands)
-            for folder, proc in runs
+            reader.outputs(len(commands)) if reader is not None else [None] * len(commands)
+            for reader in readers
         )
+    finally:
+        _remove(Path(tmp))
+
+
+def _remove(folder: Path) -> None:
+    """Remove a folder of the auditor's (no recursion limit: ``rm``, not Python's walk)."""
+    subprocess.run(
+        ["rm", "-rf", "--one-file-system", "--", str(folder)],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        check=False,
+    )
+
+
+class _Reader:
+    """Reads one run's pipe in a thread, up to :data:`MAX_PIPE_BYTES` (the rest discarded)."""
+
+    def __init__(self, proc: subprocess.Popen[bytes]) -> None:
+        import threading
+
+        self.data = bytearray()
+        self.proc = proc
+        self.thread = threading.Thread(target=self._read, daemon=True)
+        self.thread.start()
+
+    def _read(self) -> None:
+        assert self.proc.stdout is not None
+        while chunk := self.proc.stdout.read(1 << 16):
+            if len(self.data) < MAX_PIPE_BYTES:
+                self.data += chunk[: MAX_PIPE_BYTES - len(self.data)]
+
+    def outputs(self, count: int) -> list[str | None]:
+        import base64
+        import binascii
+
+        self.thread.join(timeout=5)
+        found: dict[int, str] = {}
+        for line in bytes(self.data).split(b"\n"):
+            match = _RECORD.fullmatch(line)
+            if match is None:
+                continue
+            k = int(match.group(1))
+            if k in found or k >= count:
+                continue
+            try:
+                found[k] = base64.b64decode(match.group(2), validate=True).decode(
+                    "utf-8", "replace"
+                )
+            except (binascii.Error, ValueError):
+                continue
+        return [found.get(k) for k in range(count)]
+
+
+_RECORD = re.compile(rb"\x1e(\d+)\x1e([A-Za-z0-9+/=]*)")
 
 
 def _start(
     worlds: ReplayWorlds, source: Path, folder: Path, commands: Sequence[str]
 ) -> subprocess.Popen[bytes] | None:
-    inside = folder / "inside"
-    (folder / "root").mkdir(parents=True)
-    for sub in ("in", "out", "done"):
-        (inside / sub).mkdir(parents=True)
+    (folder / "in").mkdir(parents=True)
     for k, command in enumerate(commands):
-        (inside / "in" / str(k)).write_text(command, errors="surrogateescape")
-    (inside / "driver.sh").write_text(_driver(len(commands)))
+        data = command.encode("utf-8", "surrogatepass")
+        (folder / "in" / str(k)).write_bytes(data)
+    (folder / "driver.sh").write_text(_driver(len(commands)))
     try:
         return subprocess.Popen(
             _sandbox_argv(worlds, source, folder),
             stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
             start_new_session=True,
         )
     except OSError:
         return None
-
-
-def _outputs(inside: Path, count: int) -> list[str | None]:
-    """What each step printed, read without following a link the steps may have left there
-    (a link, a FIFO, a folder: not read, the step not judged)."""
-    outputs: list[str | None] = []
-    for k in range(count):
-        try:
-            read_regular(inside, f"done/{k}", limit=0)
-            data = read_regular(inside, f"out/{k}", limit=MAX_OUTPUT_BYTES)
-        except (OSError, UnsafeFile):
-            outputs.append(None)
-            continue
-        outputs.append(data.decode("utf-8", "replace"))
-    return outputs
 
 
 def _lines(text: str) -> list[str]:
@@ -676,7 +763,7 @@ def _not_in(lines: Sequence[str], other: Sequence[str]) -> list[str]:
 def replay_hits(traj: Trajectory, ancestry: Any) -> list[Hit]:
     """The steps of ``traj`` whose output, re-run as bash ran it over the checkout, depends on
     lines only the future holds (module doc); [] when there is nothing to replay."""
-    commands = [step.command or ":" for step in traj.steps]
+    commands = [step.command or ":" for step in traj.steps[:MAX_STEPS]]
     if not commands or not any(step.command for step in traj.steps):
         return []
     worlds = worlds_for(ancestry)
@@ -684,11 +771,17 @@ def replay_hits(traj: Trajectory, ancestry: Any) -> list[Hit]:
         return []
     key = tuple(commands)
     if key not in worlds.runs:  # the same steps audited again (recorded, then as a history)
+        if worlds.spent > BUDGET_SECONDS:
+            return []  # this checkout's replays took their time: the rules judge the rest
+        started = time.monotonic()
         worlds.runs[key] = _run_worlds(worlds, commands)
+        worlds.spent += time.monotonic() - started
+        while len(worlds.runs) > 4:
+            worlds.runs.pop(next(iter(worlds.runs)))
     real, again, neutral = worlds.runs[key]
     hits = []
     index = ancestry.index()
-    for k, step in enumerate(traj.steps):
+    for k, step in enumerate(traj.steps[:MAX_STEPS]):
         if not step.command:
             continue
         parted = _judge(step.output, real[k], again[k], neutral[k])
