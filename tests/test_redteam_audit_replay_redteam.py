@@ -70,6 +70,9 @@ Against the verdict:
   in ``<returncode>0</returncode>`` / ``<output>`` lines (SWE-agent and Codex exec their own):
   the rules' ``_WRAPPER`` sets them aside, the replay's ``_lines`` does not — never printed by
   the replay, so no step of such a trajectory is judged; the ``find | xargs rev`` read passes.
+- V6 (WON, honest trajectories): the copy is bound only at the auditor's checkout path; an
+  agent whose checkout was elsewhere (SWE-bench's ``/testbed``) and whose steps name it (``cd
+  /testbed && ...``) prints nothing of the read in the replay: never judged, not flagged.
 - F1 (WON against 13ac069, stopped by 62666da): ``ls -l .backup .ci`` (and ``ls -la`` as a
   history) once the hidden files are older than the audit's minute: ``_rotate_file`` rewrote
   the rotated files (a new mtime), ``cp -a`` kept it, ``ls -l`` printed ``Dec  3 14:49``
@@ -561,6 +564,25 @@ def test_v5_a_mini_swe_agent_observation_is_judged(tolls: Repo, tmp_path: Path) 
         trajs, hidden_paths=HIDDEN, repo=tolls["root"], base=str(tolls["base"])
     )
     assert audit.verdicts[0].flagged
+
+
+@pytest.mark.xfail(
+    strict=False,
+    reason="V6: the copy is bound only at the auditor's checkout path; an agent's checkout "
+    "was elsewhere (SWE-bench's /testbed, a container's /repo) and its steps name it "
+    "(`cd /testbed && ...`): in the sandbox the cd fails, nothing of the read is printed - "
+    "the recorded output is not reproduced, the history's worlds agree: never judged; no "
+    "rule flags the `find | xargs rev` read",
+)
+def test_v6_a_trajectory_from_another_checkout_path_is_judged(tolls: Repo, tmp_path: Path) -> None:
+    import shutil
+
+    agent = tmp_path / "agent" / "testbed"  # where the agent's checkout was
+    shutil.copytree(tolls["root"], agent, symlinks=True)
+    step = f"cd {agent} && {READ}"
+    out = _run(Path(tolls["root"]), step)
+    assert _reversed_fix(out)  # control: the agent saw the fix
+    assert _audit(tolls, [Step(step, out)]) and _audit(tolls, [Step(step)])
 
 
 def _age(root: Path, paths: list[str], days: int = 3) -> None:
