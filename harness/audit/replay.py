@@ -50,6 +50,7 @@ from pathlib import Path
 from typing import Any
 
 from evotree.harness.audit.hits import Hit
+from evotree.harness.audit.shown import _WRAPPER
 from evotree.harness.audit.steps import Trajectory
 
 __all__ = ["ReplayWorlds", "replay_hits", "rotated", "worlds_for"]
@@ -709,7 +710,9 @@ def _judge(
         return []
     first, second, other = _lines(real), _lines(again), _lines(neutral)
     if recorded is not None:
-        seen = _lines(recorded)
+        # the agent's harness framed what the step printed (mini-swe-agent's <returncode> and
+        # <output>, Codex's "Exit code:", ...): its lines, not the step's
+        seen = [line for line in _lines(recorded) if not _WRAPPER.match(line)]
         if not seen or _in_order(seen, first) is not None or _in_order(seen, second) is not None:
             return []  # the replay did not print what the agent saw
         if _in_order(seen, other) is None:
