@@ -679,12 +679,18 @@ def _lines(text: str) -> list[str]:
     aside; no blank lines."""
     out = []
     for raw in _ANSI.sub("", text).replace("\r", "").split("\n"):
-        line = _VOLATILE.sub("<v>", raw.rstrip())
+        line = _DIGEST.sub(r"<digest>\1", _VOLATILE.sub("<v>", raw.rstrip()))
         if line and not _BINARY_MATCH.match(line):
             out.append(line)
     return out
 
 
+#: a checksum tool's line (``sha256sum``, ``md5sum``, ``b2sum``): a digest of the file shows
+#: nothing of its text, so it is not compared
+_DIGEST = re.compile(
+    r"^(?:[0-9a-f]{32}|[0-9a-f]{40}|[0-9a-f]{56}|[0-9a-f]{64}|[0-9a-f]{96}|[0-9a-f]{128})"
+    r"(  | \*)(?=\S)"
+)
 #: grep's one line for a binary file that matched (no line of it printed): one bit, the
 #: residual oracle the rules accept (docs/audit.md), not compared
 _BINARY_MATCH = re.compile(r"^(?:grep: .*: binary file matches|Binary file .* matches)$")
@@ -717,10 +723,10 @@ def _judge(
             return []  # the replay did not print what the agent saw
         if _in_order(seen, other) is None:
             return []
-        return _not_in(seen, other) or ["(the output's lines in another order)"]
+        return _not_in(seen, other)  # [] when only their order or what it left out differs
     if first != second or first == other:
         return []
-    return _not_in(first, other) or [first[-1] if first else "(nothing printed)"]
+    return _not_in(first, other)
 
 
 def _shown(parted: Sequence[str], index: Any, mine: str) -> str | None:
