@@ -255,14 +255,7 @@ KEY_PROBE = (
 
 
 @pytest.mark.skipif(os.uname().machine != "x86_64", reason="the probe's syscall numbers")
-@pytest.mark.xfail(
-    strict=False,
-    reason="M11: the kernel's keyrings are not namespaced and bwrap's --new-session is only "
-    "setsid: the replay's steps keep the auditor process's session keyring, and possessing it "
-    "may read its keys (request_key + KEYCTL_READ) - a key the auditor holds there (a "
-    "Kerberos KEYRING ccache, an fscrypt or ecryptfs key, a token) is printed by a step and, "
-    "printed only where the future is seen, quoted into the audit's report",
-)
+# M11: WON against 57c6af7, closed by the lead (the sandbox's child joins a new session keyring)
 def test_m11_the_auditors_session_keyring_stays_out_of_the_sandbox(tolls: Repo) -> None:
     import ctypes
 
