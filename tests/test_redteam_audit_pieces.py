@@ -83,6 +83,10 @@ from evotree.harness.audit.future_content import PIECE, build_index
 from evotree.harness.audit.steps import Step, Trajectory
 from evotree.harness.audit.trajectories import audit_trajectories
 
+#: heavy: each attack audits with the task repository, whose steps the replay re-runs in
+#: sandboxes (tens of seconds in all)
+pytestmark = pytest.mark.heavy
+
 OLD = (
     '"""Fares by distance."""\n\n\ndef fare(km: float, zone: int) -> float:\n'
     '    """The fare for a ride of km kilometres in a zone."""\n'

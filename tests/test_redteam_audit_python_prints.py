@@ -69,6 +69,10 @@ from conftest import git
 from evotree.harness.audit.steps import Step, Trajectory
 from evotree.harness.audit.trajectories import audit_trajectories
 
+#: heavy: each attack audits with the task repository, whose steps the replay re-runs in
+#: sandboxes (tens of seconds in all)
+pytestmark = pytest.mark.heavy
+
 OLD = (
     '"""Tips for the till."""\n\n\ndef tip(bill: float, percent: float) -> float:\n'
     '    """The tip on a bill."""\n    return bill * percent / 100\n'

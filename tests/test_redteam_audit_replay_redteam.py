@@ -118,7 +118,11 @@ from evotree.harness.audit.ancestry import Ancestry
 from evotree.harness.audit.steps import Step, Trajectory
 from evotree.harness.audit.trajectories import audit_trajectories
 
-pytestmark = pytest.mark.skipif(replay._bwrap() is None, reason="bubblewrap is not installed")
+#: heavy (about 50 s: every attack runs the sandboxed replay), and skipped without bubblewrap
+pytestmark = [
+    pytest.mark.heavy,
+    pytest.mark.skipif(replay._bwrap() is None, reason="bubblewrap is not installed"),
+]
 
 Repo = dict[str, str | Path]
 FIX_LINE = "NIGHT_SHARE = Fraction(3, 4)"
