@@ -192,6 +192,8 @@ REPLAYED = frozenset(
         "head -c | gunzip",
         "tail -n +1 | gunzip",
         "head -c | xz -d",
+        "grep -a '' | gunzip",
+        "awk 'NR>=1' | gunzip",
         "the share's value",
         "--include=*.{bak,log}",
         "git grep --untracked --no-exclude-standard",

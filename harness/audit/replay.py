@@ -712,17 +712,6 @@ _DIGEST = re.compile(
 _BINARY_MATCH = re.compile(r"^(?:grep: .*: binary file matches|Binary file .* matches)$")
 
 
-def _in_order(wanted: Sequence[str], lines: Sequence[str]) -> int | None:
-    """The index of the first of ``wanted`` not found in ``lines`` in order (None: all are)."""
-    at = 0
-    for k, line in enumerate(wanted):
-        try:
-            at = lines.index(line, at) + 1
-        except ValueError:
-            return k
-    return None
-
-
 def _judge(
     recorded: str | None, real: str | None, again: str | None, neutral: str | None
 ) -> list[str]:
@@ -735,10 +724,10 @@ def _judge(
         # the agent's harness framed what the step printed (mini-swe-agent's <returncode> and
         # <output>, Codex's "Exit code:", ...): its lines, not the step's
         seen = [line for line in _lines(recorded) if not _WRAPPER.match(line)]
-        if not seen or _in_order(seen, first) is not None or _in_order(seen, second) is not None:
+        # reproduced: every line the agent saw is among what both runs printed, in any order
+        # (a search's order follows the file system's, and the replay's is a tmpfs)
+        if not seen or _not_in(seen, first) or _not_in(seen, second):
             return []  # the replay did not print what the agent saw
-        if _in_order(seen, other) is None:
-            return []
         return _not_in(seen, other)  # [] when only their order or what it left out differs
     if first != second or first == other:
         return []
