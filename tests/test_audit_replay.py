@@ -240,7 +240,7 @@ def test_a_step_that_hangs_or_forks_is_cut_short(
     real, again, neutral = replay._run_worlds(
         worlds, ["echo first", "sleep 60 & f() { f | f & }; sleep 120", "echo never"]
     )
-    assert time.monotonic() - started < 15
+    assert time.monotonic() - started < 40  # 3 s of runs; slack for a loaded machine
     assert real[0] == "first\n" and real[1] is None and real[2] is None
     left = subprocess.run(["pgrep", "-f", "sleep 120"], capture_output=True, text=True)
     assert left.stdout.strip() == ""
