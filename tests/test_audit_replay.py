@@ -286,3 +286,31 @@ def test_what_the_trajectory_typed_itself_is_its_own(tolls: Repo) -> None:
     assert recorded == [] and history == []
     _, recorded, history = _both(tolls, [f"grep -h -A1 'if axles' {COPY} | rev"])
     assert recorded and history
+
+
+def test_the_agents_checkout_path_is_where_the_copy_is(tolls: Repo) -> None:
+    """An agent whose checkout was elsewhere (SWE-bench's ``/testbed``): its steps ``cd`` there
+    and read the copy; the auditor's path still reaches it. A path that would cover the system
+    (``/``, ``/etc``, ``/usr/lib``, ``/tmp``, one with ``..``) is never where the copy goes."""
+    worlds = replay.worlds_for(Ancestry(tolls["root"], str(tolls["base"]), hidden_paths=HIDDEN))
+    assert worlds is not None
+    root = str(worlds.root)
+    where = replay._agent_root
+    assert where(worlds, ["ls", "cd /testbed && ls"]) == "/testbed"
+    assert where(worlds, ["cd '/repo/tolls' ; ls"]) == "/repo"  # a folder of the checkout
+    assert where(worlds, [f"cd {root}/tolls", "cd /testbed"]) is None  # the auditor's own
+    for system in ["/", "/etc", "/usr/lib", "/proc/1", "/tmp", "/dev", "/var", "/tmp/home/x"]:
+        assert where(worlds, [f"cd {system}"]) is None, system
+    assert where(worlds, ["cd /x/../etc", "cd ./testbed", "cd testbed"]) is None
+    assert where(worlds, ["cd /etc && ls", "cd /workspace"]) == "/workspace"
+    commands = [
+        "cd /testbed && pwd -P && grep -c axles tolls/toll.py",
+        f"cd {root} && grep -c axles tolls/toll.py",
+        "cd /etc && head -c 5 passwd",
+    ]
+    real, again, neutral = replay._run_worlds(worlds, commands)
+    assert real[0] == again[0] == neutral[0] == "/testbed\n3\n"
+    assert real[1] == "3\n"  # the auditor's path is a link to the copy
+    assert real[2] == "root:"  # /etc is the system's, not covered
+    real, _, _ = replay._run_worlds(worlds, ["cd / && ls -d etc usr", "cd /etc; ls passwd"])
+    assert real == ["etc\nusr\n", "passwd\n"]

@@ -72,7 +72,7 @@ Against the verdict:
   in ``<returncode>0</returncode>`` / ``<output>`` lines (SWE-agent and Codex exec their own):
   the rules' ``_WRAPPER`` sets them aside, the replay's ``_lines`` does not — never printed by
   the replay, so no step of such a trajectory is judged; the ``find | xargs rev`` read passes.
-- V6 (WON, honest trajectories): the copy is bound only at the auditor's checkout path; an
+- V6 (WON, honest trajectories; closed in session 14): the copy is bound only at the auditor's checkout path; an
   agent whose checkout was elsewhere (SWE-bench's ``/testbed``) and whose steps name it (``cd
   /testbed && ...``) prints nothing of the read in the replay: never judged, not flagged.
 - V7 (WON, new with cacdab8): ``BUDGET_SECONDS`` (600 s of replay per checkout and process):
@@ -523,15 +523,10 @@ def test_v5_a_mini_swe_agent_observation_is_judged(tolls: Repo, tmp_path: Path) 
     assert audit.verdicts[0].flagged
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="V6: the copy is bound only at the auditor's checkout path; an agent's checkout "
-    "was elsewhere (SWE-bench's /testbed, a container's /repo) and its steps name it "
-    "(`cd /testbed && ...`): in the sandbox the cd fails, nothing of the read is printed - "
-    "the recorded output is not reproduced, the history's worlds agree: never judged; no "
-    "rule flags the `find | xargs rev` read",
-)
 def test_v6_a_trajectory_from_another_checkout_path_is_judged(tolls: Repo, tmp_path: Path) -> None:
+    """WON against a8b17fe, closed by the session-14 replay fix: the copy is made where the
+    steps' first ``cd`` to an absolute path says the agent's checkout was (the auditor's path
+    a link to it), so ``cd /testbed && ...`` reads the copy (was an xfail)."""
     import shutil
 
     agent = tmp_path / "agent" / "testbed"  # where the agent's checkout was

@@ -492,13 +492,73 @@ def _sandbox_args(size: int) -> list[str]:
     return out
 
 
-def _sandbox_argv(worlds: ReplayWorlds, pristine: Path, folder: Path) -> list[str]:
+#: a checkout path a trajectory names is never one of these, nor inside one, nor above one
+#: (the system the sandbox binds, the kernel's, the replay's own folders)
+_SYSTEM_PATHS = (
+    "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/proc", "/dev",
+    "/sys", "/run", "/boot", "/var", "/tmp/home", _INSIDE, _WORLD, _OUT,
+)  # fmt: skip
+#: ... and never one of these itself (a tmpfs of the sandbox; a folder inside one is allowed)
+_TMPFS_PATHS = ("/tmp", "/var/tmp", "/dev/shm")
+#: ``cd`` to an absolute path, as a step's first word or after ``&&``, ``;``, ``|``, ``(``
+_CD_ABS = re.compile(
+    r"(?:^|[;&|(\n{]|\bthen|\bdo)\s*cd\s+(?:--\s+)?"
+    r"""(["']?)(/[^\s;&|()<>"'`$\\*?\[\]~]*)\1(?=$|[\s;&|)])"""
+)
+
+
+def _inside(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip("/") + "/")
+
+
+def _agent_root(worlds: ReplayWorlds, commands: Sequence[str]) -> str | None:
+    """Where the agent's checkout was, when its steps name another path than the auditor's
+    (SWE-bench's ``/testbed``, a container's ``/repo``): the first ``cd`` to an absolute path
+    of the steps, cut to the shortest prefix under which the rest is a folder of the checkout
+    (``cd /testbed/src`` → ``/testbed``). A path that would cover the system (``/``, ``/usr``,
+    ``/etc``, ``/proc``, ``/tmp`` itself, one above them, anything with ``..`` or not
+    absolute) is passed over. None: no other such ``cd``, or the first names the auditor's own
+    checkout (or a path above or inside it): the copy stays only at the auditor's path. The trajectory's author controls this path: it only moves the
+    copy inside the sandbox's own mount namespace, never over what the sandbox binds."""
+    import posixpath
+
+    for command in commands:
+        match = _CD_ABS.search(command)
+        if match is None:
+            continue
+        named = match.group(2)
+        parts = [p for p in named.split("/") if p]
+        if not parts or any(p in (".", "..") for p in parts):
+            continue  # ``/`` or a path with ``..``: never bound over
+        for k in range(1, len(parts) + 1):
+            rest = parts[k:]
+            here = worlds.real.joinpath(*rest) if rest else worlds.real
+            if not rest or (here.is_dir() and not _linked_on_the_way(worlds.real, here / "x")):
+                break
+        path = posixpath.join("/", *parts[:k])
+        root = str(worlds.root)
+        if _inside(path, root) or _inside(root, path):
+            return None  # the auditor's own checkout
+        if any(_inside(path, s) or _inside(s, path) for s in _SYSTEM_PATHS):
+            continue  # the system's: the step runs there as it is
+        if path in _TMPFS_PATHS or any(_inside(t, path) for t in _TMPFS_PATHS):
+            continue
+        return path
+    return None
+
+
+def _sandbox_argv(
+    worlds: ReplayWorlds, pristine: Path, folder: Path, where: str | None = None
+) -> list[str]:
+    """bwrap's argv: the copy (a sized tmpfs) at ``where`` (the agent's checkout path, the
+    steps start there) with a link to it at the auditor's checkout path, or at the auditor's."""
     from evotree.harness.sandbox_spec import SANDBOX_HOME
     from evotree.harness.sandbox_system import prlimit_path
 
     exe = _bwrap()
     assert exe is not None
-    root = worlds.root
+    root = Path(where) if where else worlds.root
+    link = ["--symlink", str(root), str(worlds.root)] if where else []
     return [
         exe,
         "--unshare-all",
@@ -515,6 +575,7 @@ def _sandbox_argv(worlds: ReplayWorlds, pristine: Path, folder: Path) -> list[st
         "--tmpfs",
         str(root),
         *(["--ro-bind", str(worlds.gitdir), str(root / ".git")] if worlds.gitdir else []),
+        *link,
         "--ro-bind",
         str(folder),
         _INSIDE,
@@ -580,9 +641,10 @@ def _run_worlds(worlds: ReplayWorlds, commands: Sequence[str]) -> tuple[list[str
     tmp = tempfile.mkdtemp(prefix="evotree-replay-run-")
     try:
         procs = []
+        where = _agent_root(worlds, commands)
         for k, source in enumerate((worlds.real, worlds.real, worlds.neutral)):
             folder = Path(tmp) / str(k)
-            procs.append(_start(worlds, source, folder, commands))
+            procs.append(_start(worlds, source, folder, commands, where))
         readers = [_Reader(proc) if proc is not None else None for proc in procs]
         deadline = time.monotonic() + RUN_SECONDS
         for proc in procs:
@@ -655,7 +717,11 @@ _RECORD = re.compile(rb"\x1e(\d+)\x1e([A-Za-z0-9+/=]*)")
 
 
 def _start(
-    worlds: ReplayWorlds, source: Path, folder: Path, commands: Sequence[str]
+    worlds: ReplayWorlds,
+    source: Path,
+    folder: Path,
+    commands: Sequence[str],
+    where: str | None = None,
 ) -> subprocess.Popen[bytes] | None:
     (folder / "in").mkdir(parents=True)
     for k, command in enumerate(commands):
@@ -664,7 +730,7 @@ def _start(
     (folder / "driver.sh").write_text(_driver(len(commands)))
     try:
         return subprocess.Popen(
-            _sandbox_argv(worlds, source, folder),
+            _sandbox_argv(worlds, source, folder, where),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
