@@ -37,6 +37,7 @@ import shutil
 import stat
 import subprocess
 import tempfile
+import threading
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -47,6 +48,7 @@ __all__ = [
     "SNAPSHOT_SUFFIX",
     "before_untraced",
     "is_git_dir",
+    "release_untraced",
     "after_phase",
     "before_phase",
     "compare",
@@ -599,8 +601,12 @@ def before_phase(
     return [*hidden, *binds]
 
 
-#: This process's untraced phases' copies (removed when it ends).
+#: This process's untraced phases' copies: each removed when its phase's box is over
+#: (:func:`release_untraced`), what is left when the process ends (atexit, the backstop).
 _UNTRACED: list[Path] = []
+#: Phases run in threads of one process (the local executor): the lists here change under it.
+_UNTRACED_LOCK = threading.Lock()
+_ATEXIT: list[bool] = []
 #: The lock file in each folder of copies, held (flock) by this process while it lives: a
 #: sweep by another process (another PID namespace too) removes only a folder whose lock it
 #: can take, that is one whose process is gone.
@@ -710,10 +716,33 @@ def _unlock(folder: Path) -> None:
 
 
 def _remove_untraced() -> None:
-    for folder in _UNTRACED:
+    with _UNTRACED_LOCK:
+        folders = list(_UNTRACED)
+        _UNTRACED.clear()
+    for folder in folders:
         shutil.rmtree(folder, ignore_errors=True)
         _unlock(folder)
-    _UNTRACED.clear()
+
+
+def release_untraced(argv: Iterable[str]) -> list[Path]:
+    """Remove the pruned copies that the box command line ``argv`` (:func:`before_untraced`'s
+    binds in it) put in place, once that box is over: each untraced phase's copies live as long
+    as its box, not as long as the process (a search of many judge phases in one process would
+    otherwise keep one copy of every task repository per phase). Folders of other phases —
+    another thread's box still running — are left. Returns the folders removed."""
+    words = [str(word) for word in argv]
+    with _UNTRACED_LOCK:
+        done = [
+            folder
+            for folder in _UNTRACED
+            if any(w == str(folder) or w.startswith(str(folder) + os.sep) for w in words)
+        ]
+        for folder in done:
+            _UNTRACED.remove(folder)
+    for folder in done:
+        shutil.rmtree(folder, ignore_errors=True)
+        _unlock(folder)
+    return done
 
 
 def before_untraced(
@@ -721,9 +750,10 @@ def before_untraced(
 ) -> list[tuple[str, Path, Path]]:
     """:func:`before_phase` for a phase that runs without a trace (the judge): its task
     repositories — in the operator's read paths, say — are bound pruned too (or hidden), never
-    whole. The copies and their snapshot are made in a private folder of this process, kept
-    while a phase may use them and removed when it ends (one that died is swept by a later
-    call); there is no trace to seal a row, so nothing is compared after the phase.
+    whole. The copies and their snapshot are made in a private folder of this process, removed
+    when the phase's box is over (the runner hands the box's command line to
+    :func:`release_untraced`), what is left when the process ends (one that died is swept by a
+    later call); there is no trace to seal a row, so nothing is compared after the phase.
     :class:`~evotree.harness.git_prune.PruneError` when no private folder can be made while
     repositories are there to prune (never bound whole)."""
     read_write, read_only, skip = list(read_write), list(read_only), list(skip)
@@ -753,9 +783,11 @@ def before_untraced(
         shutil.rmtree(folder, ignore_errors=True)
         _unlock(folder)
         return []
-    if not _UNTRACED:
-        atexit.register(_remove_untraced)
-    _UNTRACED.append(folder)
+    with _UNTRACED_LOCK:
+        if not _ATEXIT:
+            atexit.register(_remove_untraced)
+            _ATEXIT.append(True)
+        _UNTRACED.append(folder)
     return binds
 
 

@@ -149,6 +149,7 @@ __all__ = [
     "disables_userns",
     "finish_trace",
     "policy_sandbox_spec",
+    "release_untraced",
     "require_sandbox",
     "trace_argv",
     "tracer_unavailable_reason",
@@ -213,6 +214,14 @@ def _guard_task_repositories(spec: SandboxSpec) -> list[tuple[str, Path, Path]]:
     return git_guard.before_phase(
         spec.read_write, spec.trace, read_only=spec.read_only, skip=spec.masked
     )
+
+
+def release_untraced(argv: Sequence[str]) -> None:
+    """Once a box is over: remove the pruned copies an untraced phase's start made for it
+    (``argv``: the command line that ran it, as :func:`wrap` made it, through
+    :func:`~evotree.harness.sandbox_launch.accounted` too); nothing for a traced phase
+    (:func:`finish_trace` removes its copies)."""
+    git_guard.release_untraced(argv)
 
 
 def _seccomp_tracing(spec: SandboxSpec) -> bool:

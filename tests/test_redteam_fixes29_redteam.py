@@ -50,7 +50,9 @@ reason the mechanism; a stopped attack passes, its docstring saying by what. Res
 - R7, honest work (CHANGED, 0719d2b): an untraced phase's copies are removed only when the
   evotree process exits: each judge phase leaves one pruned copy of every task repository it
   reached in ``~/.cache/evotree/untraced-copies`` — a long search (many judge phases in one
-  process) fills the disk.
+  process) fills the disk. CLOSED: the runner hands each box's command line to
+  ``release_untraced`` when the box is over, which removes that box's copies (atexit the
+  backstop).
 - R8, the sweep of a dead process's untraced copies (WON, two evotree processes): ``_sweep``
   takes a folder whose pid ``kill(pid, 0)`` does not find for a dead process's; a second evotree
   in another PID namespace (a container sharing the home folder; here bwrap --unshare-pid)
@@ -493,26 +495,34 @@ def test_no_repository_is_hidden_in_the_judges_box_by_the_32_cap(
     assert hidden == [], hidden
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="CHANGED (0719d2b): before_untraced keeps each untraced phase's copies in a folder of "
-    "the process that is removed only at its exit (atexit): every judge phase of one evotree "
-    "process leaves one pruned copy of each task repository it reached on disk until the "
-    "process ends",
-)
 def test_a_judge_phases_copies_are_gone_when_the_phase_is_over(tmp_path: Path) -> None:
+    """Stopped (was CHANGED at 0719d2b: each untraced phase's copies lived until the evotree
+    process exited): the runner hands each box's command line to ``release_untraced`` when the
+    box is over (``phases.run_phase``), which removes the copies that box bound; another box's,
+    still running, are left; atexit stays the backstop. Three judge boxes, one after the other,
+    in this process, with a fourth started before them and still running."""
+    from evotree.harness.sandbox import release_untraced, wrap
+    from evotree.harness.sandbox_launch import accounted, sandbox_env
+
     data = tmp_path / "data"
     _task(data / "task")
     untraced = tmp_path / "untraced-copies"
+    spec = SandboxSpec(cwd=tmp_path, read_only=(data,))
     made = []
     try:
-        for _ in range(3):  # three judge phases, one after the other, in this process
-            binds = git_guard.before_untraced([], [data], [])
-            assert any(dst == data / "task" / ".git" for _, _, dst in binds), binds  # control
+        running = accounted(wrap(spec, ["true"]))  # a box not over yet: its copies stay
+        for _ in range(3):
+            argv = accounted(wrap(spec, ["git", "--git-dir", str(data / "task" / ".git"), "log"]))
+            proc = subprocess.run(argv, capture_output=True, text=True, env=sandbox_env({}))
+            assert "base" in proc.stdout and SECRET not in proc.stdout, proc  # control: pruned
             made.append(sorted(p.name for p in untraced.iterdir()))
+            release_untraced(argv)
         left = sorted(untraced.iterdir())
         size = sum(p.stat().st_size for d in left for p in d.rglob("*") if p.is_file())
-        assert len(left) <= 1, f"{len(left)} phases' copies left ({size} bytes): {made}"
+        assert len(left) == 1, f"{len(left)} phases' copies left ({size} bytes): {made}"
+        assert [str(d) for d in left if any(w.startswith(str(d)) for w in running)], left
+        release_untraced(running)
+        assert list(untraced.iterdir()) == []
     finally:
         for folder in list(git_guard._UNTRACED):
             if untraced in folder.parents:

@@ -43,7 +43,13 @@ from typing import TYPE_CHECKING, Any
 
 from evotree.core.ledger import utcnow
 from evotree.core.proc import safe_env
-from evotree.harness.sandbox import can_trace, check_sandbox, finish_trace, wrap
+from evotree.harness.sandbox import (
+    can_trace,
+    check_sandbox,
+    finish_trace,
+    release_untraced,
+    wrap,
+)
 from evotree.harness.sandbox_box import SandboxBox
 from evotree.harness.sandbox_cgroup import PidsCgroup
 from evotree.harness.sandbox_copy import copy_regular_files
@@ -238,6 +244,8 @@ def run_phase(
         raise
     finally:
         _after_phase(watchdog, cgroup, sandbox, paths, phase, record)
+        if sandbox is not None:  # an untraced phase's pruned task repositories: its box is over
+            release_untraced(argv)
     record.phases[phase]["sandbox"] = "bwrap" if sandbox is not None else "off"
     record.phases[phase]["network"] = sandbox.network if sandbox is not None else True
     return outcome
