@@ -560,6 +560,8 @@ def before_phase(
     trace: Path | str,
     read_only: Iterable[Path | str] = (),
     skip: Iterable[Path | str] = (),
+    *,
+    refuse_over_cap: bool = False,
 ) -> list[tuple[str, Path, Path]]:
     """Find the task repositories in ``read_write`` and ``read_only`` (a cut search of either is
     a problem: a row after the phase), bind each as a copy pruned at its base
@@ -568,8 +570,17 @@ def before_phase(
     binds that put them in place and lock them. A repository that cannot be pruned (a HEAD
     of garbage, a store git cannot read) is hidden from the phase — an empty folder bound over
     it, said in the snapshot's ``hidden`` — which leaves nothing to reach, so it is no finding.
-    ``skip``: folders not searched (masked in the box)."""
+    ``skip``: folders not searched (masked in the box). ``refuse_over_cap``: more than
+    :data:`MAX_PRUNED` repositories raise :class:`~evotree.harness.git_prune.PruneError`
+    (naming the first left over) instead of hiding the rest (the untraced judge: no row could
+    say it, and an empty folder where a task repository was is no reason a person sees)."""
     git_dirs, problems, said, frozen = _search(read_write, read_only, skip)
+    if refuse_over_cap and len(git_dirs) > MAX_PRUNED and git_prune.pruning():
+        raise git_prune.PruneError(
+            f"{len(git_dirs)} task repositories are in the phase's folders, and a phase's start "
+            f"copies at most {MAX_PRUNED} pruned (the first left over: {git_dirs[MAX_PRUNED]}); "
+            "give the phase fewer read paths holding git repositories"
+        )
     git_prune.remove_copies(trace)
     sources = list(git_dirs)
     hidden: list[tuple[str, Path, Path]] = []
@@ -601,11 +612,50 @@ def before_phase(
     return [*hidden, *binds]
 
 
+#: Phases run in threads of one process (the local executor): the lists below change under it.
+_UNTRACED_LOCK = threading.Lock()
+#: The judge's copies of candidates this process made (folder -> device, inode):
+#: :func:`evotree.harness.sandbox_copy.copy_regular_files` pruned every git directory in them
+#: with the guard's own recogniser (or refused it), so an untraced phase's start does not search
+#: or prune them again (:func:`note_pruned_copy`).
+_PRUNED_COPIES: dict[str, tuple[int, int]] = {}
+
+
+def note_pruned_copy(folder: Path) -> None:
+    """Say that ``folder`` is a copy whose git directories this process pruned as it made it
+    (the judge's copy of the candidate): an untraced phase reading it neither searches nor
+    prunes it again — nothing of it can be hidden by :data:`MAX_PRUNED`, and host git does not
+    run twice on it. Known by path, device and inode (a folder made later at the path is not
+    taken); noted copies that are gone are forgotten here."""
+    with _UNTRACED_LOCK:
+        for path in [p for p in _PRUNED_COPIES if not os.path.lexists(p)]:
+            del _PRUNED_COPIES[path]
+        try:
+            info = os.lstat(folder)
+        except OSError:
+            return
+        if stat.S_ISDIR(info.st_mode):
+            _PRUNED_COPIES[str(Path(folder).absolute())] = (info.st_dev, info.st_ino)
+
+
+def _noted_copies(roots: Iterable[Path]) -> list[Path]:
+    """Those of ``roots`` that :func:`note_pruned_copy` noted, still the same folder (not a
+    link, same device and inode)."""
+    out = []
+    for root in roots:
+        want = _PRUNED_COPIES.get(str(root))
+        try:
+            info = os.lstat(root)
+        except OSError:
+            continue
+        if want is not None and stat.S_ISDIR(info.st_mode) and (info.st_dev, info.st_ino) == want:
+            out.append(root)
+    return out
+
+
 #: This process's untraced phases' copies: each removed when its phase's box is over
 #: (:func:`release_untraced`), what is left when the process ends (atexit, the backstop).
 _UNTRACED: list[Path] = []
-#: Phases run in threads of one process (the local executor): the lists here change under it.
-_UNTRACED_LOCK = threading.Lock()
 _ATEXIT: list[bool] = []
 #: The lock file in each folder of copies, held (flock) by this process while it lives: a
 #: sweep by another process (another PID namespace too) removes only a folder whose lock it
@@ -753,13 +803,17 @@ def before_untraced(
     whole. The copies and their snapshot are made in a private folder of this process, removed
     when the phase's box is over (the runner hands the box's command line to
     :func:`release_untraced`), what is left when the process ends (one that died is swept by a
-    later call); there is no trace to seal a row, so nothing is compared after the phase.
+    later call); there is no trace to seal a row, so nothing is compared after the phase. The
+    judge's copy of the candidate (:func:`note_pruned_copy`: pruned as it was made) is not
+    searched again; more than :data:`MAX_PRUNED` repositories elsewhere refuse the phase
+    (:class:`~evotree.harness.git_prune.PruneError`, the reason said) rather than hide some.
     :class:`~evotree.harness.git_prune.PruneError` when no private folder can be made while
     repositories are there to prune (never bound whole)."""
     read_write, read_only, skip = list(read_write), list(read_only), list(skip)
     if not git_prune.pruning():
         return []
     root = _untraced_root()
+    skip = [*skip, *_noted_copies(Path(p).absolute() for p in read_only)]
     if root is None:
         if _search(read_write, read_only, skip)[0]:
             raise git_prune.PruneError(
@@ -774,7 +828,13 @@ def before_untraced(
             f"no locked folder for an untraced phase's pruned task repositories: {exc}"
         ) from exc
     try:
-        binds = before_phase(read_write, folder / "phase", read_only, skip)
+        binds = before_phase(
+            read_write,
+            folder / "phase",
+            read_only,
+            skip,
+            refuse_over_cap=True,
+        )
     except BaseException:
         shutil.rmtree(folder, ignore_errors=True)
         _unlock(folder)

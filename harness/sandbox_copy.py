@@ -164,6 +164,8 @@ def copy_regular_files(src: Path, dst: Path, *, max_files: int, max_bytes: int) 
         sub = entry(Path(item.path).parent, target, rel, item)
         if sub is not None:
             enter(sub, target / item.name, f"{rel}/{item.name}" if rel else item.name)
+    # every git directory in it was pruned here: the judge's start need not prune it again
+    git_guard.note_pruned_copy(Path(dst))
     return report
 
 

@@ -46,7 +46,9 @@ reason the mechanism; a stopped attack passes, its docstring saying by what. Res
   the unread snapshot): a candidate that made 33 repositories in training (a vendored checkout
   per dependency, say) has the 33rd empty in the judge's box, although the copy carried it;
   the copy is searched before the operator's read paths, so with 32 there the operator's own
-  task repository is the one left empty.
+  task repository is the one left empty. CLOSED: the copy ``copy_regular_files`` made is noted
+  (its git directories pruned as it was made) and not searched or pruned again; more than 32
+  repositories elsewhere refuse the judge (``PruneError``, the reason said) instead of hiding.
 - R7, honest work (CHANGED, 0719d2b): an untraced phase's copies are removed only when the
   evotree process exits: each judge phase leaves one pruned copy of every task repository it
   reached in ``~/.cache/evotree/untraced-copies`` — a long search (many judge phases in one
@@ -456,19 +458,17 @@ def test_an_honest_dataset_over_the_bound_is_no_row(tmp_path: Path) -> None:
 _MANY = git_guard.MAX_PRUNED + 1
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="CHANGED (0719d2b): the judge's start (before_untraced) searches the copy of the "
-    "candidate as a read-only root and prunes its git directories again, at most MAX_PRUNED=32 "
-    "in all, the copy's before the operator's read paths (_read_only_order); the rest are "
-    "hidden (an empty folder bound over each, said only in the unread snapshot): a candidate "
-    "that made 33 repositories in training has one empty in the judge's box though the copy "
-    "carried it, and one that made 32 leaves the operator's own task repository empty there",
-)
 @pytest.mark.parametrize("hidden_one", ["candidates-33rd", "operators-after-32"])
 def test_no_repository_is_hidden_in_the_judges_box_by_the_32_cap(
     tmp_path: Path, hidden_one: str
 ) -> None:
+    """Stopped (was CHANGED at 0719d2b: the judge's start pruned the copy's repositories again,
+    at most MAX_PRUNED in all, the copy's first, and hid the rest): the copy
+    ``copy_regular_files`` made is noted (``note_pruned_copy``: every git directory in it was
+    pruned as it was made), and the judge's start neither searches nor prunes it again; the
+    cap counts the other folders' repositories only. The copy's 33 repositories stay as the copy
+    carried them (pruned, readable); the operator's task repository is bound pruned, none
+    hidden."""
     root = tmp_path / "run"
     candidate = root / "candidate"
     candidate.mkdir(parents=True)
@@ -489,10 +489,16 @@ def test_no_repository_is_hidden_in_the_judges_box_by_the_32_cap(
         extra = [tmp_path / "data"]
         _task(extra[0] / "task")
     binds = git_guard.before_untraced([planted], [root, fresh, copy, *extra], [candidate])
-    bound = [dst for _, _, dst in binds if str(dst).endswith("/.git")]
-    assert bound, binds  # control: the judge's start bound the copy's repositories
-    hidden = [str(dst) for _, src, dst in binds if str(src).endswith(".hidden")]
-    assert hidden == [], hidden
+    try:
+        bound = [dst for _, _, dst in binds if str(dst).endswith("/.git")]
+        assert bound == ([extra[0] / "task" / ".git"] if extra else []), binds  # control
+        assert not [dst for _, _, dst in binds if copy in dst.parents], binds  # the copy as made
+        last = copy / "vendor" / f"dep{many - 1:02d}"
+        assert _git(last, "log", "--oneline", "-1").endswith(f"dep {many - 1}")
+        hidden = [str(dst) for _, src, dst in binds if str(src).endswith(".hidden")]
+        assert hidden == [], hidden
+    finally:
+        git_guard.release_untraced([str(src) for _, src, _ in binds])
 
 
 def test_a_judge_phases_copies_are_gone_when_the_phase_is_over(tmp_path: Path) -> None:

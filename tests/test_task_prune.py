@@ -548,6 +548,48 @@ def test_a_start_copies_at_most_max_pruned_repositories_and_hides_the_rest(
     assert ("--bind", hidden, work / "c" / ".git") in binds
 
 
+def test_an_untraced_start_over_the_cap_refuses_and_skips_only_a_noted_copy(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """R6 (issue 29): the untraced judge's start refuses more than ``MAX_PRUNED`` task
+    repositories with the reason (``PruneError``, which the judge says as ``SandboxUnavailable``)
+    instead of hiding the rest; the judge's copy that ``copy_regular_files`` made is noted and
+    not searched again (its repositories were pruned as it was made), but a folder made by hand,
+    or another folder put at a noted copy's path, is searched like any read path."""
+    from evotree.harness.sandbox_copy import copy_regular_files
+
+    root = tmp_path / "untraced"
+    root.mkdir(mode=0o700)
+    monkeypatch.setattr(git_guard, "_untraced_root", lambda: root)
+    monkeypatch.setattr(git_guard, "_UNTRACED", [])
+    monkeypatch.setattr(git_guard, "MAX_PRUNED", 2)
+    data = tmp_path / "data"
+    for name in ("a", "b", "c"):
+        _task(data / name)
+    with pytest.raises(git_prune.PruneError, match=r"3 task repositories .* at most 2") as exc:
+        git_guard.before_untraced([], [data], [])
+    assert str(data / "c" / ".git") in str(exc.value)
+    assert list(root.iterdir()) == [] and git_guard._UNTRACED == []  # nothing left behind
+    candidate = tmp_path / "candidate"
+    for name in ("a", "b", "c"):
+        _task(candidate / name)
+    copy = tmp_path / "copy"
+    copy.mkdir()
+    assert not copy_regular_files(candidate, copy, max_files=10_000, max_bytes=1 << 30).refused
+    assert git_guard.before_untraced([], [copy], []) == []  # noted: not searched again
+    (data / "c" / ".git").rename(tmp_path / "c.git")
+    binds = git_guard.before_untraced([], [copy, data], [])
+    assert [d for _, _, d in binds if d.name == ".git"] == [data / n / ".git" for n in "ab"]
+    git_guard._remove_untraced()
+    moved = tmp_path / "copy-moved"
+    copy.rename(moved)
+    copy.mkdir()
+    _task(copy / "by-hand")
+    binds = git_guard.before_untraced([], [copy], [])  # another folder at the path: searched
+    assert [d for _, _, d in binds if d.name == ".git"] == [copy / "by-hand" / ".git"], binds
+    git_guard._remove_untraced()
+
+
 @pytest.mark.heavy
 def test_a_task_repository_in_a_read_only_folder_is_pruned_too(
     tmp_path: Path, seccomp: None
