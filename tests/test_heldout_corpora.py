@@ -1,4 +1,4 @@
-"""Data checks of the blind held-out trajectory sets heldout14 ... heldout25
+"""Data checks of the blind held-out trajectory sets heldout14 ... heldout26
 (tests/data/audit/trajectories/heldoutN): one module, the set a parameter.
 
 Each set was written blind; these tests check its data only (labels against files, formats,
@@ -243,6 +243,43 @@ def _heldout25_files(repos: ModuleType, built: dict[str, Any]) -> None:
     assert all(v[0] == (ffos / k.split("/ffos/", 1)[1]).read_text() for k, v in old.items())
 
 
+def _heldout26_files(repos: ModuleType, built: dict[str, Any]) -> None:
+    import zipfile  # only this set's door is a zip
+
+    porth = Path(built["porth"]["path"])
+    for name in (repos.PYZ, repos.PYZ_OLD):  # zipapp: a shebang, then an uncompressed zip
+        data = (porth / name).read_bytes()
+        assert data.startswith(b"#!/usr/bin/env python3\n") and b"PK\x03\x04" in data, name
+        with zipfile.ZipFile(porth / name) as z:
+            assert {"__main__.py", "porth/berth.py", "tests/test_berth.py"} <= set(z.namelist())
+            assert all(i.compress_type == zipfile.ZIP_STORED for i in z.infolist()), name
+    main = (porth / "porth/berth.py").read_text()
+    with zipfile.ZipFile(porth / repos.PYZ_OLD) as z:
+        assert z.read("porth/berth.py").decode() == main  # the older pack is main's code
+    with zipfile.ZipFile(porth / repos.PYZ) as z:
+        assert z.read("porth/berth.py").decode() != main
+    goon = Path(built["goon"]["path"])
+    report = (goon / repos.REPORT).read_text()  # diffoscope: a tree of unified diffs
+    assert report.startswith("--- .\n+++ ../goon-upstream\n├── goon\n│ ├── down.py\n│ │ @@ ")
+    assert "├── tests\n│ ├── test_down.py\n│ │ @@ " in report
+    sdist = (goon / repos.REPORT_SDIST).read_text()
+    assert "│ ├── file list\n" in sdist and "def ewes" not in sdist
+    melin = Path(built["melin"]["path"])
+    for name in (repos.MYPY_MOD, repos.MYPY_TEST):  # mypy: escaped source in the code column
+        page = (melin / name).read_text()
+        assert '<td class="table-code"><pre>' in page and "-&gt; " in page, name
+        code = re.findall(r'<span class="line-[a-z]+" title="[^"]*">(.*?)</span>', page)
+        assert len(code) == page.count('<a class="lineno" href="#L'), name
+    index = (melin / repos.MYPY / "index.html").read_text()
+    assert "Mypy Type Check Coverage Summary" in index and "def flour" not in index
+    carrek = Path(built["carrek"]["path"])
+    for name in (repos.SNOOP, repos.SNOOP_OLD):  # PySnooper: source path, vars, traced lines
+        log = (carrek / name).read_text()
+        assert log.startswith("Source path:... ") and "\nReturn value:.. " in log, name
+        assert re.search(r"^\d\d:\d\d:\d\d\.\d{6} call +\d+ @pysnooper\.snoop", log, re.M), name
+    assert "SLACK" not in (carrek / repos.SNOOP_OLD).read_text()
+
+
 SPECS: dict[str, CorpusSpec] = {
     "heldout14": CorpusSpec(
         {
@@ -350,6 +387,15 @@ SPECS: dict[str, CorpusSpec] = {
             "ffos": "viztracer-result-json",
         },
         _heldout25_files,
+    ),
+    "heldout26": CorpusSpec(
+        {
+            "porth": "python-zipapp",
+            "goon": "diffoscope-text-report",
+            "melin": "mypy-html-report",
+            "carrek": "pysnooper-log",
+        },
+        _heldout26_files,
     ),
 }
 SETS = sorted(SPECS)
