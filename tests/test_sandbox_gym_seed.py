@@ -58,7 +58,11 @@ class _Spy:
         ):
             _Spy.found.add("inspect.stack")
         for obj in gc.get_objects():
-            if getattr(obj, "seed", None) == SEED:
+            try:  # some objects answer any attribute by raising (pytest's mark generator fails
+                value = getattr(obj, "seed", None)  # an unknown mark under --strict-markers)
+            except (Exception, pytest.fail.Exception):
+                continue
+            if value == SEED:
                 _Spy.found.add("gc")
                 break
 
