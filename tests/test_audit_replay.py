@@ -314,3 +314,29 @@ def test_the_agents_checkout_path_is_where_the_copy_is(tolls: Repo) -> None:
     assert real[2] == "root:"  # /etc is the system's, not covered
     real, _, _ = replay._run_worlds(worlds, ["cd / && ls -d etc usr", "cd /etc; ls passwd"])
     assert real == ["etc\nusr\n", "passwd\n"]
+
+
+def test_a_step_that_ends_the_shell_ends_only_itself(tolls: Repo) -> None:
+    """``exit``, ``exec``, ``set -e``/``set -u`` then a failure, ``set -n``, ``kill $$`` in one
+    step: the later steps still run (as in a harness that starts a fresh shell a step), in the
+    folder and with the exported variables the shell had; ``cd`` and variables carry as ever."""
+    worlds = replay.worlds_for(Ancestry(tolls["root"], str(tolls["base"]), hidden_paths=HIDDEN))
+    assert worlds is not None
+    commands = [
+        "mkdir -p sub && echo inside > sub/f && cd sub",
+        "cat f",
+        "export KEPT=yes; PLAIN=gone; exit 3",
+        "echo $KEPT $PLAIN; cat f",
+        "set -e; set -u",
+        "false; echo $UNSET; echo after",
+        "set -n",
+        "exec true",
+        "kill -9 $$",
+        "cat f; echo $KEPT",
+    ]
+    real, again, neutral = replay._run_worlds(worlds, commands)
+    assert real == again == neutral
+    assert real[1] == "inside\n" and real[2] == ""
+    assert real[3] == "yes\ninside\n"
+    assert real[5] == "\nafter\n"
+    assert real[9] == "inside\nyes\n"

@@ -3,7 +3,8 @@
 A rule that models what a command read (``grep``'s options, ``tail``'s forms, the locale, what
 ``xargs`` is handed) trails the next spelling. With a trusted task repository the audit also
 asks the shell itself: every step of a trajectory is run again, in order, by one bash (its
-``cd``, variables and files carry over as they did for the agent), in a bubblewrap sandbox over
+``cd``, variables and files carry over as they did for the agent; a step that ends the shell
+ends only itself: the next starts a new one), in a bubblewrap sandbox over
 a copy of the checkout — twice over the checkout as it is, once over a copy in which the
 future's text in the hidden files (a line a future commit adds, an indexed line of the
 provenance index, a piece of one, such a line escaped) has its letters and digits rotated
@@ -616,23 +617,70 @@ def _sandbox_argv(
 
 
 def _driver(count: int) -> str:
-    """One bash copies the world into the checkout's place (a sized tmpfs), then runs every
-    step in order, each read from its own file and evaluated in the shell itself (``cd``,
-    variables, functions carry over; ``set -e`` cannot end the run: the step sits in an ``||``
-    list), its output to a sized tmpfs, then sent to the auditor on the pipe, cut to
-    :data:`MAX_OUTPUT_BYTES` and base64-encoded, one line a step. Nothing the steps can write
-    reaches the auditor's disk."""
-    lines = ["exec </dev/null", f"cp -a {_WORLD}/. . >/dev/null 2>&1 || exit 97"]
+    """The run's outer bash: it copies the world into the checkout's place (a sized tmpfs),
+    then starts an inner bash (:func:`_steps`) at the first step not yet run, again until every
+    step has run. The inner runs the steps in order in one shell, each read from its own file
+    and evaluated in the shell itself (``cd``, variables, functions carry over), its output to a
+    sized tmpfs, then sent to the auditor on the pipe, cut to :data:`MAX_OUTPUT_BYTES` and
+    base64-encoded, one line a step. A step that ends that shell (``exit``, ``exec``, ``set -e``
+    or ``set -u`` then a failure, ``set -n``, ``kill $$``) ends only itself, as in a harness
+    that runs each step in a fresh shell (mini-swe-agent): the outer sends what it printed and
+    starts a new inner bash at the next step, in the folder and with the exported variables the
+    shell had when it ended. Nothing the steps can write reaches the auditor's disk."""
+    first = _STEPS_PRELUDE + 1  # the line of steps.sh that runs step 0
+    return "\n".join(
+        [
+            f"exec {_PIPE}>&1 >/dev/null",
+            "exec </dev/null",
+            f"cp -a {_WORLD}/. . >/dev/null 2>&1 || exit 97",
+            f"from=0; script={_INSIDE}/steps.sh",
+            f"while [ $from -lt {count} ]; do",
+            f"  builtin printf %d $from >{_OUT}/at",
+            "  /bin/bash --noprofile --norc $script",
+            f"  at=$(builtin command -p head -c 12 {_OUT}/at 2>/dev/null)",
+            "  case $at in ''|*[!0-9]*) at=$from;; esac",
+            f"  if [ ${{#at}} -gt 10 ] || [ $at -ge {count} ]; then break; fi",
+            "  if [ $at -lt $from ]; then at=$from; fi",
+            f"  builtin printf '\\n\\036%d\\036' $at >&{_PIPE}",
+            f"  builtin command -p head -c {MAX_OUTPUT_BYTES} {_OUT}/$at | "
+            f"builtin command -p base64 -w0 >&{_PIPE}; builtin printf '\\n' >&{_PIPE}",
+            f"  builtin command -p rm -f {_OUT}/$at",
+            "  from=$((at + 1)); script=" + f"{_OUT}/rest.sh",
+            f"  {{ builtin command -p head -n {_STEPS_PRELUDE} {_INSIDE}/steps.sh; "
+            f"builtin command -p tail -n +$((from + {first})) {_INSIDE}/steps.sh; }} >$script",
+            "done",
+            "",
+        ]
+    )
+
+
+#: how many lines open :func:`_steps`'s script (a step's line follows them, one a step)
+_STEPS_PRELUDE = 2
+
+
+def _steps(count: int) -> str:
+    """The inner bash's script (:func:`_driver`), one line a step. When the shell ends (its
+    ``EXIT`` trap), its folder and exported variables are written down for the next inner
+    bash, which starts with them; after each step, the options a step may leave that would end
+    a later one (``set -e``, ``set -u``, ``pipefail``) are off again."""
+    lines = [
+        'builtin trap \'{ builtin export -p; builtin printf "builtin cd -- %q\\n" "$PWD"; } '
+        f">{_OUT}/env 2>/dev/null' EXIT",
+        f"if [ -f {_OUT}/env ]; then builtin source {_OUT}/env >/dev/null 2>&1; fi",
+    ]
+    assert len(lines) == _STEPS_PRELUDE
     for k in range(count):
-        lines += [
+        lines.append(
+            f"builtin printf %d {k} >{_OUT}/at; "
             f'builtin eval "$(< {_INSIDE}/in/{k})" </dev/null >{_OUT}/{k} 2>&1 || :; '
-            "builtin set +e",
+            "builtin set +eu +o pipefail; "
             f"builtin printf '\\036%d\\036' {k} >&{_PIPE}; "
             f"builtin command -p head -c {MAX_OUTPUT_BYTES} {_OUT}/{k} | "
             f"builtin command -p base64 -w0 >&{_PIPE}; builtin printf '\\n' >&{_PIPE}; "
-            f"builtin command -p rm -f {_OUT}/{k}",
-        ]
-    return f"exec {_PIPE}>&1 >/dev/null\n" + "\n".join(lines) + "\n"
+            f"builtin command -p rm -f {_OUT}/{k}"
+        )
+    lines.append(f"builtin printf %d {count} >{_OUT}/at")
+    return "\n".join(lines) + "\n"
 
 
 def _run_worlds(worlds: ReplayWorlds, commands: Sequence[str]) -> tuple[list[str | None], ...]:
@@ -728,6 +776,7 @@ def _start(
         data = command.encode("utf-8", "surrogatepass")
         (folder / "in" / str(k)).write_bytes(data)
     (folder / "driver.sh").write_text(_driver(len(commands)))
+    (folder / "steps.sh").write_text(_steps(len(commands)))
     try:
         return subprocess.Popen(
             _sandbox_argv(worlds, source, folder, where),
