@@ -45,7 +45,9 @@ from typing import Any
 from evotree.harness import git_prune
 
 __all__ = [
+    "ENV_NO_REPOS",
     "SNAPSHOT_SUFFIX",
+    "ReadPathCut",
     "before_untraced",
     "is_git_dir",
     "release_untraced",
@@ -185,6 +187,7 @@ def find_git_dirs(
     max_depth: int = MAX_DEPTH,
     max_entries: int = MAX_ENTRIES,
     skip: Iterable[Path | str] = (),
+    cuts: list[str] | None = None,
 ) -> tuple[list[Path], list[str]]:
     """(the git directories in and below ``roots``, what could not be guarded).
 
@@ -195,7 +198,12 @@ def find_git_dirs(
     would not be guarded). A ``.git`` that is a link cannot be locked (the link itself can be
     swapped): it is a problem, as is a git directory reached through a link. A ``.git`` file
     (a linked worktree's pointer) is left alone: the folder it names is guarded only where it
-    is itself found."""
+    is itself found. ``cuts``: where given, the problems of folders left unsearched at a bound
+    are added to it too (a caller may refuse what it cannot search whole).
+
+    Each folder is read once with ``os.scandir`` (its entries' types come with the listing: no
+    ``stat`` a file), and only its subfolders are sorted and queued: about a million entries a
+    second on a warm cache here."""
     found: list[Path] = []
     problems: list[str] = []
     skipped = {Path(p).absolute() for p in skip}
@@ -211,7 +219,8 @@ def find_git_dirs(
                 found.append(folder)
                 continue
             try:
-                entries = sorted(os.scandir(folder), key=lambda e: e.name)
+                with os.scandir(folder) as it:
+                    entries = list(it)
             except OSError:
                 continue
             if any(e.name == "pack" or _is_fanout(e.name) for e in entries) and is_object_store(
@@ -220,26 +229,34 @@ def find_git_dirs(
                 found.append(folder)
                 continue
             seen += len(entries)
-            for entry in entries:
+            subs = [e for e in entries if e.name == ".git" or e.is_dir(follow_symlinks=False)]
+            subs.sort(key=lambda e: e.name)
+            for entry in subs:
                 path = Path(entry.path)
                 if entry.name == ".git" and entry.is_symlink():
                     problems.append(f"{entry.path} is a symbolic link: it cannot be locked")
                 elif entry.name == ".git":
                     if is_git_dir(path):
                         found.append(path)
-                elif entry.is_dir(follow_symlinks=False) and path not in skipped:
+                elif path not in skipped:
                     if depth >= max_depth:
-                        problems.append(
+                        said = (
                             f"{entry.path} was not searched (the search for task repositories "
                             f"stops {max_depth} folders deep): a repository there would not be "
                             "guarded"
                         )
+                        problems.append(said)
+                        if cuts is not None:
+                            cuts.append(said)
                     elif seen >= max_entries:
-                        problems.append(
+                        said = (
                             f"{entry.path} and what follows were not searched (the search for "
                             f"task repositories stops after {max_entries:,} entries): a "
                             "repository there would not be guarded"
                         )
+                        problems.append(said)
+                        if cuts is not None:
+                            cuts.append(said)
                         queue.clear()
                         break
                     else:
@@ -521,10 +538,55 @@ def snapshot_path(trace: Path | str) -> Path:
 
 
 #: How many entries of each of a phase's read-only folders are searched (the operator's data
-#: may be large); a cut there is a problem (a row), as in a read-write folder: an earlier phase
-#: can write into a read-only folder (the prepare phase into the run directory), and a task
-#: repository beyond the cut would be bound whole.
-MAX_READ_ONLY_ENTRIES = 100_000
+#: may be large: about two seconds on a warm cache here, :func:`find_git_dirs`). A task
+#: repository beyond a cut would be bound whole — an earlier phase can write into a read-only
+#: folder (the prepare phase into the run directory) — and a row would flag every honest run
+#: reading a big dataset, so a cut refuses the phase (:class:`ReadPathCut`) with the way out:
+#: :data:`ENV_NO_REPOS`.
+MAX_READ_ONLY_ENTRIES = 2_000_000
+#: The operator's environment (never a config a candidate writes): folders, ``os.pathsep``
+#: apart, that the operator attests hold no git repository (a dataset of millions of files).
+#: The read-only search does not enter them; one that holds or lies in a read-write folder of
+#: the phase, or lies in a read-only folder holding one (the run directory, which earlier
+#: phases write), is searched all the same.
+ENV_NO_REPOS = "EVOTREE_READ_PATHS_WITHOUT_REPOS"
+
+
+class ReadPathCut(git_prune.PruneError):
+    """A read-only folder could not be searched whole for task repositories (past
+    :data:`MAX_READ_ONLY_ENTRIES` entries or :data:`MAX_DEPTH` folders): the phase is refused
+    rather than a repository beyond the cut bound whole. ``fix`` says the way out."""
+
+    def __init__(self, root: Path, cut: str, *, written: bool = False) -> None:
+        self.root = root
+        self.fix = (
+            f"{root} holds a folder the phases write (the run directory): what an earlier "
+            "phase put there flooded it; the run cannot be guarded"
+            if written
+            else f"if {root} holds no git repository, name it in {ENV_NO_REPOS} in evotree's "
+            "environment (it is then not searched); else give the phase a smaller read path"
+        )
+        super().__init__(
+            f"the read path {root} could not be searched whole for task repositories ({cut}); "
+            f"{self.fix}"
+        )
+
+
+def _attested(read_write: Sequence[Path], read_only: Sequence[Path]) -> list[Path]:
+    """The folders of :data:`ENV_NO_REPOS` the search may leave out for this phase (module
+    data above: never one an earlier phase or this one can write)."""
+    rw_roots = [r for r in read_only if any(rw == r or r in rw.parents for rw in read_write)]
+    out = []
+    for word in os.environ.get(ENV_NO_REPOS, "").split(os.pathsep):
+        if not word.strip() or not os.path.isabs(word):
+            continue
+        path = Path(os.path.normpath(word))
+        if any(rw == path or path in rw.parents or rw in path.parents for rw in read_write) or any(
+            r == path or r in path.parents for r in rw_roots
+        ):
+            continue
+        out.append(path)
+    return out
 
 
 def _read_only_order(read_only: Iterable[Path | str], read_write: Sequence[Path]) -> list[Path]:
@@ -544,15 +606,27 @@ def _search(
     """(the task repositories of a phase's folders, the problems, the read-only cuts said in
     ``hidden`` too, those of the repositories found in read-only folders): read-write folders
     to :data:`MAX_ENTRIES`, each read-only one to :data:`MAX_READ_ONLY_ENTRIES` (its read-write
-    and ``skip`` folders not entered again)."""
+    and ``skip`` folders not entered again, nor the operator's :data:`ENV_NO_REPOS`).
+    :class:`ReadPathCut` where a read-only folder's search is cut (fail closed: no row that
+    flags an honest dataset, no repository beyond the cut bound whole)."""
     rw = [Path(p).absolute() for p in read_write]
     git_dirs, problems = find_git_dirs(rw, skip=skip)
-    more_dirs, cut = find_git_dirs(
-        _read_only_order(read_only, rw), max_entries=MAX_READ_ONLY_ENTRIES, skip=[*rw, *skip]
-    )
-    frozen = [gd for gd in more_dirs if gd not in git_dirs]
+    roots = _read_only_order(read_only, rw)
+    leave = [*rw, *skip, *_attested(rw, roots)]
+    frozen: list[Path] = []
+    said: list[str] = []
+    for root in roots:
+        cuts: list[str] = []
+        more_dirs, more = find_git_dirs(
+            [root], max_entries=MAX_READ_ONLY_ENTRIES, skip=leave, cuts=cuts
+        )
+        if cuts:
+            written = any(r == root or root in r.parents for r in rw)
+            raise ReadPathCut(root, cuts[0], written=written)
+        frozen += [gd for gd in more_dirs if gd not in git_dirs and gd not in frozen]
+        said += more
     git_dirs += frozen
-    return git_dirs, [*problems, *cut], [f"in a read-only folder: {c}" for c in cut], frozen
+    return git_dirs, [*problems, *said], [f"in a read-only folder: {c}" for c in said], frozen
 
 
 def before_phase(
@@ -563,8 +637,9 @@ def before_phase(
     *,
     refuse_over_cap: bool = False,
 ) -> list[tuple[str, Path, Path]]:
-    """Find the task repositories in ``read_write`` and ``read_only`` (a cut search of either is
-    a problem: a row after the phase), bind each as a copy pruned at its base
+    """Find the task repositories in ``read_write`` and ``read_only`` (a cut search of a
+    read-write folder is a problem: a row after the phase; of a read-only one,
+    :class:`ReadPathCut`), bind each as a copy pruned at its base
     (:mod:`evotree.harness.git_prune`; whole with ``EVOTREE_TASK_REPOS=whole``), record their
     state beside ``trace`` (replacing any file there, never following a link) and return the
     binds that put them in place and lock them. A repository that cannot be pruned (a HEAD

@@ -208,12 +208,18 @@ def _guard_task_repositories(spec: SandboxSpec) -> list[tuple[str, Path, Path]]:
             return git_guard.before_untraced(spec.read_write, spec.read_only, spec.masked)
         except git_prune.PruneError as exc:
             raise SandboxUnavailable(
-                f"task repositories cannot be bound pruned: {exc}", fix=OFF_FIX
+                f"task repositories cannot be bound pruned: {exc}",
+                fix=exc.fix if isinstance(exc, git_guard.ReadPathCut) else OFF_FIX,
             ) from exc
     # read-only folders too: a task repository the phase can only read is read whole otherwise
-    return git_guard.before_phase(
-        spec.read_write, spec.trace, read_only=spec.read_only, skip=spec.masked
-    )
+    try:
+        return git_guard.before_phase(
+            spec.read_write, spec.trace, read_only=spec.read_only, skip=spec.masked
+        )
+    except git_guard.ReadPathCut as exc:  # a read path not searched whole: refused, said
+        raise SandboxUnavailable(
+            f"task repositories cannot be guarded: {exc}", fix=exc.fix
+        ) from exc
 
 
 def release_untraced(argv: Sequence[str]) -> None:

@@ -37,10 +37,14 @@ reason the mechanism; a stopped attack passes, its docstring saying by what. Res
 - R4, the untraced judge's read-only bound (WON, honest layout): an operator read path with
   100,000 entries before a task repository — the judge's start cuts its search there, the
   repository beyond is bound whole into the judge's box (its code reads the future); the cut is
-  said only in a snapshot nothing reads (untraced: no trace, no row).
+  said only in a snapshot nothing reads (untraced: no trace, no row). CLOSED with R5.
 - R5, honest work (CHANGED, 0719d2b): the same read path with no repository at all — a dataset
   of 100,000+ files — is now a ``git_state`` row in every traced phase, which the audit reads as
-  git storage touched (every run with such data flagged).
+  git storage touched (every run with such data flagged). CLOSED: a read-only folder is searched
+  to 2,000,000 entries (``os.scandir``, about a million a second here); a cut that remains
+  refuses the phase, traced or not (``ReadPathCut``: the read path and the way out), and the
+  operator may name read paths holding no repository in ``EVOTREE_READ_PATHS_WITHOUT_REPOS``
+  (not searched).
 - R6, honest work (CHANGED, 0719d2b): the judge's start prunes the copy's git directories
   again and hides all past ``MAX_PRUNED`` = 32 (an empty folder bound over each, said only in
   the unread snapshot): a candidate that made 33 repositories in training (a vendored checkout
@@ -392,27 +396,32 @@ def test_the_copys_config_runs_no_program_under_any_spelling(tmp_path: Path) -> 
 # --------------------------------------- R4/R5: a read-only root's bound (judge, honest dataset)
 
 
+#: The dataset's size: one past the read-only bound the red team found (100,000 at 0719d2b)
+_FLOOD = 100_001
+
+
 def _dataset(data: Path) -> None:
     """An operator's read path: ``aaa/`` of 100,001 files (a dataset), then ``zzz/``."""
     flood = data / "aaa"
     flood.mkdir(parents=True)
-    for i in range(git_guard.MAX_READ_ONLY_ENTRIES + 1):
+    for i in range(_FLOOD):
         os.close(os.open(flood / f"{i:06d}", os.O_CREAT | os.O_WRONLY, 0o644))
     (data / "zzz").mkdir()
 
 
 @pytest.mark.heavy
-@pytest.mark.xfail(
-    strict=False,
-    reason="WON (an operator's layout): before_untraced searches each read-only root to "
-    "MAX_READ_ONLY_ENTRIES; a read path whose dataset (aaa/, 100,001 files) comes before its "
-    "task repository (zzz/task) is cut there, the repository is neither pruned nor hidden, and "
-    "the judge's box binds it whole (its code reads the future); the cut is said only in the "
-    "untraced snapshot's hidden, which nothing reads (no trace, so no row)",
-)
 def test_the_judge_binds_a_repository_beyond_the_read_only_bound_whole(
-    tmp_path: Path, seccomp: None
+    tmp_path: Path, seccomp: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """Stopped (was WON at 9be0aee: the judge's start cut a read path at 100,000 entries and
+    bound the repository beyond whole): each read-only folder is searched to
+    ``MAX_READ_ONLY_ENTRIES`` = 2,000,000 entries (``os.scandir``, subfolders only sorted: about
+    a million entries a second on a warm cache), so the repository behind the dataset is
+    pruned; where a cut remains (the bound set below the dataset here), the judge is refused
+    (``ReadPathCut``, said as ``SandboxUnavailable`` naming the read path and the way out,
+    ``EVOTREE_READ_PATHS_WITHOUT_REPOS``), never started with the repository whole."""
+    from evotree.harness.sandbox_spec import SandboxUnavailable
+
     root = tmp_path / "run"
     (root / "candidate").mkdir(parents=True)
     data = tmp_path / "data"
@@ -428,16 +437,21 @@ def test_the_judge_binds_a_repository_beyond_the_read_only_bound_whole(
     assert SECRET not in first  # control: the judge's start pruned the repository it found
     assert second.startswith("0") and "base" in second, proc.stdout  # control: git read it
     assert SECRET not in second
+    monkeypatch.setattr(git_guard, "MAX_READ_ONLY_ENTRIES", _FLOOD // 2)
+    with pytest.raises(SandboxUnavailable) as refused:
+        _box(_judge_spec(root, copy, (data,)), script)
+    assert f"the read path {data} could not be searched whole" in refused.value.message
+    assert git_guard.ENV_NO_REPOS in str(refused.value.fix)
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="CHANGED (0719d2b): a cut in a read-only root is a git_state row, and the audit "
-    "judges every git_state row as git storage touched: an operator read path holding a "
-    "dataset of over 100,000 entries (no repository in it at all) flags every traced phase "
-    "of every run that reads it",
-)
-def test_an_honest_dataset_over_the_bound_is_no_row(tmp_path: Path) -> None:
+def test_an_honest_dataset_over_the_bound_is_no_row(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Stopped (was CHANGED at 0719d2b: a cut in a read-only root was a ``git_state`` row,
+    flagging every traced phase of a run reading a dataset of over 100,000 entries): the
+    dataset is searched whole (no cut, no row); past the bound (set below it here) the phase is
+    refused with the way out (``ReadPathCut``), and a read path the operator names in
+    ``EVOTREE_READ_PATHS_WITHOUT_REPOS`` is not searched: no refusal, no row."""
     work = tmp_path / "work"
     work.mkdir()
     data = tmp_path / "data"
@@ -448,9 +462,14 @@ def test_an_honest_dataset_over_the_bound_is_no_row(tmp_path: Path) -> None:
     trace.write_text("")  # the phase ran (its raw trace is there)
     rows = git_guard.after_phase(trace)
     snap = json.loads(git_guard.snapshot_path(trace).read_text())
-    assert snap["repos"] == []  # control: no repository anywhere
-    assert any("not searched" in h for h in snap["hidden"]), snap["hidden"]  # control: cut
+    assert snap["repos"] == [] and snap["problems"] == [] and snap["hidden"] == [], snap
     assert rows == [], rows
+    monkeypatch.setattr(git_guard, "MAX_READ_ONLY_ENTRIES", _FLOOD // 2)
+    with pytest.raises(git_guard.ReadPathCut, match="could not be searched whole"):
+        git_guard.before_phase([work], trace, read_only=[data])
+    monkeypatch.setenv(git_guard.ENV_NO_REPOS, str(data))
+    git_guard.before_phase([work], trace, read_only=[data])
+    assert git_guard.after_phase(trace) == []
 
 
 # ------------------------------------------- R6/R7: the untraced judge's start (honest work)

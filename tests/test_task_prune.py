@@ -644,12 +644,13 @@ def test_the_judges_copy_of_the_candidate_carries_a_task_repository_pruned(
     )
 
 
-def test_a_cut_search_of_a_read_only_folder_is_a_row_and_cuts_no_other_folder(
+def test_a_cut_search_of_a_read_only_folder_refuses_the_phase_and_cuts_no_other_folder(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """E: each read-only folder has its own bound and the operator's come first (a folder
-    holding a read-write one, the run directory, last): a flood there leaves the operator's
-    data searched; the cut is a problem, a ``git_state`` row after the phase (fail closed)."""
+    """E, then R4/R5 (issue 29): each read-only folder has its own bound and the operator's come
+    first (a folder holding a read-write one, the run directory, last): a flood of the run
+    directory leaves the operator's data searched; a cut refuses the phase (``ReadPathCut``:
+    fail closed, with the read path and the way out; no row that flags an honest dataset)."""
     run = tmp_path / "run"
     for i in range(5):
         (run / "evidence" / f"d{i}").mkdir(parents=True)
@@ -658,14 +659,49 @@ def test_a_cut_search_of_a_read_only_folder_is_a_row_and_cuts_no_other_folder(
     data = tmp_path / "data"
     _task(data / "task")
     monkeypatch.setattr(git_guard, "MAX_READ_ONLY_ENTRIES", 3)
+    with pytest.raises(git_guard.ReadPathCut) as exc:
+        git_guard.before_phase([work], tmp_path / "raw.trace", read_only=[run, data])
+    assert exc.value.root == run and "the run directory" in exc.value.fix, exc.value
+    assert not git_guard.snapshot_path(tmp_path / "raw.trace").exists()  # no phase, no row
+    monkeypatch.setattr(git_guard, "MAX_READ_ONLY_ENTRIES", 8)  # run: 7 entries
     git_guard.before_phase([work], tmp_path / "raw.trace", read_only=[run, data])
     snap = json.loads(git_guard.snapshot_path(tmp_path / "raw.trace").read_text())
     assert [r["path"] for r in snap["repos"]] == [str(data / "task" / ".git")]
-    assert len(snap["problems"]) == 1 and "were not searched" in snap["problems"][0], snap
-    assert any(h.startswith("in a read-only folder:") for h in snap["hidden"]), snap["hidden"]
-    rows = git_guard.after_phase(tmp_path / "raw.trace")
-    assert [r["change"].startswith("not guarded: ") for r in rows] == [True], rows
+    assert snap["problems"] == [] and git_guard.after_phase(tmp_path / "raw.trace") == []
     git_prune.remove_copies(tmp_path / "raw.trace")
+
+
+def test_the_operators_attested_read_paths_are_not_searched_and_none_that_phases_write(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """R5 (issue 29): a read path over the bound refuses the phase, naming it and the way out;
+    named in ``EVOTREE_READ_PATHS_WITHOUT_REPOS`` (the operator's environment) it is not
+    searched. A named folder that holds or lies in a read-write folder, or lies in a read-only
+    folder holding one (the run directory), is searched all the same; relative names are
+    ignored."""
+    run = tmp_path / "run"
+    work = run / "candidate"
+    _task(work / "task")
+    (run / "evidence").mkdir()
+    _task(run / "evidence" / "planted")
+    data = tmp_path / "data"
+    for i in range(5):
+        (data / f"d{i}").mkdir(parents=True)
+    monkeypatch.setattr(git_guard, "MAX_READ_ONLY_ENTRIES", 3)
+    trace = tmp_path / "raw.trace"
+    with pytest.raises(git_guard.ReadPathCut, match=git_guard.ENV_NO_REPOS) as exc:
+        git_guard.before_phase([work], trace, read_only=[data])
+    assert exc.value.root == data and str(data) in str(exc.value)
+    named = os.pathsep.join([str(data), "relative/x", str(run), str(run / "evidence"), str(work)])
+    monkeypatch.setenv(git_guard.ENV_NO_REPOS, named)
+    monkeypatch.setattr(git_guard, "MAX_READ_ONLY_ENTRIES", 100)
+    git_guard.before_phase([work], trace, read_only=[data, run])
+    snap = json.loads(git_guard.snapshot_path(trace).read_text())
+    found = sorted(r["path"] for r in snap["repos"])
+    assert found == sorted(
+        [str(work / "task" / ".git"), str(run / "evidence" / "planted" / ".git")]
+    ), found
+    git_prune.remove_copies(trace)
 
 
 def test_one_recogniser_of_git_directories(tmp_path: Path) -> None:
