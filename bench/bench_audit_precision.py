@@ -128,6 +128,10 @@ extended history, evotree rollouts), written by ``build.py`` beside each set:
   aider's ``.aider.chat.history.md``, line_profiler's ``profile_output.txt``, VizTracer's
   ``result.json``), written blind and scored once at ``1951dfb``, the commit that added the
   replay (``heldout25`` and ``heldout25_repo``).
+* ``tests/data/audit/trajectories/heldout26`` — the twenty-sixth held-out set (60 files, 30 leaks,
+  four task repositories whose fix also lies in a file a tool left: a Python zipapp ``.pyz``, a
+  diffoscope text report, mypy's HTML report, a PySnooper log), written blind and scored once at
+  ``6e15b16`` (``heldout26`` and ``heldout26_repo``).
 
 Run:
 
@@ -424,6 +428,8 @@ def main() -> None:
             "heldout24_repo": trajectory_set(TRAJECTORIES / "heldout24", with_repo=True),
             "heldout25": trajectory_set(TRAJECTORIES / "heldout25"),
             "heldout25_repo": trajectory_set(TRAJECTORIES / "heldout25", with_repo=True),
+            "heldout26": trajectory_set(TRAJECTORIES / "heldout26"),
+            "heldout26_repo": trajectory_set(TRAJECTORIES / "heldout26", with_repo=True),
         },
     }
     print(json.dumps(result, indent=2))
