@@ -444,6 +444,7 @@ def test_the_judge_binds_a_repository_beyond_the_read_only_bound_whole(
     assert git_guard.ENV_NO_REPOS in str(refused.value.fix)
 
 
+@pytest.mark.heavy  # 100,001 files made (about 10-17 s)
 def test_an_honest_dataset_over_the_bound_is_no_row(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
