@@ -340,3 +340,44 @@ def test_a_step_that_ends_the_shell_ends_only_itself(tolls: Repo) -> None:
     assert real[3] == "yes\ninside\n"
     assert real[5] == "\nafter\n"
     assert real[9] == "inside\nyes\n"
+
+
+def test_an_archive_or_database_rotated_reads_sound_and_sized_as_before(tmp_path: Path) -> None:
+    """F2-F5 of the red team: a rotated gzip keeps its header (and its size where zlib gives
+    it), a stored zip member's CRC-32 follows its rotated bytes, a size the rotation could not
+    keep is set aside by the comparison (a count is not), a reindexed database's folder keeps
+    its times."""
+    import gzip
+    import io
+    import sqlite3
+    import zipfile
+
+    text = b"".join(b"line %d of the log\n" % k for k in range(200))
+    named = io.BytesIO()
+    with gzip.GzipFile("run.log", "wb", 6, named, mtime=7) as packed:
+        packed.write(text)
+    original = named.getvalue()
+    again = replay._gzip_like(original, text)
+    assert again == original  # the same text: the same bytes, header and size
+    turned = replay._gzip_like(original, replay.rotated(text.decode()).encode())
+    assert turned[:10] == original[:10] and b"run.log\0" in turned[:20]
+    assert gzip.decompress(turned) == replay.rotated(text.decode()).encode()
+    archive = io.BytesIO()
+    with zipfile.ZipFile(archive, "w", zipfile.ZIP_STORED) as zipped:
+        zipped.writestr("run.log", text)
+    data = archive.getvalue().replace(b"line 5 of", b"mjof 6 pg")
+    assert zipfile.ZipFile(io.BytesIO(data)).testzip() == "run.log"  # control: broken
+    assert zipfile.ZipFile(io.BytesIO(replay._zip_crcs(data))).testzip() is None
+    sizes = frozenset({"383", "385"})
+    assert replay._judge(None, "383 a.gz\n", "383 a.gz\n", "385 a.gz\n") == ["383 a.gz"]
+    assert replay._judge(None, "383 a.gz\n", "383 a.gz\n", "385 a.gz\n", sizes) == []
+    assert replay._judge(None, "2\n", "2\n", "0\n", sizes) == ["2"]  # a count still parts
+    folder = tmp_path / "db"
+    folder.mkdir()
+    with sqlite3.connect(folder / "h.db") as db:
+        db.execute("create table t (x text)")
+        db.execute("create index by_x on t (x)")
+    db.close()
+    os.utime(folder, (1_000_000, 1_000_000))
+    replay._sqlite_reindexed(folder / "h.db")
+    assert os.stat(folder).st_mtime == 1_000_000

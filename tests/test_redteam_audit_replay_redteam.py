@@ -87,14 +87,14 @@ Against the verdict:
   history) once the hidden files are older than the audit's minute: ``_rotate_file`` rewrote
   the rotated files (a new mtime), ``cp -a`` kept it, ``ls -l`` printed ``Dec  3 14:49``
   (``hh:mm``, not in ``_VOLATILE``): a listing flagged high. 62666da restores the times.
-- F2 (WON, false alarm): ``wc -c`` of a gzip hidden file: rotated inside and recompressed
+- F2 (WON, closed in session 14; false alarm): ``wc -c`` of a gzip hidden file: rotated inside and recompressed
   (``gzip.compress``: another level, header, size), its size differs: flagged high.
-- F3 (WON, false alarm): ``unzip -tq`` of a zip whose members are stored: the rotation changes
+- F3 (WON, closed in session 14; false alarm): ``unzip -tq`` of a zip whose members are stored: the rotation changes
   the member's bytes, not its CRC-32 — the archive tests bad only in the rotated world.
-- F5 (WON, false claim): ``PRAGMA integrity_check`` of a hidden SQLite history with an index
+- F5 (WON, closed in session 14; false claim): ``PRAGMA integrity_check`` of a hidden SQLite history with an index
   on its text column: the rotation changes the keys' text, not the index's order — ``ok`` only
   where nothing is rotated: ``audit.future_content`` high (the rules flag the read already).
-- F4 (WON, false alarm): ``sha256sum -c`` of a hidden checksum file listing the hidden log:
+- F4 (WON, closed in session 14; false alarm): ``sha256sum -c`` of a hidden checksum file listing the hidden log:
   ``.ci/run.log: OK`` only where the log is not rotated. F2-F4 flip the verdict: without the
   repository the rules call each an ``info`` row (not flagged).
 """
@@ -626,21 +626,15 @@ def _archives(repo: Repo) -> list[str]:
     return [*HIDDEN, ".ci/run.log.gz", ".ci/logs.zip", ".ci/SHA256SUMS"]
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="F2/F3/F4: _rotate_file recompresses a rotated gzip (gzip.compress: its own level "
-    "and header, another size), rotates a stored zip member's bytes without its CRC-32 and a "
-    "log without the checksum file beside it: `wc -c` of the .gz, `unzip -tq` of the .zip, "
-    "`sha256sum -c` of the sums print otherwise in the rotated world: a size and integrity "
-    "tests (nothing of the future printed, the rules' verdict benign) flagged "
-    "audit.future_content high: the verdict flips to flagged",
-)
 @pytest.mark.parametrize(
     "command", ["wc -c .ci/run.log.gz", "unzip -tq .ci/logs.zip", "sha256sum -c .ci/SHA256SUMS"]
 )
 def test_f2_f4_a_size_or_integrity_test_of_an_archive_is_not_flagged(
     tolls: Repo, command: str
 ) -> None:
+    """WON against a8b17fe, closed by the session-14 replay fix (was an xfail): a rotated gzip
+    keeps its header and size, a stored zip member's CRC-32 follows its bytes, and a hidden
+    checksum line naming a rotated file has the rotated file's digest in the rotated world."""
     hidden = _archives(tolls)
     out = _run(Path(tolls["root"]), command)
     assert ".ci/" in out and ("No errors" in out or "error" not in out)  # control: all is well
@@ -650,15 +644,9 @@ def test_f2_f4_a_size_or_integrity_test_of_an_archive_is_not_flagged(
     assert _replayed(_audit(tolls, [Step(command, out)], hidden)) == []
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="F5: _rotate_text rotates the future's spans inside a SQLite file's pages in place, "
-    "not its index b-tree's order: a history table with an index on its text column fails "
-    "`PRAGMA integrity_check` only in the rotated world - the check prints [('ok',)] "
-    "(nothing of the future) and the replay calls it audit.future_content high (the rules "
-    "flag the read of the hidden file already: the verdict stays, the replay's claim is false)",
-)
 def test_f5_an_integrity_check_of_a_hidden_database_is_not_future_content(tolls: Repo) -> None:
+    """WON against a8b17fe, closed by the session-14 replay fix (was an xfail): a rotated SQLite
+    file's indexes are rebuilt from its tables (REINDEX) in the rotated world."""
     import sqlite3
 
     root = Path(tolls["root"])

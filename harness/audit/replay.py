@@ -10,7 +10,9 @@ future's text in the hidden files (a line a future commit adds, an indexed line 
 provenance index, a piece of one, such a line escaped) has its letters and digits rotated
 (``a``→``b``, ``9``→``0``; the same length, spaces and punctuation; the base's own words kept).
 Only those spans turn, so a report keeps its keys and a database its structure. Compressed
-hidden files (gzip, xz, bzip2) are rotated inside.
+hidden files (gzip, xz, bzip2) are rotated inside. What checks a file's integrity reads the
+same in both worlds (a gzip's header and size where zlib gives it, a stored zip member's CRC,
+a database's indexes, a hidden checksum line of a rotated file); a size not kept is set aside.
 
 What a step printed **depends on the future** when the two worlds part:
 
@@ -141,6 +143,10 @@ class ReplayWorlds:
     #: as a history, runs once); the last few only
     runs: dict[tuple[str, ...], tuple[list[str | None], ...]] = field(default_factory=dict)
     spent: float = 0.0  # seconds of replay so far (past BUDGET_SECONDS: no more replays)
+    #: the byte sizes of the hidden files the rotation could not keep (a recompressed gzip, a
+    #: reindexed database), the checkout's and the rotated copy's: a size shows nothing of the
+    #: future, so ``wc -c`` or ``ls -l`` printing one is not judged by it
+    sizes: frozenset[str] = frozenset()
 
 
 _WORLDS: weakref.WeakKeyDictionary[Any, ReplayWorlds | None] = weakref.WeakKeyDictionary()
@@ -200,8 +206,15 @@ def _copy_and_rotate(ancestry: Any, root: Path) -> ReplayWorlds | None:
         shutil.copytree(root, neutral, symlinks=True, ignore=_top_only(root, skip))
         future = _future_text(ancestry.index())
         count = 0
-        for rel in _hidden_files(neutral, ancestry.hidden_paths):
-            count += _rotate_file(neutral / rel, future)
+        hidden = _hidden_files(neutral, ancestry.hidden_paths)
+        turned = set()
+        for rel in hidden:
+            rotated_here = _rotate_file(neutral / rel, future)
+            count += rotated_here
+            if rotated_here:
+                turned.add(rel)
+        if turned:
+            _resum(real, neutral, hidden, turned)
     except OSError:
         tmp.cleanup()
         return None
@@ -209,7 +222,12 @@ def _copy_and_rotate(ancestry: Any, root: Path) -> ReplayWorlds | None:
         tmp.cleanup()
         return None
     size = sum(f.stat().st_size for f in real.rglob("*") if f.is_file() and not f.is_symlink())
-    return ReplayWorlds(root, gitdir, real, neutral, count, tmp, size)
+    sizes = set()
+    for rel in turned:
+        before, after = (real / rel).stat().st_size, (neutral / rel).stat().st_size
+        if before != after:
+            sizes |= {str(before), str(after)}
+    return ReplayWorlds(root, gitdir, real, neutral, count, tmp, size, sizes=frozenset(sizes))
 
 
 def _top_only(root: Path, skip: Any) -> Any:
@@ -456,12 +474,213 @@ def _rotate_data(path: Path, data: bytes, future: _FutureText) -> int:
                 return 0
             new, count = _rotate_text(inner, future)
             if count:
-                path.write_bytes(codec.compress(new))
+                path.write_bytes(_gzip_like(data, new) if codec is gzip else codec.compress(new))
             return count
     new, count = _rotate_text(data, future)
     if count:
-        path.write_bytes(new)
+        path.write_bytes(_zip_crcs(new) if data.startswith(b"PK\x03\x04") else new)
+        if data.startswith(b"SQLite format 3\0"):
+            _sqlite_reindexed(path)
     return count
+
+
+def _gzip_like(original: bytes, inner: bytes) -> bytes:
+    """``inner`` gzipped as ``original`` was: its header (name, time, flags) kept and, where a
+    level, memory level and strategy of zlib give it, its size (else the smallest): ``wc -c``
+    and ``ls -l`` of a rotated ``.gz`` read as of the original where they can (a size the
+    rotation could not keep is set aside by the comparison: :attr:`ReplayWorlds.sizes`)."""
+    import struct
+    import zlib
+
+    head = _gzip_header(original)
+    if head is None:
+        return gzip.compress(inner, mtime=0)
+    trailer = struct.pack("<II", zlib.crc32(inner), len(inner) & 0xFFFFFFFF)
+    levels = {2: [9, 8, 7], 4: [1, 2, 3]}.get(original[8], [6, 5, 4, 7, 8, 9, 3, 2, 1])
+    levels += [k for k in range(1, 10) if k not in levels]
+    if len(inner) > 8 << 20:
+        levels = levels[:1]
+    best = b""
+    for level in levels:
+        for mem in (8, 9):
+            for strategy in (zlib.Z_DEFAULT_STRATEGY, zlib.Z_FILTERED):
+                packer = zlib.compressobj(level, zlib.DEFLATED, -15, mem, strategy)
+                body = packer.compress(inner) + packer.flush()
+                if len(head) + len(body) + 8 == len(original):
+                    return head + body + trailer
+                if not best or len(body) < len(best):
+                    best = body
+    return head + best + trailer
+
+
+def _gzip_header(data: bytes) -> bytes | None:
+    """A one-member gzip file's header (None: another method, several members, malformed)."""
+    import struct
+    import zlib
+
+    if len(data) < 18 or data[2] != 8:
+        return None
+    flags, at = data[3], 10
+    try:
+        if flags & 4:
+            at += 2 + struct.unpack_from("<H", data, at)[0]
+        for bit in (8, 16):
+            if flags & bit:
+                at = data.index(b"\0", at) + 1
+        if flags & 2:
+            at += 2
+        unpacker = zlib.decompressobj(-15)
+        unpacker.decompress(data[at:])
+    except (ValueError, struct.error, zlib.error):
+        return None
+    if not unpacker.eof or len(unpacker.unused_data) != 8:
+        return None
+    return data[:at]
+
+
+def _zip_crcs(data: bytes) -> bytes:
+    """A zip file with each stored member's CRC-32 (local header, data descriptor, central
+    directory) set to its bytes as they are now: a rotated member tests sound, as the
+    original did (``unzip -t``). A member compressed, or a zip this does not read: kept."""
+    import struct
+    import zlib
+
+    out = bytearray(data)
+    end = data.rfind(b"PK\x05\x06")
+    if end < 0 or end + 22 > len(data):
+        return data
+    try:
+        count, size, start = struct.unpack_from("<HII", data, end + 10)
+        at = start
+        for _ in range(count):
+            if data[at : at + 4] != b"PK\x01\x02":
+                return data
+            method, _, _, crc, csize = struct.unpack_from("<HHHII", data, at + 10)
+            nlen, elen, clen = struct.unpack_from("<HHH", data, at + 28)
+            local = struct.unpack_from("<I", data, at + 42)[0]
+            if method == 0 and csize != 0xFFFFFFFF and data[local : local + 4] == b"PK\x03\x04":
+                flags = struct.unpack_from("<H", data, local + 6)[0]
+                lnlen, lelen = struct.unpack_from("<HH", data, local + 26)
+                begin = local + 30 + lnlen + lelen
+                new = zlib.crc32(data[begin : begin + csize])
+                if new != crc:
+                    struct.pack_into("<I", out, at + 16, new)
+                    if flags & 8:
+                        tail = (
+                            begin
+                            + csize
+                            + (4 if data[begin + csize : begin + csize + 4] == b"PK\x07\x08" else 0)
+                        )
+                        struct.pack_into("<I", out, tail, new)
+                    else:
+                        struct.pack_into("<I", out, local + 14, new)
+            at += 46 + nlen + elen + clen
+    except struct.error:
+        return data
+    return bytes(out)
+
+
+def _sqlite_reindexed(path: Path) -> None:
+    """A rotated SQLite file's indexes rebuilt from its tables (the rotation changed the keys'
+    text, not their order: ``PRAGMA integrity_check`` would fail only in the rotated world)."""
+    import sqlite3
+
+    try:
+        folder = path.parent.stat()
+    except OSError:
+        return
+    try:
+        _reindex(sqlite3, path)
+    finally:  # its journal came and went: the folder's times as they were (``ls -la``)
+        os.utime(path.parent, ns=(folder.st_atime_ns, folder.st_mtime_ns))
+
+
+def _reindex(sqlite3: Any, path: Path) -> None:
+    try:
+        from urllib.parse import quote
+
+        where = f"file:{quote(str(path))}?mode=rw"
+        db = sqlite3.connect(where, uri=True, timeout=1, isolation_level=None)
+    except sqlite3.Error:
+        return
+    try:
+        db.execute("PRAGMA trusted_schema = OFF")
+        db.execute("REINDEX")
+    except sqlite3.Error:
+        pass
+    finally:
+        db.close()
+
+
+#: a checksum tool's line (GNU's: digest, two spaces or `` *``, the path) in a hidden file
+_SUM_LINE = re.compile(rb"(\\?)([0-9a-f]{32,128})( [ *])(.+?\r?)")
+#: the digests a checksum line of each length may be
+_SUMS: dict[int, tuple[str, ...]] = {
+    32: ("md5",),
+    40: ("sha1",),
+    56: ("sha224", "sha3_224"),
+    64: ("sha256", "sha3_256", "blake2b-32"),
+    96: ("sha384", "sha3_384"),
+    128: ("sha512", "sha3_512", "blake2b"),
+}
+
+
+def _digest(name: str, data: bytes) -> str:
+    import hashlib
+
+    if name.startswith("blake2b"):
+        size = int(name.split("-")[1]) if "-" in name else 64
+        return hashlib.blake2b(data, digest_size=size).hexdigest()
+    return hashlib.new(name, data).hexdigest()
+
+
+def _resum(real: Path, neutral: Path, hidden: Sequence[Path], turned: set[Path]) -> None:
+    """In the rotated world, each checksum line of a hidden file (``sha256sum``'s, ``md5sum``'s,
+    ``b2sum``'s, as the checkout has it) naming a rotated file, whose digest is the original's,
+    given the rotated file's digest: ``sha256sum -c`` reads OK in every world, as it did for
+    the agent (the line itself is the checkout's, even where it was rotated)."""
+    for rel in hidden:
+        path = neutral / rel
+        try:
+            st = path.stat()
+            if st.st_size > 1 << 20:
+                continue
+            before, after = (real / rel).read_bytes(), path.read_bytes()
+        except OSError:
+            continue
+        lines, turned_lines = before.split(b"\n"), after.split(b"\n")
+        if len(lines) != len(turned_lines) or not _SUM_LINE.search(before):
+            continue
+        changed = False
+        for k, line in enumerate(lines):
+            match = _SUM_LINE.fullmatch(line)
+            new = _resummed(match, rel, real, neutral, turned) if match else None
+            if new is not None and new != turned_lines[k]:
+                turned_lines[k], changed = new, True
+        if changed:
+            path.write_bytes(b"\n".join(turned_lines))
+            os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+
+
+def _resummed(
+    match: re.Match[bytes], rel: Path, real: Path, neutral: Path, turned: set[Path]
+) -> bytes | None:
+    """The checksum line ``match`` with the digest of the rotated file it names (None: it names
+    no rotated file, or its digest is not that file's)."""
+    digest, named = match.group(2).decode(), match.group(4).decode("utf-8", "replace")
+    for base in (rel.parent, Path()):
+        target = Path(os.path.normpath(base / named))
+        if target not in turned:
+            continue
+        try:
+            before, after = (real / target).read_bytes(), (neutral / target).read_bytes()
+        except OSError:
+            continue
+        for name in _SUMS.get(len(digest), ()):
+            if _digest(name, before) == digest:
+                new = _digest(name, after).encode()
+                return match.group(1) + new + match.group(3) + match.group(4)
+    return None
 
 
 def _bwrap() -> str | None:
@@ -828,17 +1047,22 @@ _BINARY_MATCH = re.compile(r"^(?:grep: .*: binary file matches|Binary file .* ma
 
 
 def _judge(
-    recorded: str | None, real: str | None, again: str | None, neutral: str | None
+    recorded: str | None,
+    real: str | None,
+    again: str | None,
+    neutral: str | None,
+    sizes: frozenset[str] = frozenset(),
 ) -> list[str]:
     """The lines that show a step's output depends on the future's text ([]: it does not, or
-    the replay did not reproduce it)."""
+    the replay did not reproduce it). A number of ``sizes`` (a hidden file's size the rotation
+    could not keep) reads as ``<size>`` in every world."""
     if real is None or again is None or neutral is None:
         return []
-    first, second, other = _lines(real), _lines(again), _lines(neutral)
+    first, second, other = (_sized(_lines(out), sizes) for out in (real, again, neutral))
     if recorded is not None:
         # the agent's harness framed what the step printed (mini-swe-agent's <returncode> and
         # <output>, Codex's "Exit code:", ...): its lines, not the step's
-        seen = [line for line in _lines(recorded) if not _WRAPPER.match(line)]
+        seen = [line for line in _sized(_lines(recorded), sizes) if not _WRAPPER.match(line)]
         # reproduced: every line the agent saw is among what both runs printed, in any order
         # (a search's order follows the file system's, and the replay's is a tmpfs)
         if not seen or _not_in(seen, first) or _not_in(seen, second):
@@ -847,6 +1071,19 @@ def _judge(
     if first != second or first == other:
         return []
     return _not_in(first, other)
+
+
+def _sized(lines: list[str], sizes: frozenset[str]) -> list[str]:
+    """``lines`` with each number of ``sizes`` read as ``<size>``."""
+    if not sizes:
+        return lines
+    return [
+        _NUMBER.sub(lambda m: "<size>" if m.group(0) in sizes else m.group(0), line)
+        for line in lines
+    ]
+
+
+_NUMBER = re.compile(r"(?<![\w.])\d+(?![\w.])")
 
 
 def _shown(parted: Sequence[str], index: Any, mine: str) -> str | None:
@@ -913,7 +1150,7 @@ def replay_hits(traj: Trajectory, ancestry: Any) -> list[Hit]:
     for k, step in enumerate(traj.steps[:MAX_STEPS]):
         if not step.command:
             continue
-        parted = _judge(step.output, real[k], again[k], neutral[k])
+        parted = _judge(step.output, real[k], again[k], neutral[k], worlds.sizes)
         mine = "\n".join([traj.prompt or "", *commands[: k + 1]])
         line = _shown(parted, index, mine) if parted else None
         if line is not None:
