@@ -381,3 +381,30 @@ def test_an_archive_or_database_rotated_reads_sound_and_sized_as_before(tmp_path
     os.utime(folder, (1_000_000, 1_000_000))
     replay._sqlite_reindexed(folder / "h.db")
     assert os.stat(folder).st_mtime == 1_000_000
+
+
+def test_a_trajectory_not_replayed_whole_says_so(
+    tolls: Repo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Fail closed, not flagged: past MAX_STEPS, once the checkout's replay time is spent, or
+    with a step that did not finish, the verdict has a warn finding ``not replayed whole``."""
+    monkeypatch.setattr(replay, "MAX_STEPS", 2)
+    ancestry = Ancestry(tolls["root"], str(tolls["base"]), hidden_paths=HIDDEN)
+    whole = replay.replay_hits(Trajectory("a", "shell", [Step("ls")]), ancestry)
+    assert whole == []
+    long = Trajectory("b", "shell", [Step("ls"), Step("pwd"), Step("echo third")])
+    (hit,) = replay.replay_hits(long, ancestry)
+    assert hit.severity == "warn" and replay.NOT_WHOLE in hit.rule and hit.command == "echo third"
+    monkeypatch.setattr(replay, "RUN_SECONDS", 1.0)
+    hang = Trajectory("c", "shell", [Step("echo one"), Step("sleep 30")])
+    (hit,) = replay.replay_hits(hang, ancestry)
+    assert hit.severity == "warn" and "step 2 did not finish" in hit.rule
+    worlds = replay.worlds_for(ancestry)
+    assert worlds is not None
+    monkeypatch.setattr(worlds, "spent", replay.BUDGET_SECONDS + 1)
+    (hit,) = replay.replay_hits(Trajectory("d", "shell", [Step("echo new")]), ancestry)
+    assert hit.severity == "warn" and "spent" in hit.rule
+    audit = audit_trajectories(
+        [long], hidden_paths=HIDDEN, repo=tolls["root"], base=str(tolls["base"])
+    )
+    assert not audit.verdicts[0].flagged  # an honest long trajectory is no leak

@@ -25,7 +25,8 @@ What a step printed **depends on the future** when the two worlds part:
 Such a step is an ``audit.future_content`` hit (high), whatever the command was: ``tail +2``,
 ``LC_ALL=C grep``, a ``bin/grep`` the agent wrote, ``xargs`` of a listing, ``rev``, a count.
 A step whose replay did not reproduce what it printed, timed out or failed to start is not
-judged here (the rules judge it). The replay only adds findings; it clears none.
+judged here (the rules judge it); a trajectory not replayed whole (past :data:`MAX_STEPS`, the
+checkout's replay time spent, a step unfinished) gets a ``warn`` finding that says so. The replay only adds findings; it clears none.
 
 The sandbox: new user, PID, network (none), IPC, UTS and cgroup namespaces, no capabilities, a
 clean environment (``PATH``, ``HOME``, ``LANG=C.UTF-8``, ``TZ=UTC``), the system read-only, a
@@ -1126,30 +1127,58 @@ def _not_in(lines: Sequence[str], other: Sequence[str]) -> list[str]:
     return out
 
 
+#: the rule of a trajectory's finding when the replay could not run it whole
+NOT_WHOLE = "not replayed whole"
+
+
+def _not_whole(why: str, command: str) -> Hit:
+    """A trajectory the replay could not judge whole (too many steps, the checkout's replay
+    time spent, a step that did not finish): ``audit.unreadable`` at ``warn`` — no leak is
+    claimed (an honest long trajectory is not flagged), but its verdict says that part of it
+    was judged by the rules only."""
+    return Hit(
+        "audit.unreadable",
+        "warn",
+        f"{NOT_WHOLE}: {why}; the rest is judged by the rules only",
+        command[:300],
+    )
+
+
 def replay_hits(traj: Trajectory, ancestry: Any) -> list[Hit]:
     """The steps of ``traj`` whose output, re-run as bash ran it over the checkout, depends on
-    lines only the future holds (module doc); [] when there is nothing to replay."""
+    lines only the future holds (module doc), and a :func:`_not_whole` finding when it could
+    not be replayed whole; [] when there is nothing to replay."""
     commands = [step.command or ":" for step in traj.steps[:MAX_STEPS]]
     if not commands or not any(step.command for step in traj.steps):
         return []
     worlds = worlds_for(ancestry)
     if worlds is None:
         return []
+    hits = []
+    past = next((s for s in traj.steps[MAX_STEPS:] if s.command), None)
+    if past is not None:
+        why = f"{len(traj.steps):,} steps, only the first {MAX_STEPS:,} are replayed"
+        hits.append(_not_whole(why, past.command))
     key = tuple(commands)
     if key not in worlds.runs:  # the same steps audited again (recorded, then as a history)
         if worlds.spent > BUDGET_SECONDS:
-            return []  # this checkout's replays took their time: the rules judge the rest
+            # this checkout's replays took their time: the rules judge the rest
+            first = next(s.command for s in traj.steps if s.command)
+            why = f"this checkout's {BUDGET_SECONDS:.0f} s of replay were spent before it"
+            return [*hits, _not_whole(why, first)]
         started = time.monotonic()
         worlds.runs[key] = _run_worlds(worlds, commands)
         worlds.spent += time.monotonic() - started
         while len(worlds.runs) > 4:
             worlds.runs.pop(next(iter(worlds.runs)))
     real, again, neutral = worlds.runs[key]
-    hits = []
     index = ancestry.index()
+    unfinished = None
     for k, step in enumerate(traj.steps[:MAX_STEPS]):
         if not step.command:
             continue
+        if unfinished is None and None in (real[k], again[k], neutral[k]):
+            unfinished = k
         parted = _judge(step.output, real[k], again[k], neutral[k], worlds.sizes)
         mine = "\n".join([traj.prompt or "", *commands[: k + 1]])
         line = _shown(parted, index, mine) if parted else None
@@ -1164,4 +1193,7 @@ def replay_hits(traj: Trajectory, ancestry: Any) -> list[Hit]:
                     output=line[:300],
                 )
             )
+    if unfinished is not None:
+        why = f"step {unfinished + 1} did not finish in the replay's {RUN_SECONDS:.0f} s"
+        hits.append(_not_whole(why, commands[unfinished]))
     return hits
