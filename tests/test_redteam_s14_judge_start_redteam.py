@@ -1,0 +1,300 @@
+"""Red team of session 14's fixes to the judge's start (issue 29): 2094de1 (the judge's copy of the
+candidate is noted — path, device, inode — and not searched or pruned again; more than
+``MAX_PRUNED`` repositories elsewhere refuse the judge), e535b3e (an untraced phase's copies
+removed when its box is over) and 947e2b1 (a read-only folder searched to 2,000,000 entries, a
+cut refusing the phase), red-teamed by a helper who wrote none of them.
+
+The attacker is the candidate: its code in the train phase writes the candidate folder the judge
+later copies and the train phase's own ``evidence/train`` (both in the run directory); its code
+in the judge reads what the judge's box holds. The future is ``FUTURE_SECRET_42``
+(``test_task_prune._task``). The first line is on (the default) in every attack; each asserts
+it ran (a control). A win is ``xfail(strict=False)`` asserting the safe outcome, its reason the
+mechanism; a stopped attack passes, its docstring saying by what. Results against c037515 (HEAD when run):
+
+- J1, the cap refuses the judge on what the train phase wrote (WON: honest work CHANGED, and a
+  lever of the candidate's): the judge reads the run directory (``paths.root``), which holds
+  ``evidence/train`` — the train phase's own read-write folder. 33 repositories there (a
+  vendored checkout per dependency kept as a train output) make ``before_untraced`` raise
+  ``PruneError`` (``refuse_over_cap``, new with 2094de1); before it the 33rd was hidden and the
+  judge ran. The run fails as evotree's own error (``SandboxUnavailable``; ``local.
+  _record_exception``: "not the candidate: not charged") — no score, at the candidate's will.
+- J2, the read-only cut refuses the judge on what the train phase wrote (WON, same lever, new
+  with 947e2b1): a folder 70 deep in ``evidence/train`` (``mkdir -p``: no flood needed) cuts
+  the judge's search of the run directory at ``MAX_DEPTH``, and a cut in a read-only folder
+  refuses the phase (``ReadPathCut``, "the run cannot be guarded"). The same folder in the
+  candidate folder is not searched (masked; the copy is noted).
+- J3, a stale note and a reused inode (WON at the unit level; a lead in practice):
+  ``_PRUNED_COPIES`` forgets a removed copy only at the next ``note_pruned_copy``, and ext4
+  gives a folder made at the removed copy's path the same inode: ``_noted_copies`` takes the new
+  folder for the noted copy, and its task repository is bound whole (``git log --all`` reads
+  the future). Every path evotree notes today is a fresh ``mkdtemp`` (or a finalize run's
+  candidate folder, never a judge's read path), so no run reaches it now.
+- J4, a store whose packs are not named ``pack-*`` (WON; next to the documented limit "a pack
+  copied to another name in another folder"): git reads every ``objects/pack/*.idx`` whatever
+  its name, but ``is_object_store`` wants ``pack-*.pack``/``.idx`` (or a loose object): a
+  folder ``mirror/objects/pack/x.{pack,idx}`` with no ``HEAD`` is no git directory to the
+  guard — bound whole into the traced train box, copied whole to the judge (``note_pruned_copy``
+  then vouches for the copy), where git with an alternate naming it reads the future.
+- J5, another folder renamed over a noted copy (stopped): the note holds device and inode
+  (``lstat``), so the folder at the path is searched and its repository pruned. Not tried, why:
+  a repository planted in the copy after the note, or a link put at its path — nothing of the
+  candidate's runs between the copy and the judge's start (the train phase's processes are
+  dead, the copy is outside the run directory), and the judge's box binds it read-only.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+from test_redteam_fixes29_redteam import _store_text
+from test_redteam_judge_copy_redteam import _box, _copy, _judge_spec, _log_all
+from test_task_prune import SECRET, _commit, _git, _task
+
+from evotree.harness import git_guard, git_prune, sandbox
+from evotree.harness.sandbox_spec import SandboxSpec
+from test_redteam_trace_deputy import seccomp as seccomp  # noqa: F401 - the fixture
+
+
+@pytest.fixture(autouse=True)
+def _first_line_on(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """The first line on (the default); a private prune cache and a private folder of untraced
+    copies (the host's are left alone)."""
+    monkeypatch.delenv(git_prune.ENV_TASK_REPOS, raising=False)
+    monkeypatch.delenv(git_guard.ENV_NO_REPOS, raising=False)
+    cache = tmp_path / "prune-cache"
+    cache.mkdir(mode=0o700)
+    monkeypatch.setattr(git_prune, "_cache_root", lambda: cache)
+    untraced = tmp_path / "untraced-copies"
+    untraced.mkdir(mode=0o700)
+    monkeypatch.setattr(git_guard, "_untraced_root", lambda: untraced)
+
+
+def _release(binds: list[tuple[str, Path, Path]]) -> None:
+    git_guard.release_untraced([str(src) for _, src, _ in binds])
+
+
+def _judge_start(root: Path, copy: Path) -> list[tuple[str, Path, Path]]:
+    """The judge's start as ``phases._judge`` makes it: its box's task repositories, through
+    ``sandbox._guard_task_repositories`` (``SandboxUnavailable`` where it refuses)."""
+    return sandbox._guard_task_repositories(_judge_spec(root, copy))
+
+
+# ---------------------------------------------- J1/J2: the train phase's evidence refuses the judge
+
+
+def _vendored(folder: Path, count: int) -> None:
+    """``count`` small repositories (a vendored checkout per dependency)."""
+    for i in range(count):
+        repo = folder / f"dep{i:02d}"
+        repo.mkdir(parents=True)
+        _git(repo, "init", "-q", "-b", "main")
+        _commit(repo, "lib.py", f"v = {i}\n", f"dep {i}")
+
+
+def _run_dir(tmp_path: Path) -> tuple[Path, Path]:
+    """A run directory after an honest train phase (its candidate holds the task), and the
+    judge's copy of the candidate."""
+    root = tmp_path / "run"
+    _task(root / "candidate" / "task")
+    (root / "evidence" / "train").mkdir(parents=True)
+    copy, refused = _copy(root / "candidate", tmp_path)
+    assert not refused and (copy / "task" / "a.txt").read_text() == "base\n"  # control
+    return root, copy
+
+
+@pytest.mark.heavy
+@pytest.mark.xfail(
+    strict=False,
+    reason="J1: the judge reads the run directory, which holds evidence/train (the train "
+    "phase's read-write folder); 33 repositories there make before_untraced raise PruneError "
+    "(refuse_over_cap, 2094de1): SandboxUnavailable, the run failed as evotree's own error "
+    "(not charged, no score); before it the 33rd was hidden and the judge ran",
+)
+def test_j1_repositories_the_train_phase_kept_do_not_refuse_the_judge(tmp_path: Path) -> None:
+    root, copy = _run_dir(tmp_path)
+    kept = root / "evidence" / "train" / "vendor"
+    _vendored(kept, git_guard.MAX_PRUNED)
+    binds = _judge_start(root, copy)  # control: 32 kept, the judge starts
+    try:
+        assert len([d for _, _, d in binds if d.name == ".git" and kept in d.parents]) == 32
+    finally:
+        _release(binds)
+    _vendored(kept / "more", 1)  # the 33rd
+    try:
+        binds = _judge_start(root, copy)
+    except sandbox.SandboxUnavailable as exc:
+        assert "task repositories" in str(exc)  # the refusal is the cap's
+        pytest.fail(f"the judge refused: {exc}")
+    _release(binds)
+
+
+@pytest.mark.xfail(
+    strict=False,
+    reason="J2: a folder 70 deep that the train phase made in evidence/train (mkdir -p) cuts "
+    "the judge's search of the run directory at MAX_DEPTH, and a cut in a read-only folder "
+    "refuses the phase (ReadPathCut, 947e2b1): SandboxUnavailable, not charged, no score",
+)
+def test_j2_a_deep_folder_the_train_phase_kept_does_not_refuse_the_judge(tmp_path: Path) -> None:
+    root, copy = _run_dir(tmp_path)
+    deep = root / "candidate" / "/".join(["d"] * 70)
+    deep.mkdir(parents=True)  # control: in the candidate folder (masked, its copy noted)
+    copy2 = tmp_path / "judge-candidate-2"
+    copy2.mkdir()
+    from evotree.harness.sandbox_copy import copy_regular_files
+
+    copy_regular_files(root / "candidate", copy2, max_files=100_000, max_bytes=1 << 30)
+    _release(_judge_start(root, copy2))  # the judge starts
+    (root / "evidence" / "train" / "/".join(["d"] * 70)).mkdir(parents=True)
+    try:
+        binds = _judge_start(root, copy2)
+    except sandbox.SandboxUnavailable as exc:
+        assert "could not be searched whole" in str(exc)  # the refusal is the cut's
+        pytest.fail(f"the judge refused: {exc}")
+    _release(binds)
+
+
+# ------------------------------------------------------ J3: a stale note and a reused inode
+
+
+@pytest.mark.xfail(
+    strict=False,
+    reason="J3: _PRUNED_COPIES forgets a removed copy only at the next note_pruned_copy, and "
+    "ext4 gives a folder made at its path the same inode: _noted_copies takes the new folder "
+    "for the noted copy, so its task repository is bound whole (git log --all: the future); "
+    "no path evotree notes is made again today (a lead)",
+)
+def test_j3_a_folder_made_where_a_noted_copy_was_is_searched(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(git_guard, "_PRUNED_COPIES", {})
+    path = tmp_path / "judge-candidate-x"
+    path.mkdir()
+    git_guard.note_pruned_copy(path)
+    before = os.lstat(path).st_ino
+    shutil.rmtree(path)
+    path.mkdir()
+    if os.lstat(path).st_ino != before:
+        pytest.skip("this file system did not reuse the inode")
+    _task(path / "task")
+    stale = dict(git_guard._PRUNED_COPIES)
+    monkeypatch.setattr(git_guard, "_PRUNED_COPIES", {})
+    binds = git_guard.before_untraced([], [path], [])  # control: with no note, bound pruned
+    try:
+        assert [d for _, _, d in binds if d == path / "task" / ".git"], binds
+    finally:
+        _release(binds)
+    monkeypatch.setattr(git_guard, "_PRUNED_COPIES", stale)
+    binds = git_guard.before_untraced([], [path], [])
+    try:
+        bound = [d for _, _, d in binds if d == path / "task" / ".git"]
+        assert bound, f"the task repository is bound as it is: {binds}"
+    finally:
+        _release(binds)
+
+
+# ------------------------------------------------- J4: a store whose packs are not pack-*
+
+
+def _renamed_store(folder: Path, task: Path) -> Path:
+    """``folder/objects/pack/x.{pack,idx}``: every object of ``task`` in one pack not named
+    ``pack-*`` (no ``HEAD``, no references: no git directory to git either, a store)."""
+    _git(task, "repack", "-a", "-d", "-q")
+    pack = folder / "objects" / "pack"
+    pack.mkdir(parents=True)
+    for src in (task / ".git" / "objects" / "pack").glob("pack-*"):
+        if src.suffix in (".pack", ".idx"):
+            shutil.copyfile(src, pack / f"x{src.suffix}")
+    return folder / "objects"
+
+
+@pytest.mark.xfail(
+    strict=False,
+    reason="J4: git reads every objects/pack/*.idx whatever its name, is_object_store wants "
+    "pack-*.pack/.idx: a store of x.pack/x.idx (no HEAD) is no git directory to the guard - "
+    "copied whole to the judge (and noted), where git with an alternate naming it reads the "
+    "future",
+)
+def test_j4_a_store_whose_packs_are_renamed_does_not_reach_the_judge_whole(
+    tmp_path: Path,
+) -> None:
+    work = tmp_path / "image"
+    _task(work / "task")
+    objects = _renamed_store(work / "candidate" / "mirror", work / "task")
+    assert SECRET in _store_text(objects, tmp_path)  # control: git reads the renamed store
+    assert not git_guard.is_git_dir(objects) and not git_guard.is_git_dir(objects.parent)
+    root = tmp_path / "run"
+    (root / "candidate").mkdir(parents=True)
+    shutil.copytree(work / "candidate", root / "candidate", dirs_exist_ok=True)
+    copy, refused = _copy(root / "candidate", tmp_path)
+    assert (copy / "mirror" / "objects" / "pack").is_dir() or refused  # control: the copy ran
+    carried = copy / "mirror" / "objects"
+    assert not carried.exists() or SECRET not in _store_text(carried, tmp_path)
+
+
+@pytest.mark.heavy
+@pytest.mark.xfail(
+    strict=False,
+    reason="J4 (train box): the image's store of x.pack/x.idx is no task repository to "
+    "find_git_dirs, so it is bound whole into the traced train box: git there, with a fresh "
+    "repository naming it as an alternate, reads the future",
+)
+def test_j4_a_store_whose_packs_are_renamed_is_not_bound_whole_in_the_train_box(
+    tmp_path: Path, seccomp: None
+) -> None:
+    work = tmp_path / "run" / "candidate"
+    _task(work / "task")
+    objects = _renamed_store(work / "mirror", work / "task")
+    reader = "/tmp/reader"
+    script = (
+        "import subprocess\n"
+        f"subprocess.run(['git', 'init', '-q', '--bare', '{reader}'], check=True)\n"
+        f"open('{reader}/objects/info/alternates', 'w').write('{objects}\\n')\n"
+        "out = subprocess.run(['git', '--git-dir', '"
+        + reader
+        + "', 'cat-file', '--batch-all-objects', '--batch'], capture_output=True)\n"
+        "print('rc', out.returncode, out.stdout.decode('utf-8', 'replace')[-4000:])\n"
+    )
+    spec = SandboxSpec(
+        cwd=work, read_only=(tmp_path / "run",), read_write=(work,), trace=tmp_path / "raw.trace"
+    )
+    proc = _box(spec, script)
+    try:
+        assert "rc 0" in proc.stdout, proc  # control: git ran in the box
+        control = _box(spec, _log_all(work / "task" / ".git"))
+        assert "base" in control.stdout and SECRET not in control.stdout  # the task: pruned
+        assert SECRET not in proc.stdout
+    finally:
+        from evotree.harness.sandbox import finish_trace
+
+        (tmp_path / "ev").mkdir()
+        finish_trace(spec, tmp_path / "ev")
+
+
+# ---------------------------------------------- J5: a noted copy swapped (stopped)
+
+
+def test_j5_another_folder_renamed_over_a_noted_copy_is_searched(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Stopped: the note holds the copy's device and inode (read with ``lstat``): another
+    folder renamed over the noted path (both existed at once: its inode differs) is searched,
+    its task repository bound pruned."""
+    monkeypatch.setattr(git_guard, "_PRUNED_COPIES", {})
+    copy = tmp_path / "judge-candidate-x"
+    copy.mkdir()
+    git_guard.note_pruned_copy(copy)
+    assert git_guard._noted_copies([copy]) == [copy]  # control: the note holds
+    other = tmp_path / "other"
+    _task(other / "task")
+    copy.rmdir()
+    os.rename(other, copy)
+    binds = git_guard.before_untraced([], [copy], [])
+    try:
+        gits = [(s, d) for _, s, d in binds if d == copy / "task" / ".git"]
+        assert gits, binds
+        assert SECRET not in _store_text(gits[0][0] / "objects", tmp_path)
+    finally:
+        _release(binds)
