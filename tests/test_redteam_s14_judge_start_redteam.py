@@ -23,6 +23,11 @@ mechanism; a stopped attack passes, its docstring saying by what. Results agains
   the judge's search of the run directory at ``MAX_DEPTH``, and a cut in a read-only folder
   refuses the phase (``ReadPathCut``, "the run cannot be guarded"). The same folder in the
   candidate folder is not searched (masked; the copy is noted).
+- J6, the shared cache (WON, new with 947e2b1): the prepare phase writes the workspace's
+  cache, which every later run's train phase reads; a folder 70 deep left there cuts that
+  search and ``ReadPathCut`` refuses every later run's train phase (evotree's own failure, not
+  charged) until the operator names the cache in ``EVOTREE_READ_PATHS_WITHOUT_REPOS`` (the
+  message says so; with it the phase starts — a control).
 - J3, a stale note and a reused inode (WON at the unit level; a lead in practice):
   ``_PRUNED_COPIES`` forgets a removed copy only at the next ``note_pruned_copy``, and ext4
   gives a folder made at the removed copy's path the same inode: ``_noted_copies`` takes the new
@@ -154,6 +159,47 @@ def test_j2_a_deep_folder_the_train_phase_kept_does_not_refuse_the_judge(tmp_pat
         assert "could not be searched whole" in str(exc)  # the refusal is the cut's
         pytest.fail(f"the judge refused: {exc}")
     _release(binds)
+
+
+# ------------------------------------------ J6: the shared cache refuses every later train phase
+
+
+@pytest.mark.xfail(
+    strict=False,
+    reason="J6: the prepare phase writes the workspace's shared cache, which every later run's "
+    "train phase reads; a folder 70 deep left there cuts that read-only search at MAX_DEPTH "
+    "and ReadPathCut (947e2b1) refuses the train phase of every later run (SandboxUnavailable: "
+    "evotree's own failure, not charged) until the operator names the cache in "
+    "EVOTREE_READ_PATHS_WITHOUT_REPOS",
+)
+def test_j6_a_deep_folder_a_prepare_phase_left_in_the_cache_does_not_refuse_later_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cache = tmp_path / "ws" / "cache"
+    cache.mkdir(parents=True)
+    root = tmp_path / "run2"  # a later run, another candidate
+    _task(root / "candidate" / "task")
+    (root / "evidence" / "train").mkdir(parents=True)
+    spec = SandboxSpec(
+        cwd=root / "candidate",
+        read_only=(root, cache),
+        read_write=(root / "candidate", root / "evidence" / "train"),
+        trace=tmp_path / "raw.trace",
+    )
+    sandbox._guard_task_repositories(spec)  # control: the train phase starts
+    git_prune.remove_copies(spec.trace)
+    (cache / "/".join(["d"] * 70)).mkdir(parents=True)  # what a prepare phase left
+    monkeypatch.setenv(git_guard.ENV_NO_REPOS, str(cache))
+    sandbox._guard_task_repositories(spec)  # control: the operator's way out works
+    git_prune.remove_copies(spec.trace)
+    monkeypatch.delenv(git_guard.ENV_NO_REPOS)
+    try:
+        sandbox._guard_task_repositories(spec)
+    except sandbox.SandboxUnavailable as exc:
+        assert "could not be searched whole" in str(exc)  # the refusal is the cut's
+        pytest.fail(f"the later run's train phase refused: {exc}")
+    finally:
+        git_prune.remove_copies(spec.trace)
 
 
 # ------------------------------------------------------ J3: a stale note and a reused inode
