@@ -499,19 +499,26 @@ def _gzip_like(original: bytes, inner: bytes) -> bytes:
     trailer = struct.pack("<II", zlib.crc32(inner), len(inner) & 0xFFFFFFFF)
     levels = {2: [9, 8, 7], 4: [1, 2, 3]}.get(original[8], [6, 5, 4, 7, 8, 9, 3, 2, 1])
     levels += [k for k in range(1, 10) if k not in levels]
-    if len(inner) > 8 << 20:
-        levels = levels[:1]
+    tries = [
+        (level, mem, strategy)
+        for level in levels
+        for mem in (8, 9)
+        for strategy in (zlib.Z_DEFAULT_STRATEGY, zlib.Z_FILTERED)
+    ]
     best = b""
-    for level in levels:
-        for mem in (8, 9):
-            for strategy in (zlib.Z_DEFAULT_STRATEGY, zlib.Z_FILTERED):
-                packer = zlib.compressobj(level, zlib.DEFLATED, -15, mem, strategy)
-                body = packer.compress(inner) + packer.flush()
-                if len(head) + len(body) + 8 == len(original):
-                    return head + body + trailer
-                if not best or len(body) < len(best):
-                    best = body
+    for level, mem, strategy in tries[: max(1, _GZIP_TRY_BYTES // max(1, len(inner)))]:
+        packer = zlib.compressobj(level, zlib.DEFLATED, -15, mem, strategy)
+        body = packer.compress(inner) + packer.flush()
+        if len(head) + len(body) + 8 == len(original):
+            return head + body + trailer
+        if not best or len(body) < len(best):
+            best = body
     return head + best + trailer
+
+
+#: at most this many bytes are compressed in all to find a rotated gzip's size (a big one: the
+#: original's level only)
+_GZIP_TRY_BYTES = 32 << 20
 
 
 def _gzip_header(data: bytes) -> bytes | None:
