@@ -314,6 +314,17 @@ def test_the_agents_checkout_path_is_where_the_copy_is(tolls: Repo) -> None:
     assert real[2] == "root:"  # /etc is the system's, not covered
     real, _, _ = replay._run_worlds(worlds, ["cd / && ls -d etc usr", "cd /etc; ls passwd"])
     assert real == ["etc\nusr\n", "passwd\n"]
+    swe = "<uploaded_files>\n/testbed\n</uploaded_files>\nI've uploaded a python code "
+    swe += "repository in the directory /testbed. Consider the following issue:"
+    assert where(worlds, ["ls"], swe) == "/testbed"
+    assert where(worlds, ["cd /workspace"], swe) == "/workspace"  # the steps' cd first
+    assert where(worlds, ["ls"], swe.replace("/testbed", "/etc")) is None
+    read = f"rev /testbed/{COPY}"
+    prompt_only = Trajectory("t", "shell", [Step(read)], prompt=swe)
+    audit = audit_trajectories(
+        [prompt_only], hidden_paths=HIDDEN, repo=tolls["root"], base=str(tolls["base"])
+    )
+    assert any(RULE in h.rule for h in audit.verdicts[0].hits)  # read at the prompt's path
 
 
 def test_a_step_that_ends_the_shell_ends_only_itself(tolls: Repo) -> None:

@@ -739,40 +739,57 @@ def _inside(path: str, folder: str) -> bool:
     return path == folder or path.startswith(folder.rstrip("/") + "/")
 
 
-def _agent_root(worlds: ReplayWorlds, commands: Sequence[str]) -> str | None:
+def _agent_root(
+    worlds: ReplayWorlds, commands: Sequence[str], prompt: str | None = None
+) -> str | None:
     """Where the agent's checkout was, when its steps name another path than the auditor's
     (SWE-bench's ``/testbed``, a container's ``/repo``): the first ``cd`` to an absolute path
-    of the steps, cut to the shortest prefix under which the rest is a folder of the checkout
-    (``cd /testbed/src`` → ``/testbed``). A path that would cover the system (``/``, ``/usr``,
-    ``/etc``, ``/proc``, ``/tmp`` itself, one above them, anything with ``..`` or not
-    absolute) is passed over. None: no other such ``cd``, or the first names the auditor's own
-    checkout (or a path above or inside it): the copy stays only at the auditor's path. The trajectory's author controls this path: it only moves the
-    copy inside the sandbox's own mount namespace, never over what the sandbox binds."""
+    of the steps, else the folder the task's prompt says the repository was uploaded to
+    (SWE-bench's ``<uploaded_files>``), cut to the shortest prefix under which the rest is a
+    folder of the checkout (``cd /testbed/src`` → ``/testbed``). A path that would cover the
+    system (``/``, ``/usr``, ``/etc``, ``/proc``, ``/tmp`` itself, one above them, anything
+    with ``..`` or not absolute) is passed over. None: no other such path, or the first names
+    the auditor's own checkout (or a path above or inside it): the copy stays only at the
+    auditor's path. The trajectory's author controls this path: it only moves the copy inside
+    the sandbox's own mount namespace, never over what the sandbox binds."""
+    named = [m.group(2) for command in commands for m in _CD_ABS.finditer(command)]
+    named += [m.group(1) or m.group(2) for m in _UPLOADED.finditer(prompt or "")]
+    for path in named:
+        verdict = _checkout_at(worlds, path)
+        if verdict is not None:
+            return verdict or None
+    return None
+
+
+#: SWE-bench's prompt: where the repository was uploaded
+_UPLOADED = re.compile(
+    r"<uploaded_files>\s*(/[^\s<>]+?)/?\s*</uploaded_files>"
+    r"|\buploaded an? [\w -]{0,40}?repository in the directory (/[^\s<>'\"`]+?)/?[.,]?(?:\s|$)"
+)
+
+
+def _checkout_at(worlds: ReplayWorlds, named: str) -> str | None:
+    """The checkout's path ``named`` (a ``cd``'s, the prompt's) points to; "" when it is the
+    auditor's own checkout (the copy stays there); None when it is passed over."""
     import posixpath
 
-    for command in commands:
-        match = _CD_ABS.search(command)
-        if match is None:
-            continue
-        named = match.group(2)
-        parts = [p for p in named.split("/") if p]
-        if not parts or any(p in (".", "..") for p in parts):
-            continue  # ``/`` or a path with ``..``: never bound over
-        for k in range(1, len(parts) + 1):
-            rest = parts[k:]
-            here = worlds.real.joinpath(*rest) if rest else worlds.real
-            if not rest or (here.is_dir() and not _linked_on_the_way(worlds.real, here / "x")):
-                break
-        path = posixpath.join("/", *parts[:k])
-        root = str(worlds.root)
-        if _inside(path, root) or _inside(root, path):
-            return None  # the auditor's own checkout
-        if any(_inside(path, s) or _inside(s, path) for s in _SYSTEM_PATHS):
-            continue  # the system's: the step runs there as it is
-        if path in _TMPFS_PATHS or any(_inside(t, path) for t in _TMPFS_PATHS):
-            continue
-        return path
-    return None
+    parts = [p for p in named.split("/") if p]
+    if not parts or any(p in (".", "..") for p in parts):
+        return None  # ``/`` or a path with ``..``: never bound over
+    for k in range(1, len(parts) + 1):
+        rest = parts[k:]
+        here = worlds.real.joinpath(*rest) if rest else worlds.real
+        if not rest or (here.is_dir() and not _linked_on_the_way(worlds.real, here / "x")):
+            break
+    path = posixpath.join("/", *parts[:k])
+    root = str(worlds.root)
+    if _inside(path, root) or _inside(root, path):
+        return ""  # the auditor's own checkout
+    if any(_inside(path, s) or _inside(s, path) for s in _SYSTEM_PATHS):
+        return None  # the system's: the step runs there as it is
+    if path in _TMPFS_PATHS or any(_inside(t, path) for t in _TMPFS_PATHS):
+        return None
+    return path
 
 
 def _sandbox_argv(
@@ -910,13 +927,16 @@ def _steps(count: int) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _run_worlds(worlds: ReplayWorlds, commands: Sequence[str]) -> tuple[list[str | None], ...]:
+def _run_worlds(
+    worlds: ReplayWorlds, commands: Sequence[str], prompt: str | None = None
+) -> tuple[list[str | None], ...]:
     """What each step printed in three runs started together, each over a fresh copy: the
-    checkout twice, the rotated copy once (None: the step never finished)."""
+    checkout twice, the rotated copy once (None: the step never finished); the copy where the
+    steps or the task's ``prompt`` say the agent's checkout was (:func:`_agent_root`)."""
     tmp = tempfile.mkdtemp(prefix="evotree-replay-run-")
     try:
         procs = []
-        where = _agent_root(worlds, commands)
+        where = _agent_root(worlds, commands, prompt)
         for k, source in enumerate((worlds.real, worlds.real, worlds.neutral)):
             folder = Path(tmp) / str(k)
             procs.append(_start(worlds, source, folder, commands, where))
@@ -1166,7 +1186,7 @@ def replay_hits(traj: Trajectory, ancestry: Any) -> list[Hit]:
     if past is not None:
         why = f"{len(traj.steps):,} steps, only the first {MAX_STEPS:,} are replayed"
         hits.append(_not_whole(why, past.command))
-    key = tuple(commands)
+    key = (_agent_root(worlds, commands, traj.prompt) or "", *commands)
     if key not in worlds.runs:  # the same steps audited again (recorded, then as a history)
         if worlds.spent > BUDGET_SECONDS:
             # this checkout's replays took their time: the rules judge the rest
@@ -1174,7 +1194,7 @@ def replay_hits(traj: Trajectory, ancestry: Any) -> list[Hit]:
             why = f"this checkout's {BUDGET_SECONDS:.0f} s of replay were spent before it"
             return [*hits, _not_whole(why, first)]
         started = time.monotonic()
-        worlds.runs[key] = _run_worlds(worlds, commands)
+        worlds.runs[key] = _run_worlds(worlds, commands, traj.prompt)
         worlds.spent += time.monotonic() - started
         while len(worlds.runs) > 4:
             worlds.runs.pop(next(iter(worlds.runs)))
