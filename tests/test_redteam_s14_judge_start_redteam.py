@@ -28,6 +28,12 @@ mechanism; a stopped attack passes, its docstring saying by what. Results agains
   search and ``ReadPathCut`` refuses every later run's train phase (evotree's own failure, not
   charged) until the operator names the cache in ``EVOTREE_READ_PATHS_WITHOUT_REPOS`` (the
   message says so; with it the phase starts — a control).
+- J7, host git at the judge's start (WON; the earlier red team's lead, still open after
+  2094de1 for what is not the copy): the repositories the train phase left in
+  ``evidence/train`` are pruned by host git with no deadline in all (``before_phase`` calls
+  ``prune_copy`` without one: 600 s a git call, five calls a repository here), while the
+  copy's pruning has ``PRUNE_SECONDS`` in all: up to 32 x 5 x 600 s of host time before
+  the judge's timeout starts.
 - J3, a stale note and a reused inode (WON at the unit level; a lead in practice):
   ``_PRUNED_COPIES`` forgets a removed copy only at the next ``note_pruned_copy``, and ext4
   gives a folder made at the removed copy's path the same inode: ``_noted_copies`` takes the new
@@ -200,6 +206,39 @@ def test_j6_a_deep_folder_a_prepare_phase_left_in_the_cache_does_not_refuse_late
         pytest.fail(f"the later run's train phase refused: {exc}")
     finally:
         git_prune.remove_copies(spec.trace)
+
+
+# --------------------------------- J7: host git at the judge's start has no deadline in all
+
+
+@pytest.mark.xfail(
+    strict=False,
+    reason="J7: the judge's start prunes the repositories the train phase left in the run "
+    "directory (evidence/train, up to MAX_PRUNED = 32) with host git and no deadline in all "
+    "(before_phase calls prune_copy without one: _DEADLINE unset, 600 s a git call), while "
+    "the copy's pruning has PRUNE_SECONDS in all: host time before the judge is bounded only "
+    "by 32 repositories x their git calls x 600 s",
+)
+def test_j7_host_git_at_the_judges_start_has_a_deadline(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root, copy = _run_dir(tmp_path)
+    _vendored(root / "evidence" / "train" / "vendor", 2)
+    seen: list[float | None] = []
+    real = git_prune._git
+
+    def spy(*args: object, **kwargs: object) -> tuple[int, bytes, str]:
+        seen.append(git_prune._DEADLINE.get())
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(git_prune, "_git", spy)
+    binds = _judge_start(root, copy)
+    _release(binds)
+    assert seen, "control: host git pruned the train phase's repositories"
+    per_repo = len(seen) // 2
+    assert all(d is not None for d in seen), (
+        f"{len(seen)} host git calls ({per_repo} a repository), none with a deadline in all"
+    )
 
 
 # ------------------------------------------------------ J3: a stale note and a reused inode
