@@ -23,6 +23,12 @@ mechanism; a stopped attack passes, its docstring saying by what. Results agains
   the judge's search of the run directory at ``MAX_DEPTH``, and a cut in a read-only folder
   refuses the phase (``ReadPathCut``, "the run cannot be guarded"). The same folder in the
   candidate folder is not searched (masked; the copy is noted).
+- J8, an honest task's own tests (WON: honest work CHANGED): the judge's tree (the task's
+  hidden tests, ``provide_judge``) is a read-only root of the judge; a task whose tests ship
+  33 fixture repositories (a git library's: libgit2 tracks about a hundred under
+  ``tests/resources/*/.gitted``, dulwich and GitPython theirs) refuses every judge
+  phase (``refuse_over_cap``), and the way out the message names (fewer read paths) is not
+  the operator's to take. Before 2094de1 the 33rd was hidden (empty).
 - J6, the shared cache (WON, new with 947e2b1): the prepare phase writes the workspace's
   cache, which every later run's train phase reads; a folder 70 deep left there cuts that
   search and ``ReadPathCut`` refuses every later run's train phase (evotree's own failure, not
@@ -163,6 +169,31 @@ def test_j2_a_deep_folder_the_train_phase_kept_does_not_refuse_the_judge(tmp_pat
         binds = _judge_start(root, copy2)
     except sandbox.SandboxUnavailable as exc:
         assert "could not be searched whole" in str(exc)  # the refusal is the cut's
+        pytest.fail(f"the judge refused: {exc}")
+    _release(binds)
+
+
+@pytest.mark.heavy
+@pytest.mark.xfail(
+    strict=False,
+    reason="J8: the judge's own tree (provide_judge: the task's hidden tests) is a read-only "
+    "root of the judge; a task whose tests ship 33 fixture repositories (a git library's "
+    "tests/fixtures/*.git) makes every judge phase raise PruneError (refuse_over_cap, "
+    "2094de1): every run fails as evotree's own error, and the way out the message names "
+    "(fewer read paths) is not the operator's to take",
+)
+def test_j8_a_task_whose_tests_ship_fixture_repositories_is_still_judged(tmp_path: Path) -> None:
+    root, copy = _run_dir(tmp_path)
+    fresh = root.parent / "judge-fresh"  # the judge's tree, as _judge_spec names it
+    fixtures = fresh / "tests" / "fixtures"
+    _vendored(fixtures / "work", 1)
+    for i in range(git_guard.MAX_PRUNED + 1):
+        _git(fixtures, "clone", "-q", "--bare", "work/dep00", f"f{i:02d}.git")
+    shutil.rmtree(fixtures / "work")
+    try:
+        binds = _judge_start(root, copy)
+    except sandbox.SandboxUnavailable as exc:
+        assert "33 task repositories" in str(exc)  # the refusal is the cap's
         pytest.fail(f"the judge refused: {exc}")
     _release(binds)
 
