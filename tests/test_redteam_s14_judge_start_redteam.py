@@ -9,7 +9,7 @@ later copies and the train phase's own ``evidence/train`` (both in the run direc
 in the judge reads what the judge's box holds. The future is ``FUTURE_SECRET_42``
 (``test_task_prune._task``). The first line is on (the default) in every attack; each asserts
 it ran (a control). A win is ``xfail(strict=False)`` asserting the safe outcome, its reason the
-mechanism; a stopped attack passes, its docstring saying by what. Results against c037515 (HEAD when run):
+mechanism; a stopped attack passes, its docstring saying by what. Results against 3d1b37e (no change to the harness's git guard since 947e2b1):
 
 - J1, the cap refuses the judge on what the train phase wrote (WON: honest work CHANGED, and a
   lever of the candidate's): the judge reads the run directory (``paths.root``), which holds
@@ -51,12 +51,19 @@ mechanism; a stopped attack passes, its docstring saying by what. Results agains
   its name, but ``is_object_store`` wants ``pack-*.pack``/``.idx`` (or a loose object): a
   folder ``mirror/objects/pack/x.{pack,idx}`` with no ``HEAD`` is no git directory to the
   guard — bound whole into the traced train box, copied whole to the judge (``note_pruned_copy``
-  then vouches for the copy), where git with an alternate naming it reads the future.
+  then vouches for the copy), where git with an alternate naming it reads the future. The
+  future comes with the image, as R1's mirror did (the train phase reads it whole and may
+  carry it on); not new with 2094de1 — the recogniser's gap, which the note now trusts.
 - J5, another folder renamed over a noted copy (stopped): the note holds device and inode
   (``lstat``), so the folder at the path is searched and its repository pruned. Not tried, why:
   a repository planted in the copy after the note, or a link put at its path — nothing of the
   candidate's runs between the copy and the judge's start (the train phase's processes are
   dead, the copy is outside the run directory), and the judge's box binds it read-only.
+- Leads, not tested (why): ``phases.run_phase`` hands the box's argv to ``release_untraced``
+  only once ``_launch`` has started it — a launch that raises (the run's log files cannot be
+  opened, no process left to fork) leaves that judge's copies to atexit (R7's growth, on an
+  error path; the candidate cannot make it fail); a forked child of evotree keeps the lock
+  files' open descriptions, so a dead parent's copies are not swept while it lives.
 """
 
 from __future__ import annotations

@@ -1,7 +1,9 @@
 """Red team of session 14's fixes to the audit's replay (issue 30): V3 (4aa52ad, a step that
 ends the shell ends only itself: an outer bash restarts an inner one at the next step, the
 folder and exported variables carried) and V6 (ed820ce, the copy goes where the first ``cd`` to
-an absolute path says the agent's checkout was), red-teamed by a helper who wrote neither.
+an absolute path says the agent's checkout was; 249459b: any ``cd`` of a step, else SWE-bench's
+prompt), with 50c791a (a trajectory not replayed whole says so), red-teamed by a helper who
+wrote none of them.
 
 The attacker is the author of a trajectory file (every command and recorded output is theirs);
 the task repository is trusted (``--repo/--base``). The read is the earlier red team's ``find
@@ -10,9 +12,11 @@ it, only the replay does (its control, V0, is that red team's). Each attack asse
 control); a win is ``xfail(strict=False)`` asserting the safe outcome, its reason the
 mechanism; a stopped attack passes, its docstring saying by what. Results against a21c2ae
 (50c791a, landed meanwhile, adds a ``warn`` "not replayed whole" finding where a step did not
-finish: S3, S4, S5/S6 now carry it — said, never flagged high; S1, S2 and S8 carry none):
+finish: S3, S4, S5/S6 now carry it — said, never flagged high; S1, S8 and S11 carry none, and
+S2, S9 and S13 leave no verdict at all):
 
-- S1, V6's path is the first ``cd`` to any absolute path (WON, honest trajectories too): a
+- S1, V6's path is the first ``cd`` to an absolute path that is no system path (WON, honest
+  trajectories too; 249459b reads every ``cd`` but still takes the first that passes): a
   step ``cd /root`` (or ``/srv``, ``/tmp/build``, or SWE-bench's library folder
   ``/opt/miniconda3/envs/testbed/lib/python3.9/site-packages/django``, where honest agents
   read the library's code: none is a system path) before ``cd /testbed && <read>`` puts the
@@ -31,8 +35,9 @@ finish: S3, S4, S5/S6 now carry it — said, never flagged high; S1, S2 and S8 c
   (2,100 parts) makes it raise ``OSError(ENAMETOOLONG)`` — out of ``audit_trajectories``, no
   verdict for the batch.
 - S10, the host's time (WON, new with ed820ce): that search is quadratic in the path's parts
-  and a system path passes to the next step: about a second a step of ``cd /etc`` + 2,000
-  ``/a``, outside ``RUN_SECONDS`` (2,000 steps: half an hour for one trajectory).
+  and a system path passes to the next ``cd``: 0.6 to 0.9 s of the host's time for each
+  ``cd /etc`` + 2,000 ``/a`` here, outside ``RUN_SECONDS`` (2,000 steps: some 20 to 30
+  minutes for one trajectory).
 - S12, the same past the budget (WON, new with 249459b): ``replay_hits`` computes
   ``_agent_root`` for the runs' key before it checks ``BUDGET_SECONDS`` and now tries every
   ``cd`` of every step: a trajectory met after the checkout's replay time is spent still
