@@ -317,7 +317,13 @@ def test_the_agents_checkout_path_is_where_the_copy_is(tolls: Repo) -> None:
     swe = "<uploaded_files>\n/testbed\n</uploaded_files>\nI've uploaded a python code "
     swe += "repository in the directory /testbed. Consider the following issue:"
     assert where(worlds, ["ls"], swe) == "/testbed"
-    assert where(worlds, ["cd /workspace"], swe) == "/workspace"  # the steps' cd first
+    assert where(worlds, ["cd /workspace"], swe) == "/testbed"  # the prompt's first
+    # the path most often cd'd to (a library's folder once, the checkout step after step)
+    often = ["cd /opt/lib/site-packages/x", "cd /testbed && ls", "cd /testbed && pwd"]
+    assert where(worlds, often) == "/testbed"
+    # no path bwrap cannot be given or make: a NUL, a lone surrogate, a name or path too long
+    odd = ["cd /a\0b", "cd /a\ud800", f"cd /{'n' * 300}", "cd " + "/a" * 2100]
+    assert where(worlds, odd) is None
     assert where(worlds, ["ls"], swe.replace("/testbed", "/etc")) is None
     read = f"rev /testbed/{COPY}"
     prompt_only = Trajectory("t", "shell", [Step(read)], prompt=swe)
@@ -328,8 +334,8 @@ def test_the_agents_checkout_path_is_where_the_copy_is(tolls: Repo) -> None:
 
 
 def test_a_step_that_ends_the_shell_ends_only_itself(tolls: Repo) -> None:
-    """``exit``, ``exec``, ``set -e``/``set -u`` then a failure, ``set -n``, ``kill $$`` in one
-    step: the later steps still run (as in a harness that starts a fresh shell a step), in the
+    """``exit``, ``exec``, ``set -e``/``set -u`` then a failure, ``set -n``, ``kill $$``, a
+    ``umask``, fd 9 closed, a ``DEBUG`` trap in one step: the later steps still run (as in a harness that starts a fresh shell a step), in the
     folder and with the exported variables the shell had; ``cd`` and variables carry as ever."""
     worlds = replay.worlds_for(Ancestry(tolls["root"], str(tolls["base"]), hidden_paths=HIDDEN))
     assert worlds is not None
@@ -344,6 +350,8 @@ def test_a_step_that_ends_the_shell_ends_only_itself(tolls: Repo) -> None:
         "exec true",
         "kill -9 $$",
         "cat f; echo $KEPT",
+        "umask 777; exec 9>&-; shopt -s extdebug; trap false DEBUG",
+        "echo still read",
     ]
     real, again, neutral = replay._run_worlds(worlds, commands)
     assert real == again == neutral
@@ -351,6 +359,7 @@ def test_a_step_that_ends_the_shell_ends_only_itself(tolls: Repo) -> None:
     assert real[3] == "yes\ninside\n"
     assert real[5] == "\nafter\n"
     assert real[9] == "inside\nyes\n"
+    assert real[11] == "still read\n"  # a umask, the pipe closed, a DEBUG trap: undone
 
 
 def test_an_archive_or_database_rotated_reads_sound_and_sized_as_before(tmp_path: Path) -> None:

@@ -80,7 +80,7 @@ Against the verdict:
   the ``find | xargs rev`` read passes.
 - V8 (WON, new with cacdab8; fails closed since session 14: a warn finding, not replayed whole): only the first ``MAX_STEPS`` (2,000) steps are replayed: a read
   after 2,000 ``:`` steps passes.
-- V9 (WON, new with cacdab8): a step writes a record for a later step on fd 9 (the pipe the
+- V9 (WON, new with cacdab8; closed in session 14, the pipe is closed in each step): a step writes a record for a later step on fd 9 (the pipe the
   outputs travel on; the first record of a step wins): that step's output is the forged one
   in every world, never judged; the read passes. (Sandbox-aware, as V1.)
 - F1 (WON against 13ac069, stopped by 62666da): ``ls -l .backup .ci`` (and ``ls -la`` as a
@@ -577,22 +577,15 @@ def test_v8_a_read_after_the_step_cap_is_still_judged(tolls: Repo) -> None:
     assert any(h["severity"] == "warn" and "not replayed whole" in str(h["rule"]) for h in hits)
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="V9 (new with cacdab8): the outputs travel on the driver's fd 9, which every step "
-    "inherits, and _Reader keeps the first record of each step: a step that writes "
-    "`\\036 1 \\036 <base64 of anything>` to fd 9 sets step 1's output in every world before "
-    "step 1 runs - the read's output is never reproduced, never judged (on the agent's "
-    "machine fd 9 is closed: the printf fails silently); no rule flags `find | xargs rev`",
-)
 def test_v9_a_record_forged_on_the_pipe_does_not_hide_a_later_read(tolls: Repo) -> None:
+    """WON against cacdab8, closed by the session-14 replay fix (was an xfail): each step runs
+    with the outputs' pipe closed (``9>&-`` on its ``eval``), so it can write no record."""
     forge = "printf '\\0361\\036%s\\n' \"$(printf x | base64 -w0)\" 2>/dev/null >&9; true"
     root = Path(tolls["root"])
     outs = [_run(root, forge), _run(root, READ)]
     assert outs[0] == "" and _reversed_fix(outs[1])  # control: the agent saw the fix
-    if getattr(replay, "_PIPE", None) == 9:  # control: the forged record took step 1's place
-        real, again, neutral = replay._run_worlds(_worlds(tolls), [forge, READ])
-        assert real[1] == again[1] == neutral[1] == "x"
+    real, again, neutral = replay._run_worlds(_worlds(tolls), [forge, READ])
+    assert real[1] != "x" and _reversed_fix(real[1] or "")  # the forged record is not taken
     steps = [Step(forge, outs[0]), Step(READ, outs[1])]
     assert _audit(tolls, steps) and _audit(tolls, [Step(forge), Step(READ)])
 

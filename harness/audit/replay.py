@@ -743,24 +743,43 @@ def _agent_root(
     worlds: ReplayWorlds, commands: Sequence[str], prompt: str | None = None
 ) -> str | None:
     """Where the agent's checkout was, when its steps name another path than the auditor's
-    (SWE-bench's ``/testbed``, a container's ``/repo``): the first ``cd`` to an absolute path
-    of the steps, else the folder the task's prompt says the repository was uploaded to
-    (SWE-bench's ``<uploaded_files>``), cut to the shortest prefix under which the rest is a
-    folder of the checkout (``cd /testbed/src`` → ``/testbed``). A path that would cover the
-    system (``/``, ``/usr``, ``/etc``, ``/proc``, ``/tmp`` itself, one above them, anything
-    with ``..`` or not absolute) is passed over. None: no other such path, or the first names
-    the auditor's own checkout (or a path above or inside it): the copy stays only at the
-    auditor's path. The trajectory's author controls this path: it only moves the copy inside
+    (SWE-bench's ``/testbed``, a container's ``/repo``): the folder the task's prompt says the
+    repository was uploaded to (SWE-bench's ``<uploaded_files>``), else the absolute path the
+    steps ``cd`` to most often (the first on a tie), cut to the shortest prefix under which the
+    rest is a folder of the checkout (``cd /testbed/src`` → ``/testbed``). A path that would
+    cover the system (``/``, ``/usr``, ``/etc``, ``/proc``, ``/tmp`` itself, one above them,
+    anything with ``..`` or not absolute) or that bwrap could not be given (a NUL, a lone
+    surrogate, too long) is passed over. None: no other such path, or the chosen one is the
+    auditor's own checkout (or a path above or inside it): the copy stays at the auditor's
+    path. The trajectory's author controls this path: it only moves the copy inside
     the sandbox's own mount namespace, never over what the sandbox binds."""
-    named = [m.group(2) for command in commands for m in _CD_ABS.finditer(command)]
-    named += [m.group(1) or m.group(2) for m in _UPLOADED.finditer(prompt or "")]
-    for path in named:
-        verdict = _checkout_at(worlds, path)
+    for m in _UPLOADED.finditer(prompt or ""):
+        verdict = _checkout_at(worlds, m.group(1) or m.group(2))
         if verdict is not None:
             return verdict or None
-    return None
+    # the path most often cd'd to (an agent goes back to its checkout: ``cd /testbed && ...``
+    # step after step; a library's folder or a build folder once or twice), the first on a tie
+    seen: dict[str, str | None] = {}
+    counts: dict[str, int] = {}
+    for command in commands:
+        for m in _CD_ABS.finditer(command):
+            named = m.group(2)
+            if named not in seen:
+                if len(seen) >= _MAX_CD_PATHS:
+                    continue
+                seen[named] = _checkout_at(worlds, named)
+            verdict = seen[named]
+            if verdict is not None:
+                counts[verdict] = counts.get(verdict, 0) + 1
+    if not counts:
+        return None
+    best = max(counts.values())
+    return next(path for path, n in counts.items() if n == best) or None
 
 
+#: at most this many distinct ``cd`` paths of a trajectory are looked at, each at most this long
+_MAX_CD_PATHS = 64
+_MAX_PATH = 1024
 #: SWE-bench's prompt: where the repository was uploaded
 _UPLOADED = re.compile(
     r"<uploaded_files>\s*(/[^\s<>]+?)/?\s*</uploaded_files>"
@@ -773,14 +792,23 @@ def _checkout_at(worlds: ReplayWorlds, named: str) -> str | None:
     auditor's own checkout (the copy stays there); None when it is passed over."""
     import posixpath
 
+    try:
+        size = len(named.encode("utf-8"))
+    except UnicodeEncodeError:
+        return None  # a lone surrogate: no path bwrap is given
     parts = [p for p in named.split("/") if p]
     if not parts or any(p in (".", "..") for p in parts):
         return None  # ``/`` or a path with ``..``: never bound over
+    if "\0" in named or size > _MAX_PATH or len(parts) > 64 or any(len(p) > 255 for p in parts):
+        return None  # no folder any checkout was in (bwrap could not make it)
     for k in range(1, len(parts) + 1):
         rest = parts[k:]
         here = worlds.real.joinpath(*rest) if rest else worlds.real
-        if not rest or (here.is_dir() and not _linked_on_the_way(worlds.real, here / "x")):
-            break
+        try:
+            if not rest or (here.is_dir() and not _linked_on_the_way(worlds.real, here / "x")):
+                break
+        except OSError:
+            return None
     path = posixpath.join("/", *parts[:k])
     root = str(worlds.root)
     if _inside(path, root) or _inside(root, path):
@@ -876,6 +904,7 @@ def _driver(count: int) -> str:
         [
             f"exec {_PIPE}>&1 >/dev/null",
             "exec </dev/null",
+            "umask 0022",
             f"cp -a {_WORLD}/. . >/dev/null 2>&1 || exit 97",
             f"from=0; script={_INSIDE}/steps.sh",
             f"while [ $from -lt {count} ]; do",
@@ -905,8 +934,10 @@ _STEPS_PRELUDE = 2
 def _steps(count: int) -> str:
     """The inner bash's script (:func:`_driver`), one line a step. When the shell ends (its
     ``EXIT`` trap), its folder and exported variables are written down for the next inner
-    bash, which starts with them; after each step, the options a step may leave that would end
-    a later one (``set -e``, ``set -u``, ``pipefail``) are off again."""
+    bash, which starts with them; a step runs with the outputs' pipe closed (it cannot write a
+    record, nor close the pipe for the later steps); after each, what a step may leave that
+    would end or hide a later one (``set -e``, ``set -u``, ``pipefail``, a ``umask`` that makes
+    the outputs unreadable, a ``DEBUG``/``RETURN``/``ERR`` trap, ``extdebug``) is undone."""
     lines = [
         'builtin trap \'{ builtin export -p; builtin printf "builtin cd -- %q\\n" "$PWD"; } '
         f">{_OUT}/env 2>/dev/null' EXIT",
@@ -916,8 +947,9 @@ def _steps(count: int) -> str:
     for k in range(count):
         lines.append(
             f"builtin printf %d {k} >{_OUT}/at; "
-            f'builtin eval "$(< {_INSIDE}/in/{k})" </dev/null >{_OUT}/{k} 2>&1 || :; '
-            "builtin set +eu +o pipefail; "
+            f'builtin eval "$(< {_INSIDE}/in/{k})" </dev/null >{_OUT}/{k} 2>&1 {_PIPE}>&- || :; '
+            "builtin set +eu +o pipefail; builtin umask 0022; builtin trap - DEBUG RETURN ERR; "
+            "builtin shopt -u extdebug; "
             f"builtin printf '\\036%d\\036' {k} >&{_PIPE}; "
             f"builtin command -p head -c {MAX_OUTPUT_BYTES} {_OUT}/{k} | "
             f"builtin command -p base64 -w0 >&{_PIPE}; builtin printf '\\n' >&{_PIPE}; "
@@ -1033,7 +1065,7 @@ def _start(
             start_new_session=True,
             preexec_fn=_own_keyring,
         )
-    except OSError:
+    except (OSError, ValueError):  # ValueError: a NUL in the argv
         return None
 
 
@@ -1186,13 +1218,13 @@ def replay_hits(traj: Trajectory, ancestry: Any) -> list[Hit]:
     if past is not None:
         why = f"{len(traj.steps):,} steps, only the first {MAX_STEPS:,} are replayed"
         hits.append(_not_whole(why, past.command))
+    if worlds.spent > BUDGET_SECONDS and not any(k[1:] == tuple(commands) for k in worlds.runs):
+        # this checkout's replays took their time: the rules judge the rest
+        first = next(s.command for s in traj.steps if s.command)
+        why = f"this checkout's {BUDGET_SECONDS:.0f} s of replay were spent before it"
+        return [*hits, _not_whole(why, first)]
     key = (_agent_root(worlds, commands, traj.prompt) or "", *commands)
     if key not in worlds.runs:  # the same steps audited again (recorded, then as a history)
-        if worlds.spent > BUDGET_SECONDS:
-            # this checkout's replays took their time: the rules judge the rest
-            first = next(s.command for s in traj.steps if s.command)
-            why = f"this checkout's {BUDGET_SECONDS:.0f} s of replay were spent before it"
-            return [*hits, _not_whole(why, first)]
         started = time.monotonic()
         worlds.runs[key] = _run_worlds(worlds, commands, traj.prompt)
         worlds.spent += time.monotonic() - started
