@@ -321,7 +321,8 @@ class ContentHit:
     severity: str = "high"
 
 
-def _distinctive(line: str) -> bool:
+def distinctive(line: str) -> bool:
+    """Whether ``line`` is long and wordy enough to name the future when an output shows it."""
     return len(line) >= MIN_LINE and len(_ALNUM.findall(line)) >= MIN_ALNUM
 
 
@@ -394,7 +395,7 @@ def _hidden_lines(text: str) -> Iterable[str]:
         if patch and not (raw.startswith("+") and not raw.startswith("+++")):
             continue
         line = (raw[1:] if patch else raw).strip()
-        if _distinctive(line):
+        if distinctive(line):
             yield line
 
 
@@ -753,7 +754,7 @@ def _commit_candidates(
                 candidates.setdefault(subject, ("subject", current))
         elif raw.startswith("+") and not raw.startswith("+++ ") and added < MAX_LINES_PER_COMMIT:
             line = raw[1:].strip()
-            if _distinctive(line):
+            if distinctive(line):
                 added += 1
                 candidates.setdefault(line, ("line", current))
 

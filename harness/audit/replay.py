@@ -54,7 +54,7 @@ from pathlib import Path
 from typing import Any
 
 from evotree.harness.audit.hits import Hit
-from evotree.harness.audit.shown import _WRAPPER
+from evotree.harness.audit.shown import HARNESS_FRAMING
 from evotree.harness.audit.steps import Trajectory
 
 __all__ = ["ReplayWorlds", "replay_hits", "rotated", "worlds_for"]
@@ -1122,7 +1122,7 @@ def _judge(
     if recorded is not None:
         # the agent's harness framed what the step printed (mini-swe-agent's <returncode> and
         # <output>, Codex's "Exit code:", ...): its lines, not the step's
-        seen = [line for line in _sized(_lines(recorded), sizes) if not _WRAPPER.match(line)]
+        seen = [line for line in _sized(_lines(recorded), sizes) if not HARNESS_FRAMING.match(line)]
         # reproduced: every line the agent saw is among what both runs printed, in any order
         # (a search's order follows the file system's, and the replay's is a tmpfs)
         if not seen or _not_in(seen, first) or _not_in(seen, second):
@@ -1151,7 +1151,7 @@ def _shown(parted: Sequence[str], index: Any, mine: str) -> str | None:
     nothing the rules would call the future's: lines whose future is all the trajectory's own
     (the task's example call, a line it typed), and fewer than two short lines a future commit
     adds (``import re`` alone is no proof, as the selected-lines rule says)."""
-    from evotree.harness.audit.future_content import SHORT_LINES, _distinctive
+    from evotree.harness.audit.future_content import SHORT_LINES, distinctive
 
     added = index.added()
     rest, shorts = [], set()
@@ -1163,7 +1163,7 @@ def _shown(parted: Sequence[str], index: Any, mine: str) -> str | None:
             ):
                 continue  # its future is the trajectory's own
         bare = line.strip()
-        if bare in added and not _distinctive(bare):
+        if bare in added and not distinctive(bare):
             shorts.add(bare)
         else:
             rest.append(line)

@@ -61,7 +61,9 @@ _NOT_OURS = re.compile(
     re.I,
 )
 _BREAKS = re.compile(r"\b(?:broke|break|regress\w*|introduc\w*|since|caused|added|keep)\b", re.I)
-_WRAPPER = re.compile(
+#: lines a harness wraps around a step's output (Codex, SWE-agent, mini-swe-agent, evotree's
+#: ``[exit N]``): never the step's own output; the replay sets them aside too
+HARNESS_FRAMING = re.compile(
     r"^(?:Chunk ID: \w+|Wall time: [\d.]+ seconds|Process exited with code \d+|"
     r"Original token count: \d+|Output:|OBSERVATION:|\[exit \d+\]|"
     r"<returncode>\d+</returncode>|</?output>|Exit code: \d+)$"
@@ -144,7 +146,7 @@ def _records(output: str) -> list[tuple[str, str | None]] | None:
     in_commit = False
     for raw in output.splitlines():
         line = raw.rstrip()
-        if not line.strip() or _WRAPPER.match(line.strip()) or _GRAPH_ONLY.match(line):
+        if not line.strip() or HARNESS_FRAMING.match(line.strip()) or _GRAPH_ONLY.match(line):
             continue
         m = _COMMIT_LINE.match(line)
         if m:
@@ -474,7 +476,7 @@ def cherry_marks_none(command: str, output: str | None) -> str | None:
     if len(words) > 2 or len(words) == 2 and words[1] not in ("HEAD", "@"):
         return None
     lines = [ln.strip() for ln in output.splitlines() if ln.strip()]
-    lines = [ln for ln in lines if not _WRAPPER.match(ln)]
+    lines = [ln for ln in lines if not HARNESS_FRAMING.match(ln)]
     if not lines or not all(_CHERRY_LINE.match(ln) for ln in lines):
         return None
     return "git cherry listed only HEAD's own commits, none marked as found upstream"
@@ -511,7 +513,7 @@ def printed_commits_below_head(command: str, output: str | None, vouched: Vouche
         if sub != "cat-file" or len(words) != 1 or words[0].startswith("-"):
             return None
         revs.append(words[0])
-    text = "\n".join(ln for ln in output.split("\n") if not _WRAPPER.match(ln.strip()))
+    text = "\n".join(ln for ln in output.split("\n") if not HARNESS_FRAMING.match(ln.strip()))
     starts = [m.start() for m in _TREE_LINE.finditer(text)]
     if not revs or len(starts) != len(revs) or starts[0] != len(text) - len(text.lstrip()):
         return None

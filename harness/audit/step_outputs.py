@@ -171,6 +171,8 @@ def _only_current_branch(output: str) -> bool:
 #: git's own words for "there was nothing to show" (a step whose output is only these, or nothing,
 #: showed nothing); and the lines tools wrap around an output (Codex exec, SWE-agent)
 _NOTHING = re.compile(r"^(?:fatal|error|warning): |^No stash entries found\.?$|^usage: git ")
+#: as ``shown.HARNESS_FRAMING`` less ``[exit N]``: here a step whose output is only ``[exit N]``
+#: showed something (its status); kept apart until that difference is judged on the benchmark
 _WRAPPER = re.compile(
     r"^(?:Chunk ID: \w+|Wall time: [\d.]+ seconds|Process exited with code \d+|"
     r"Original token count: \d+|Output:|OBSERVATION:|"
