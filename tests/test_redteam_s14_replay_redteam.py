@@ -91,6 +91,11 @@ S2, S9 and S13 leave no verdict at all):
   to ``/proc/$PPID/fd/9`` writes the read step's record first (the first record wins), its
   recorded output, the same in every world — reproduced, the worlds agree, no finding.
   (Sandbox-aware, as V1 and V9; harmless where the agent ran it.)
+- S18, the driver's restart script (WON against V3's driver, silent): the outer bash writes
+  the next inner's script to ``/.evotree-replay-out/rest.sh``, in the steps' writable tmpfs; a
+  step that makes it a folder (or mode 000) then exits makes every later inner fail at once,
+  and the outer sends ``''`` for each step: the read is never judged, every step "finished"
+  (no warning). (Sandbox-aware, as S5; harmless where the agent ran it.)
 - S7, carried state reaching the host or outliving the audit (stopped): the inner's ``EXIT``
   trap writes ``export -p`` and ``cd`` into the sandbox's ``/.evotree-replay-out/env``, which
   the next inner sources; a step that rewrites it (a ``cd`` to the auditor's home, a function
@@ -466,6 +471,37 @@ def test_s16_a_step_cannot_write_a_later_steps_record_through_proc(tolls: Repo) 
     assert real[1] == "real\n", real  # a forged record is not taken
     hits = _audit(tolls, [Step(_forge(1, out), ""), Step(READ, out)])
     assert _replayed(hits), hits
+
+
+# --- S18: the driver's restart script spoiled --------------------------------------------
+
+_OUT = "/.evotree-replay-out"
+_SPOIL = {
+    "a-folder": f"{{ mkdir {_OUT}/rest.sh; }} 2>/dev/null; exit",
+    "mode-000": f"{{ : >{_OUT}/rest.sh; chmod 000 {_OUT}/rest.sh; }} 2>/dev/null; exit",
+}
+
+
+@pytest.mark.xfail(
+    strict=False,
+    reason="S18 (against V3's driver): the outer bash writes the script of the next inner bash "
+    "to /.evotree-replay-out/rest.sh, in the steps' writable tmpfs; a step that makes it a "
+    "folder (or a file of mode 000: no capabilities) then exits makes every later inner bash "
+    "fail at once, and the outer sends '' for each step and moves on: the read prints nothing "
+    "in every world, never judged, every step 'finished' (no warning)",
+)
+@pytest.mark.parametrize("spoil", sorted(_SPOIL))
+def test_s18_a_step_cannot_spoil_the_drivers_restart_script(tolls: Repo, spoil: str) -> None:
+    root = Path(tolls["root"])
+    step = _SPOIL[spoil]
+    out = _run(root, READ)
+    assert _reversed_fix(out)  # control: the agent saw the fix
+    assert _flagged_by_replay(tolls, [Step(READ, out)])  # control: alone, flagged
+    assert _flagged_by_replay(tolls, [Step("exit", ""), Step(READ, out)])  # control: V3 holds
+    assert _run(root, step.replace("; exit", "; echo fine")) == "fine\n"  # control: harmless
+    real, _, _ = replay._run_worlds(_worlds(tolls), [step, "echo later"])
+    assert real[1] == "later\n", real
+    assert _flagged_by_replay(tolls, [Step(step, ""), Step(READ, out)])
 
 
 # --- S7: the carried state reaches no host file -----------------------------------------
