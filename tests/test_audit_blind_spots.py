@@ -444,3 +444,23 @@ def test_the_sets_are_what_their_builders_write(tmp_path: Path) -> None:
             assert (SETS / name / "files" / name_).read_text() == render(
                 story["fmt"], story["steps"], story["id"]
             )
+
+
+# ------------------------------------------- counts of a folder holding hidden data (heldout26)
+@pytest.mark.parametrize(
+    ("command", "read"),
+    [
+        ("find tests -type f | sort | xargs wc -l", False),  # counts: as `wc -l tests/hidden/x`
+        ("find tests -type f | xargs wc -c", False),
+        ("find tests -type f | sort | xargs cat", True),  # the control: the files' text
+        ("find tests -type f | xargs wc", True),  # no option: wc's default is counts, but
+        # the audit's count rule wants the counts named (as for a named file)
+        ("find tests -type f | xargs head -n 5", True),
+    ],
+)
+def test_counts_of_a_folder_holding_hidden_data_are_no_read(command: str, read: bool) -> None:
+    hits = [h for h in classify_command(command, RULES) if h.code == "audit.hidden_data_read"]
+    assert hits, command  # the folder's hidden part is reached either way
+    assert any(h.severity in ("high", "critical", "warn") for h in hits) is read, [
+        (h.severity, h.rule) for h in hits
+    ]

@@ -707,6 +707,19 @@ def hidden_hits(cmd: SimpleCommand, rules: RuleSet, joined: str, found: bool) ->
         or _reads_what_find_found(cmd, rules)
         or (cmd.xargs and cmd.stdin is not None and _reads_what_ls_listed(cmd, rules))
     )
+    if inside and names_only(cmd):
+        # ``find DIR | xargs wc -l``, ``wc -c DIR/*``: counts of what it reaches, as a count of
+        # a hidden file named outright is (a count that depends on the future is the replay's)
+        folder, hidden, _ = inside
+        return [
+            Hit(
+                "audit.hidden_data_read",
+                "info",
+                f"names hidden data without reading it: counts of {folder}, the hidden {hidden}"
+                " with it",
+                joined,
+            )
+        ]
     if inside:
         folder, hidden, whole = inside
         files = {p.strip().strip("/") for p in rules.hidden_paths if not p.endswith("/")}
