@@ -134,33 +134,42 @@ def _is_bare(path: Path) -> bool:
     )
 
 
+#: The folders of an object store, besides its loose objects' two-hex-digit ones, whose
+#: entries git reads as the store's (:func:`is_object_store`).
+_STORE_DIRS = ("pack", "info")
+
+
 def _hex(name: str, lengths: tuple[int, ...]) -> bool:
     return len(name) in lengths and all(c in "0123456789abcdef" for c in name)
 
 
 def is_object_store(path: Path) -> bool:
     """Whether the folder ``path`` is laid out as a git object store (what an ``objects`` link
-    or an alternate names): a ``pack/`` folder holding a ``pack-*.pack`` or ``.idx``, or a
-    two-hex-digit folder holding a loose object's name. Outside a git directory it is refused
-    by the judge's copy and hidden from a phase like a git directory that cannot be pruned:
-    every object of it (the future's too) is readable by any reader."""
+    or an alternate names), by whatever git itself reads there, whatever the names: a ``pack/``
+    folder holding any ``*.pack``, ``*.idx`` (git reads every ``objects/pack/*.idx``, not only
+    ``pack-*``) or a ``multi-pack-index``, a two-hex-digit folder holding a loose object's
+    name, or an ``info/`` folder holding ``alternates`` or ``packs``. Outside a git directory
+    it is refused by the judge's copy and hidden from a phase like a git directory that cannot
+    be pruned: every object of it (the future's too) is readable by any reader."""
     try:
         with os.scandir(path) as it:
             subs = [e for e in it if e.is_dir(follow_symlinks=False)]
     except OSError:
         return False
     for sub in subs:
-        if sub.name != "pack" and not _is_fanout(sub.name):
+        if sub.name not in _STORE_DIRS and not _is_fanout(sub.name):
             continue
         try:
             names = os.listdir(sub.path)
         except OSError:
             continue
         if sub.name == "pack" and any(
-            n.startswith("pack-") and n.endswith((".pack", ".idx")) for n in names
+            n.endswith((".pack", ".idx")) or n == "multi-pack-index" for n in names
         ):
             return True
-        if sub.name != "pack" and any(_hex(n, (38, 62)) for n in names):
+        if sub.name == "info" and any(n in ("alternates", "packs") for n in names):
+            return True
+        if _is_fanout(sub.name) and any(_hex(n, (38, 62)) for n in names):
             return True
     return False
 
@@ -223,9 +232,9 @@ def find_git_dirs(
                     entries = list(it)
             except OSError:
                 continue
-            if any(e.name == "pack" or _is_fanout(e.name) for e in entries) and is_object_store(
-                folder
-            ):
+            if any(
+                e.name in _STORE_DIRS or _is_fanout(e.name) for e in entries
+            ) and is_object_store(folder):
                 found.append(folder)
                 continue
             seen += len(entries)

@@ -231,3 +231,35 @@ def test_a_garbage_head_is_locked_as_it_is_and_a_linked_head_is_said(
     assert proc.stdout.strip() == "1", proc.stderr
     linked = [str(work / ".git" / "HEAD")] if repos == "whole" else []
     assert [c["path"] for c in changes] == linked
+
+
+@pytest.mark.parametrize(
+    "entries",
+    [
+        ("pack/x.pack",),
+        ("pack/x.idx",),
+        ("pack/multi-pack-index",),
+        ("info/alternates",),
+        ("info/packs",),
+        ("ab/" + "c" * 38,),
+    ],
+)
+def test_every_layout_git_reads_as_a_store_is_an_object_store(
+    tmp_path: Path, entries: tuple[str, ...]
+) -> None:
+    """Issue 29's J4: git reads every ``objects/pack/*.idx`` whatever its name, a
+    multi-pack-index, ``info/alternates`` and ``info/packs``, and loose objects: each makes a
+    folder a store (found, never bound or copied whole); a folder of plain files does not."""
+    store = tmp_path / "mirror" / "objects"
+    for rel in entries:
+        (store / rel).parent.mkdir(parents=True, exist_ok=True)
+        (store / rel).write_bytes(b"x")
+    plain = tmp_path / "data" / "pack"
+    plain.mkdir(parents=True)
+    (plain / "x.txt").write_text("x\n")
+    (tmp_path / "data" / "info").mkdir()
+    (tmp_path / "data" / "info" / "README").write_text("x\n")
+    assert git_guard.is_object_store(store)
+    assert not git_guard.is_object_store(tmp_path / "data")
+    found, _ = git_guard.find_git_dirs([tmp_path])
+    assert found == [store]

@@ -333,21 +333,19 @@ def _renamed_store(folder: Path, task: Path) -> Path:
     return folder / "objects"
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="J4: git reads every objects/pack/*.idx whatever its name, is_object_store wants "
-    "pack-*.pack/.idx: a store of x.pack/x.idx (no HEAD) is no git directory to the guard - "
-    "copied whole to the judge (and noted), where git with an alternate naming it reads the "
-    "future",
-)
 def test_j4_a_store_whose_packs_are_renamed_does_not_reach_the_judge_whole(
     tmp_path: Path,
 ) -> None:
+    """Closed (was WON: git reads every ``objects/pack/*.idx`` whatever its name, and
+    ``is_object_store`` wanted ``pack-*``): any ``*.pack``/``*.idx`` (and a
+    ``multi-pack-index``, ``info/alternates``, ``info/packs``) makes a store now, so the store
+    of ``x.pack``/``x.idx`` is a git directory to the copy, which cannot prune it (no HEAD)
+    and refuses it."""
     work = tmp_path / "image"
     _task(work / "task")
     objects = _renamed_store(work / "candidate" / "mirror", work / "task")
     assert SECRET in _store_text(objects, tmp_path)  # control: git reads the renamed store
-    assert not git_guard.is_git_dir(objects) and not git_guard.is_git_dir(objects.parent)
+    assert git_guard.is_git_dir(objects)  # recognised now (was the win's control: not)
     root = tmp_path / "run"
     (root / "candidate").mkdir(parents=True)
     shutil.copytree(work / "candidate", root / "candidate", dirs_exist_ok=True)
@@ -358,15 +356,13 @@ def test_j4_a_store_whose_packs_are_renamed_does_not_reach_the_judge_whole(
 
 
 @pytest.mark.heavy
-@pytest.mark.xfail(
-    strict=False,
-    reason="J4 (train box): the image's store of x.pack/x.idx is no task repository to "
-    "find_git_dirs, so it is bound whole into the traced train box: git there, with a fresh "
-    "repository naming it as an alternate, reads the future",
-)
 def test_j4_a_store_whose_packs_are_renamed_is_not_bound_whole_in_the_train_box(
     tmp_path: Path, seccomp: None
 ) -> None:
+    """Closed (was WON: the store of ``x.pack``/``x.idx`` was no task repository to
+    ``find_git_dirs`` and was bound whole into the traced train box): the store is found now
+    and, not prunable (no HEAD), hidden — git there, with a fresh repository naming it as an
+    alternate, reads no future."""
     work = tmp_path / "run" / "candidate"
     _task(work / "task")
     objects = _renamed_store(work / "mirror", work / "task")
