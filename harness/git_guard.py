@@ -109,7 +109,11 @@ _VOLATILE = frozenset(
 #: is itself a problem (a row): what lies beyond is not guarded, and that is said.
 MAX_DEPTH = 64
 MAX_ENTRIES = 1_000_000
-#: How many task repositories one phase's start copies (pruned); the rest are hidden, said.
+#: How many task repositories in folders the candidate's code can write (the read-write folders,
+#: a read-only one holding one: the run directory) one phase's start copies (pruned); the rest
+#: are hidden, said. It bounds the host work a candidate can cause; the folders only the operator
+#: writes (the judge's tree, the operator's read paths) are pruned whatever their number: the
+#: operator's task (a git library's tests ship a hundred fixture repositories) sets that work.
 MAX_PRUNED = 32
 _HASH_LIMIT = 1 << 20
 
@@ -611,9 +615,10 @@ def _read_only_order(read_only: Iterable[Path | str], read_write: Sequence[Path]
 
 def _search(
     read_write: Iterable[Path | str], read_only: Iterable[Path | str], skip: Iterable[Path | str]
-) -> tuple[list[Path], list[str], list[str], list[Path]]:
+) -> tuple[list[Path], list[str], list[str], list[Path], list[Path]]:
     """(the task repositories of a phase's folders, the problems, the read-only cuts said in
-    ``hidden`` too, those of the repositories found in read-only folders): read-write folders
+    ``hidden`` too, those of the repositories found in read-only folders, those found in
+    read-only folders only the operator writes: no read-write folder in them): read-write folders
     to :data:`MAX_ENTRIES`, each read-only one to :data:`MAX_READ_ONLY_ENTRIES` (its read-write
     and ``skip`` folders not entered again, nor the operator's :data:`ENV_NO_REPOS`).
     :class:`ReadPathCut` where a read-only folder's search is cut (fail closed: no row that
@@ -623,6 +628,7 @@ def _search(
     roots = _read_only_order(read_only, rw)
     leave = [*rw, *skip, *_attested(rw, roots)]
     frozen: list[Path] = []
+    operator: list[Path] = []
     said: list[str] = []
     for root in roots:
         cuts: list[str] = []
@@ -632,10 +638,19 @@ def _search(
         if cuts:
             written = any(r == root or root in r.parents for r in rw)
             raise ReadPathCut(root, cuts[0], written=written)
-        frozen += [gd for gd in more_dirs if gd not in git_dirs and gd not in frozen]
+        new = [gd for gd in more_dirs if gd not in git_dirs and gd not in frozen]
+        frozen += new
+        if not any(r == root or root in r.parents for r in rw):
+            operator += new
         said += more
     git_dirs += frozen
-    return git_dirs, [*problems, *said], [f"in a read-only folder: {c}" for c in said], frozen
+    return (
+        git_dirs,
+        [*problems, *said],
+        [f"in a read-only folder: {c}" for c in said],
+        frozen,
+        operator,
+    )
 
 
 def before_phase(
@@ -654,16 +669,19 @@ def before_phase(
     binds that put them in place and lock them. A repository that cannot be pruned (a HEAD
     of garbage, a store git cannot read) is hidden from the phase — an empty folder bound over
     it, said in the snapshot's ``hidden`` — which leaves nothing to reach, so it is no finding.
-    ``skip``: folders not searched (masked in the box). ``refuse_over_cap``: more than
-    :data:`MAX_PRUNED` repositories raise :class:`~evotree.harness.git_prune.PruneError`
-    (naming the first left over) instead of hiding the rest (the untraced judge: no row could
-    say it, and an empty folder where a task repository was is no reason a person sees)."""
-    git_dirs, problems, said, frozen = _search(read_write, read_only, skip)
-    if refuse_over_cap and len(git_dirs) > MAX_PRUNED and git_prune.pruning():
+    ``skip``: folders not searched (masked in the box). The cap :data:`MAX_PRUNED` counts the
+    repositories of folders the candidate can write only; those of read-only folders only the
+    operator writes are all pruned. ``refuse_over_cap``: more than :data:`MAX_PRUNED` raise
+    :class:`~evotree.harness.git_prune.PruneError` (naming the first left over) instead of hiding
+    the rest (the untraced judge: no row could say it, and an empty folder where a task
+    repository was is no reason a person sees)."""
+    git_dirs, problems, said, frozen, operator = _search(read_write, read_only, skip)
+    capped = [gd for gd in git_dirs if gd not in operator]
+    if refuse_over_cap and len(capped) > MAX_PRUNED and git_prune.pruning():
         raise git_prune.PruneError(
-            f"{len(git_dirs)} task repositories are in the phase's folders, and a phase's start "
-            f"copies at most {MAX_PRUNED} pruned (the first left over: {git_dirs[MAX_PRUNED]}); "
-            "give the phase fewer read paths holding git repositories"
+            f"{len(capped)} task repositories are in the folders the candidate's code can "
+            f"write, and a phase's start copies at most {MAX_PRUNED} of them pruned (the first "
+            f"left over: {capped[MAX_PRUNED]})"
         )
     git_prune.remove_copies(trace)
     sources = list(git_dirs)
@@ -673,9 +691,10 @@ def before_phase(
         copies.mkdir(mode=0o700)
         kept: list[Path] = []
         sources = []
+        over = set(capped[MAX_PRUNED:])
         for i, gd in enumerate(git_dirs):
             try:
-                if i >= MAX_PRUNED:
+                if gd in over:
                     raise git_prune.PruneError(
                         f"a phase's start copies at most {MAX_PRUNED} task repositories"
                     )
@@ -889,8 +908,9 @@ def before_untraced(
     :func:`release_untraced`), what is left when the process ends (one that died is swept by a
     later call); there is no trace to seal a row, so nothing is compared after the phase. The
     judge's copy of the candidate (:func:`note_pruned_copy`: pruned as it was made) is not
-    searched again; more than :data:`MAX_PRUNED` repositories elsewhere refuse the phase
-    (:class:`~evotree.harness.git_prune.PruneError`, the reason said) rather than hide some.
+    searched again; more than :data:`MAX_PRUNED` repositories in the folders the candidate's
+    code can write refuse the phase (:class:`~evotree.harness.git_prune.PruneError`, the reason
+    said) rather than hide some (the operator's folders are not capped).
     :class:`~evotree.harness.git_prune.PruneError` when no private folder can be made while
     repositories are there to prune (never bound whole)."""
     read_write, read_only, skip = list(read_write), list(read_only), list(skip)

@@ -181,15 +181,11 @@ def test_j2_a_deep_folder_the_train_phase_kept_does_not_refuse_the_judge(tmp_pat
 
 
 @pytest.mark.heavy
-@pytest.mark.xfail(
-    strict=False,
-    reason="J8: the judge's own tree (provide_judge: the task's hidden tests) is a read-only "
-    "root of the judge; a task whose tests ship 33 fixture repositories (a git library's "
-    "tests/fixtures/*.git) makes every judge phase raise PruneError (refuse_over_cap, "
-    "2094de1): every run fails as evotree's own error, and the way out the message names "
-    "(fewer read paths) is not the operator's to take",
-)
 def test_j8_a_task_whose_tests_ship_fixture_repositories_is_still_judged(tmp_path: Path) -> None:
+    """Closed (was WON: the judge's own tree, a read-only root, counted against MAX_PRUNED, so
+    33 fixture repositories in the task's hidden tests refused every judge phase): the cap
+    counts the repositories of folders the candidate's code can write only; the judge's tree
+    and the operator's read paths are pruned whatever their number."""
     root, copy = _run_dir(tmp_path)
     fresh = root.parent / "judge-fresh"  # the judge's tree, as _judge_spec names it
     fixtures = fresh / "tests" / "fixtures"

@@ -552,10 +552,13 @@ def test_an_untraced_start_over_the_cap_refuses_and_skips_only_a_noted_copy(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """R6 (issue 29): the untraced judge's start refuses more than ``MAX_PRUNED`` task
-    repositories with the reason (``PruneError``, which the judge says as ``SandboxUnavailable``)
-    instead of hiding the rest; the judge's copy that ``copy_regular_files`` made is noted and
-    not searched again (its repositories were pruned as it was made), but a folder made by hand,
-    or another folder put at a noted copy's path, is searched like any read path."""
+    repositories in the folders the candidate's code can write (a read-only one holding a
+    read-write one: the run directory) with the reason (``PruneError``, which the judge says as
+    ``SandboxUnavailable``) instead of hiding the rest; those of a folder only the operator
+    writes are all pruned, whatever their number (J8 of the s14 red team); the judge's copy that
+    ``copy_regular_files`` made is noted and not searched again (its repositories were pruned
+    as it was made), but a folder made by hand, or another folder put at a noted copy's path,
+    is searched like any read path."""
     from evotree.harness.sandbox_copy import copy_regular_files
 
     root = tmp_path / "untraced"
@@ -563,13 +566,20 @@ def test_an_untraced_start_over_the_cap_refuses_and_skips_only_a_noted_copy(
     monkeypatch.setattr(git_guard, "_untraced_root", lambda: root)
     monkeypatch.setattr(git_guard, "_UNTRACED", [])
     monkeypatch.setattr(git_guard, "MAX_PRUNED", 2)
+    run = tmp_path / "run"
+    (run / "eval").mkdir(parents=True)
+    for name in ("a", "b", "c"):
+        _task(run / name)
+    with pytest.raises(git_prune.PruneError, match=r"3 task repositories .* at most 2") as exc:
+        git_guard.before_untraced([run / "eval"], [run], [])
+    assert str(run / "c" / ".git") in str(exc.value)
+    assert list(root.iterdir()) == [] and git_guard._UNTRACED == []  # nothing left behind
     data = tmp_path / "data"
     for name in ("a", "b", "c"):
         _task(data / name)
-    with pytest.raises(git_prune.PruneError, match=r"3 task repositories .* at most 2") as exc:
-        git_guard.before_untraced([], [data], [])
-    assert str(data / "c" / ".git") in str(exc.value)
-    assert list(root.iterdir()) == [] and git_guard._UNTRACED == []  # nothing left behind
+    binds = git_guard.before_untraced([run / "eval"], [data], [])  # the operator's: all pruned
+    assert [d for _, _, d in binds if d.name == ".git"] == [data / n / ".git" for n in "abc"]
+    git_guard._remove_untraced()
     candidate = tmp_path / "candidate"
     for name in ("a", "b", "c"):
         _task(candidate / name)
