@@ -54,6 +54,11 @@ mechanism; a stopped attack passes, its docstring saying by what. Results agains
   then vouches for the copy), where git with an alternate naming it reads the future. The
   future comes with the image, as R1's mirror did (the train phase reads it whole and may
   carry it on); not new with 2094de1 — the recogniser's gap, which the note now trusts.
+- J9, an honest dataset taken for a store (WON: honest work CHANGED, new with e4eb003, J4's
+  fix): ``is_object_store`` takes a folder holding ``pack/`` with any ``*.idx``/``*.pack``
+  for a git object store; a candidate's ``data/pack/train_text_document.{bin,idx}`` (a
+  Megatron-style indexed dataset of packed sequences) makes ``data/`` a store that cannot be
+  pruned: an empty folder is bound over it in the train box, and the judge's copy refuses it.
 - J5, another folder renamed over a noted copy (stopped): the note holds device and inode
   (``lstat``), so the folder at the path is searched and its repository pruned. Not tried, why:
   a repository planted in the copy after the note, or a link put at its path — nothing of the
@@ -413,3 +418,36 @@ def test_j5_another_folder_renamed_over_a_noted_copy_is_searched(
         assert SECRET not in _store_text(gits[0][0] / "objects", tmp_path)
     finally:
         _release(binds)
+
+
+# ------------------------- J9: an honest dataset's pack/ folder taken for an object store
+
+
+def _indexed_dataset(folder: Path) -> None:
+    """A Megatron-style indexed dataset (``<prefix>.bin`` + ``<prefix>.idx``) in a folder named
+    ``pack`` (sequence-packed training data): no git data at all."""
+    folder.mkdir(parents=True)
+    (folder / "train_text_document.bin").write_bytes(b"\\0" * 4096)
+    (folder / "train_text_document.idx").write_bytes(b"MMIDIDX\\x00\\x00" + b"\\0" * 64)
+
+
+@pytest.mark.xfail(
+    strict=False,
+    reason="J9 (new with e4eb003): is_object_store takes a folder holding pack/ with any "
+    "*.idx or *.pack for a git object store: an honest candidate's data/pack/"
+    "train_text_document.{bin,idx} (a Megatron-style indexed dataset) makes data/ a store that "
+    "cannot be pruned - an empty folder is bound over it in the train box, and the judge's copy "
+    "refuses it ('a git directory that cannot be pruned')",
+)
+def test_j9_an_indexed_dataset_in_a_pack_folder_is_no_object_store(tmp_path: Path) -> None:
+    work = tmp_path / "run" / "candidate"
+    _indexed_dataset(work / "data" / "pack")
+    (work / "train.py").write_text("print('train')\\n")
+    copy, refused = _copy(work, tmp_path)
+    assert (copy / "train.py").is_file()  # control: the copy ran
+    trace = tmp_path / "raw.trace"
+    binds = git_guard.before_phase([work], trace, read_only=[tmp_path / "run"])
+    git_prune.remove_copies(trace)
+    hidden = [str(d) for _, s, d in binds if str(s).endswith(".hidden")]
+    assert not refused, refused
+    assert hidden == [], hidden
