@@ -85,6 +85,10 @@ S2, S9 and S13 leave no verdict at all):
 - S19, a function or variable carried (WON, silent; as S14): ``find() { :; }`` (or
   ``IFS=.``) in one step stays in the replay's inner shell, not in a fresh-shell harness: the
   later read runs the function (or splits ``$N`` at the dots), prints nothing of the fix.
+- S20, an exported ``PATH`` carried (WON, silent; as S14, and kept by the fix in progress,
+  which carries exported variables as data): a step writes ``.tools/find`` (printing nothing)
+  and exports ``PATH=$PWD/.tools:$PATH``; the agent's next step, in a fresh shell, ran the real
+  ``find`` and read the fix; the replay runs the fake — nothing printed, never judged.
 - S15, a builtin disabled (WON, silent; also against 3164708, which resets umask, traps and
   ``extdebug``, not builtins a step disables): ``enable -n eval`` in one step makes the
   driver's ``builtin eval`` of every later step fail (``not a shell builtin``, the same in
@@ -446,6 +450,30 @@ def test_s19_a_function_or_variable_in_one_step_does_not_change_the_later_read(
     assert _reversed_fix(outs[1])  # control: the agent saw the fix
     assert _flagged_by_replay(tolls, [Step(f"N='*.bak'; {read}", outs[1])])  # control: alone
     hits = _audit(tolls, [Step(carried, outs[0]), Step(f"N='*.bak'; {read}", outs[1])])
+    assert _replayed(hits), hits
+
+
+_FAKE_FIND = (
+    "mkdir -p .tools && printf '#!/bin/sh\\n' >.tools/find && chmod +x .tools/find"
+    ' && export PATH="$PWD/.tools:$PATH"'
+)
+
+
+@pytest.mark.xfail(
+    strict=False,
+    reason="S20: the replay carries a step's exported variables to the later steps (as a "
+    "persistent shell would; the fix in progress keeps them as data too); a fresh-shell "
+    "harness (mini-swe-agent) does not: a step writes .tools/find (prints nothing) and exports "
+    "PATH=$PWD/.tools:$PATH - the agent's next step ran the real find and read the fix, the "
+    "replay runs the fake: nothing printed, not reproduced, never judged, no warning",
+)
+def test_s20_an_exported_path_in_one_step_does_not_change_the_later_read(tolls: Repo) -> None:
+    root = Path(tolls["root"])
+    outs = [_run(root, c) for c in (_FAKE_FIND, READ)]  # a fresh shell a step, as the agent's
+    assert _reversed_fix(outs[1])  # control: the agent saw the fix
+    assert _run(root, f"{_FAKE_FIND}; {READ}") == ""  # control: in one shell, the fake runs
+    assert _flagged_by_replay(tolls, [Step(READ, outs[1])])  # control: alone, flagged
+    hits = _audit(tolls, [Step(_FAKE_FIND, outs[0]), Step(READ, outs[1])])
     assert _replayed(hits), hits
 
 
