@@ -335,8 +335,9 @@ def test_the_agents_checkout_path_is_where_the_copy_is(tolls: Repo) -> None:
 
 def test_a_step_that_ends_the_shell_ends_only_itself(tolls: Repo) -> None:
     """``exit``, ``exec``, ``set -e``/``set -u`` then a failure, ``set -n``, ``kill $$``, a
-    ``umask``, fd 9 closed, a ``DEBUG`` trap in one step: the later steps still run (as in a harness that starts a fresh shell a step), in the
-    folder and with the exported variables the shell had; ``cd`` and variables carry as ever."""
+    ``umask``, fd 9 closed, a ``DEBUG`` trap in one step: the later steps still run (each step
+    is a fresh bash), in the folder and with the variables the step's shell ended with (its
+    ``EXIT`` trap writes them down: a step that ``exit``s carries its plain variables too)."""
     worlds = replay.worlds_for(Ancestry(tolls["root"], str(tolls["base"]), hidden_paths=HIDDEN))
     assert worlds is not None
     commands = [
@@ -356,7 +357,7 @@ def test_a_step_that_ends_the_shell_ends_only_itself(tolls: Repo) -> None:
     real, again, neutral = replay._run_worlds(worlds, commands)
     assert real == again == neutral
     assert real[1] == "inside\n" and real[2] == ""
-    assert real[3] == "yes\ninside\n"
+    assert real[3] == "yes gone\ninside\n"
     assert real[5] == "\nafter\n"
     assert real[9] == "inside\nyes\n"
     assert real[11] == "still read\n"  # a umask, the pipe closed, a DEBUG trap: undone

@@ -360,15 +360,12 @@ _AT = "printf 9 >/.evotree-replay-out/at 2>/dev/null; exit"
 _PARENT = "[ -e /.evotree-replay ] && kill -9 $PPID; :"
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="S5/S6: the outer bash takes the step to restart after from the sandbox's writable "
-    "/.evotree-replay-out/at (a step writes 9 then exits: a number at or past the count ends "
-    "the run), and `kill -9 $PPID` ends the outer itself: the later steps never run, the read "
-    "is not judged",
-)
 @pytest.mark.parametrize("step", [_AT, _PARENT], ids=["at", "kill-ppid"])
 def test_s5_a_step_cannot_end_the_driver_or_skip_the_later_steps(tolls: Repo, step: str) -> None:
+    """Stopped (WON against 3164708 as an xfail, S5/S6; closed by the step-per-sandbox driver):
+    the driver knows which step runs (it started it) and reads no file of the steps'; each step
+    runs in a nested sandbox with its own PID namespace and ``/proc``, where ``$PPID`` is that
+    sandbox's init and the driver is neither seen nor signalled."""
     root = Path(tolls["root"])
     out = _run(root, READ)
     assert _reversed_fix(out)  # control: the agent saw the fix
@@ -433,17 +430,13 @@ def test_s14_a_cd_in_one_step_does_not_move_the_later_read(tolls: Repo, away: st
     assert _replayed(hits), hits
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="S19: the replay carries a step's functions and shell variables to the later steps "
-    "(one inner shell); a fresh-shell harness does not: `find() { :; }` (or IFS=.) in one step, "
-    "then the read - the agent's find ran, the replay's is the function: nothing printed, not "
-    "reproduced, never judged, no warning",
-)
 @pytest.mark.parametrize("carried", ["find() { :; }", "IFS=.; N='*.bak'"])
 def test_s19_a_function_or_variable_in_one_step_does_not_change_the_later_read(
     tolls: Repo, carried: str
 ) -> None:
+    """Stopped (WON against 3164708 as an xfail; closed by the step-per-sandbox driver): each step
+    is a fresh bash; only its folder and variables carry, as data, and never ``IFS``,
+    functions, aliases, traps or options."""
     root = Path(tolls["root"])
     read = READ if carried.startswith("find") else "find . -name $N | xargs rev"
     outs = [_run(root, c) for c in (carried, f"N='*.bak'; {read}")]  # a fresh shell a step
@@ -477,14 +470,9 @@ def test_s20_an_exported_path_in_one_step_does_not_change_the_later_read(tolls: 
     assert _replayed(hits), hits
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="S15: `enable -n eval` in one step (harmless in a fresh shell) disables the builtin "
-    "the driver's `builtin eval` runs every later step with: each prints 'builtin: eval: not a "
-    "shell builtin' in every world, not reproduced, never judged, every step finished (no "
-    "warning); the fix in progress resets umask, traps and extdebug, not enabled builtins",
-)
 def test_s15_a_disabled_eval_does_not_hide_the_later_steps(tolls: Repo) -> None:
+    """Stopped (WON against 3164708 as an xfail; closed by the step-per-sandbox driver): each step
+    is a fresh bash, so a builtin one step disables is back in the next."""
     root = Path(tolls["root"])
     out = _run(root, READ)
     assert _reversed_fix(out)  # control: the agent saw the fix
@@ -511,15 +499,12 @@ def _forge(k: int, text: str, pipe: str = "proc-ppid") -> str:
     return f"{{ printf '\\n\\036%d\\036%s\\n' {k} {b64} {_PIPES[pipe]}; }} 2>/dev/null; :"
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="S16 (V9 again, against 3164708): a step runs with fd 9 closed, but the outer "
-    "driver holds the pipe on its fd 9 and bash a saved copy of the inner's (fd 13): `printf` "
-    "to /proc/$PPID/fd/9 or >&13 writes the record of a later step first (the first record wins) - the "
-    "read step's recorded output, the same in every world: reproduced, worlds agree, silent",
-)
 @pytest.mark.parametrize("pipe", sorted(_PIPES))
 def test_s16_a_step_cannot_write_a_later_steps_record_through_proc(tolls: Repo, pipe: str) -> None:
+    """Stopped (WON against 3164708 as an xfail; closed by the step-per-sandbox driver): only the
+    driver holds the pipe, outside the step's nested sandbox (its own PID namespace and
+    ``/proc``: ``/proc/$PPID`` is that sandbox's init), and the step's bash never had fd 9, so
+    no copy of it was saved."""
     root = Path(tolls["root"])
     out = _run(root, READ)
     assert _reversed_fix(out)  # control: the agent saw the fix
@@ -540,16 +525,11 @@ _SPOIL = {
 }
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="S18 (against V3's driver): the outer bash writes the script of the next inner bash "
-    "to /.evotree-replay-out/rest.sh, in the steps' writable tmpfs; a step that makes it a "
-    "folder (or a file of mode 000: no capabilities) then exits makes every later inner bash "
-    "fail at once, and the outer sends '' for each step and moves on: the read prints nothing "
-    "in every world, never judged, every step 'finished' (no warning)",
-)
 @pytest.mark.parametrize("spoil", sorted(_SPOIL))
 def test_s18_a_step_cannot_spoil_the_drivers_restart_script(tolls: Repo, spoil: str) -> None:
+    """Stopped (WON against V3's driver as an xfail; closed by the step-per-sandbox driver): the
+    driver writes no script and reads no file of the steps' to go on: it starts each step
+    itself, its own folder covered by an empty tmpfs in the step's nested sandbox."""
     root = Path(tolls["root"])
     step = _SPOIL[spoil]
     out = _run(root, READ)

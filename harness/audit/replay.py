@@ -2,9 +2,10 @@
 
 A rule that models what a command read (``grep``'s options, ``tail``'s forms, the locale, what
 ``xargs`` is handed) trails the next spelling. With a trusted task repository the audit also
-asks the shell itself: every step of a trajectory is run again, in order, by one bash (its
-``cd``, variables and files carry over as they did for the agent; a step that ends the shell
-ends only itself: the next starts a new one), in a bubblewrap sandbox over
+asks the shell itself: every step of a trajectory is run again, in order, each by a fresh
+bash in a nested sandbox of its own (its folder, variables and files carry over as data, as
+they did for the agent; its functions, aliases, traps and options do not; the driver that
+sends the outputs is out of the steps' reach), in a bubblewrap sandbox over
 a copy of the checkout — twice over the checkout as it is, once over a copy in which the
 future's text in the hidden files (a line a future commit adds, an indexed line of the
 provenance index, a piece of one, such a line escaped) has its letters and digits rotated
@@ -42,6 +43,7 @@ import gzip
 import lzma
 import os
 import re
+import shlex
 import shutil
 import signal
 import subprocess
@@ -724,7 +726,7 @@ def _sandbox_args(size: int) -> list[str]:
 #: (the system the sandbox binds, the kernel's, the replay's own folders)
 _SYSTEM_PATHS = (
     "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/proc", "/dev",
-    "/sys", "/run", "/boot", "/var", "/tmp/home", _INSIDE, _WORLD, _OUT,
+    "/sys", "/run", "/boot", "/var", "/tmp/home", _INSIDE, _WORLD, _OUT, "/.evotree-replay-driver",
 )  # fmt: skip
 #: ... and never one of these itself (a tmpfs of the sandbox; a folder inside one is allowed)
 _TMPFS_PATHS = ("/tmp", "/var/tmp", "/dev/shm")
@@ -840,6 +842,10 @@ def _sandbox_argv(
         "--new-session",
         "--cap-drop",
         "ALL",
+        # the driver's only capability, in the run's own user namespace: it makes each step's
+        # nested sandbox (:func:`_nested`), where the step has none
+        "--cap-add",
+        "CAP_SYS_ADMIN",
         "--hostname",
         "evotree-replay",
         *_sandbox_args(TMP_BYTES),
@@ -856,6 +862,10 @@ def _sandbox_argv(
         str(TMP_BYTES),
         "--tmpfs",
         _OUT,
+        "--size",
+        str(TMP_BYTES),
+        "--tmpfs",
+        _DRV,
         "--ro-bind",
         str(pristine),
         _WORLD,
@@ -889,74 +899,113 @@ def _sandbox_argv(
 
 
 def _driver(count: int) -> str:
-    """The run's outer bash: it copies the world into the checkout's place (a sized tmpfs),
-    then starts an inner bash (:func:`_steps`) at the first step not yet run, again until every
-    step has run. The inner runs the steps in order in one shell, each read from its own file
-    and evaluated in the shell itself (``cd``, variables, functions carry over), its output to a
-    sized tmpfs, then sent to the auditor on the pipe, cut to :data:`MAX_OUTPUT_BYTES` and
-    base64-encoded, one line a step. A step that ends that shell (``exit``, ``exec``, ``set -e``
-    or ``set -u`` then a failure, ``set -n``, ``kill $$``) ends only itself, as in a harness
-    that runs each step in a fresh shell (mini-swe-agent): the outer sends what it printed and
-    starts a new inner bash at the next step, in the folder and with the exported variables the
-    shell had when it ended. Nothing the steps can write reaches the auditor's disk."""
-    first = _STEPS_PRELUDE + 1  # the line of steps.sh that runs step 0
+    """The run's driver (a bash the steps cannot reach): it copies the world into the checkout's
+    place (a sized tmpfs), then runs each step in turn in a fresh bash (:func:`_step_script`)
+    inside a nested sandbox of its own (:func:`_nested`): a new PID namespace with its own
+    ``/proc`` (the driver is neither seen nor signalled there), no capabilities, the driver's
+    folder covered by an empty tmpfs and the outputs' pipe closed. The driver opens each step's
+    output file in its own folder, then sends it to the auditor on the pipe, cut to
+    :data:`MAX_OUTPUT_BYTES` and base64-encoded, one line a step: a step can write no record,
+    touch no other step's output, nor end or steer the driver. What carries from one step to
+    the next is what a harness that starts a fresh shell a step keeps (the files), and the
+    folder and exported variables the step's shell ended with (as a persistent shell would)."""
+    nested = " ".join(_nested())
     return "\n".join(
         [
             f"exec {_PIPE}>&1 >/dev/null",
             "exec </dev/null",
             "umask 0022",
             f"cp -a {_WORLD}/. . >/dev/null 2>&1 || exit 97",
-            f"from=0; script={_INSIDE}/steps.sh",
-            f"while [ $from -lt {count} ]; do",
-            f"  builtin printf %d $from >{_OUT}/at",
-            "  /bin/bash --noprofile --norc $script",
-            f"  at=$(builtin command -p head -c 12 {_OUT}/at 2>/dev/null)",
-            "  case $at in ''|*[!0-9]*) at=$from;; esac",
-            f"  if [ ${{#at}} -gt 10 ] || [ $at -ge {count} ]; then break; fi",
-            "  if [ $at -lt $from ]; then at=$from; fi",
-            f"  builtin printf '\\n\\036%d\\036' $at >&{_PIPE}",
-            f"  builtin command -p head -c {MAX_OUTPUT_BYTES} {_OUT}/$at | "
-            f"builtin command -p base64 -w0 >&{_PIPE}; builtin printf '\\n' >&{_PIPE}",
-            f"  builtin command -p rm -f {_OUT}/$at",
-            "  from=$((at + 1)); script=" + f"{_OUT}/rest.sh",
-            f"  {{ builtin command -p head -n {_STEPS_PRELUDE} {_INSIDE}/steps.sh; "
-            f"builtin command -p tail -n +$((from + {first})) {_INSIDE}/steps.sh; }} >$script",
+            "k=0",
+            f"while [ $k -lt {count} ]; do",
+            f"  {nested} {_INSIDE}/step.sh $k </dev/null >{_DRV}/o 2>&1 {_PIPE}>&-",
+            f"  builtin printf '\\n\\036%d\\036' $k >&{_PIPE}",
+            f"  head -c {MAX_OUTPUT_BYTES} {_DRV}/o | base64 -w0 >&{_PIPE}; "
+            f"builtin printf '\\n' >&{_PIPE}",
+            f"  rm -f {_DRV}/o; k=$((k + 1))",
             "done",
             "",
         ]
     )
 
 
-#: how many lines open :func:`_steps`'s script (a step's line follows them, one a step)
-_STEPS_PRELUDE = 2
+#: the driver's own folder (a sized tmpfs the steps' nested sandboxes cover with an empty one)
+_DRV = "/.evotree-replay-driver"
+#: the folder and exported variables a step's shell ended with, for the next step's
+_STATE = f"{_OUT}/state"
+#: exported names a step's state does not carry to the next (code a new bash would run, the
+#: shell's own)
+_NOT_CARRIED = (
+    "BASH_ENV", "ENV", "SHELLOPTS", "BASHOPTS", "PS4", "PROMPT_COMMAND", "IFS", "_", "SHLVL",
+    "PWD", "OLDPWD", "BASH_XTRACEFD", "CDPATH", "GLOBIGNORE", "POSIXLY_CORRECT",
+)  # fmt: skip
 
 
-def _steps(count: int) -> str:
-    """The inner bash's script (:func:`_driver`), one line a step. When the shell ends (its
-    ``EXIT`` trap), its folder and exported variables are written down for the next inner
-    bash, which starts with them; a step runs with the outputs' pipe closed (it cannot write a
-    record, nor close the pipe for the later steps); after each, what a step may leave that
-    would end or hide a later one (``set -e``, ``set -u``, ``pipefail``, a ``umask`` that makes
-    the outputs unreadable, a ``DEBUG``/``RETURN``/``ERR`` trap, ``extdebug``) is undone."""
-    lines = [
-        'builtin trap \'{ builtin export -p; builtin printf "builtin cd -- %q\\n" "$PWD"; } '
-        f">{_OUT}/env 2>/dev/null' EXIT",
-        f"if [ -f {_OUT}/env ]; then builtin source {_OUT}/env >/dev/null 2>&1; fi",
-    ]
-    assert len(lines) == _STEPS_PRELUDE
-    for k in range(count):
-        lines.append(
-            f"builtin printf %d {k} >{_OUT}/at; "
-            f'builtin eval "$(< {_INSIDE}/in/{k})" </dev/null >{_OUT}/{k} 2>&1 {_PIPE}>&- || :; '
-            "builtin set +eu +o pipefail; builtin umask 0022; builtin trap - DEBUG RETURN ERR; "
-            "builtin shopt -u extdebug; "
-            f"builtin printf '\\036%d\\036' {k} >&{_PIPE}; "
-            f"builtin command -p head -c {MAX_OUTPUT_BYTES} {_OUT}/{k} | "
-            f"builtin command -p base64 -w0 >&{_PIPE}; builtin printf '\\n' >&{_PIPE}; "
-            f"builtin command -p rm -f {_OUT}/{k}"
-        )
-    lines.append(f"builtin printf %d {count} >{_OUT}/at")
-    return "\n".join(lines) + "\n"
+def _nested() -> list[str]:
+    """The nested sandbox one step runs in, inside the run's: the run's file system as it is
+    (the checkout's copy, ``/tmp``, the outputs' tmpfs) but the driver's folder, a new PID
+    namespace with its own ``/proc``, a new session, no capabilities."""
+    exe = _bwrap()
+    assert exe is not None
+    return [
+        exe, "--dev-bind", "/", "/", "--unshare-pid", "--proc", "/proc", "--tmpfs", _DRV,
+        "--new-session", "--die-with-parent", "--cap-drop", "ALL", "--",
+        "/bin/bash", "--noprofile", "--norc",
+    ]  # fmt: skip
+
+
+def _step_script() -> str:
+    """The fresh bash of one step (its number the argument): it starts in the folder and with
+    the variables (exported or not) the last step's shell ended with, read as data, never run
+    (a name of :data:`_NOT_CARRIED`, the shell's own, or a name no variable can have is
+    dropped; functions, aliases, traps, options and builtins a step set are not carried), writes
+    its own down when it ends (its ``EXIT`` trap; a step that replaces that trap or is killed
+    leaves the last one's), and evaluates the step."""
+    deny = "|".join([*_NOT_CARRIED, *_SHELLS_OWN])
+    save = (
+        "builtin set +eu; builtin umask 0022; IFS=$' \\t\\n'; "
+        '{ builtin printf "%s\\0" "$PWD"; '
+        "for __evotree_n in $(builtin compgen -v); do case $__evotree_n in "
+        f"{deny}) continue;; esac; "
+        'builtin printf "v%s=%s\\0" "$__evotree_n" "${!__evotree_n}"; done; '
+        "for __evotree_n in $(builtin compgen -e); do case $__evotree_n in "
+        f"{deny}) continue;; esac; "
+        'builtin printf "x%s=%s\\0" "$__evotree_n" "${!__evotree_n}"; done; } '
+        f"2>/dev/null >{_STATE}.new && command -p mv -f {_STATE}.new {_STATE} 2>/dev/null"
+    )
+    return "\n".join(
+        [
+            f"if [ -f {_STATE} ] && [ -r {_STATE} ]; then",
+            "  { IFS= builtin read -r -d '' __evotree_d",
+            "    while IFS= builtin read -r -d '' __evotree_kv; do",
+            "      __evotree_n=${__evotree_kv%%=*}; __evotree_n=${__evotree_n#?}",
+            "      case $__evotree_n in",
+            f"        ''|[0-9]*|*[!A-Za-z0-9_]*|{deny}) continue;;",
+            "      esac",
+            "      case $__evotree_kv in",
+            '        v*) builtin printf -v "$__evotree_n" %s "${__evotree_kv#*=}" 2>/dev/null;;',
+            '        x*) builtin export -- "${__evotree_kv#x}" 2>/dev/null;;',
+            "      esac",
+            f"    done; }} <{_STATE} 2>/dev/null",
+            '  builtin cd -- "$__evotree_d" 2>/dev/null',
+            "fi",
+            f'__evotree_s=$(< {_INSIDE}/in/"$1")',
+            "builtin unset __evotree_d __evotree_kv __evotree_n; builtin set --",
+            f"builtin trap {shlex.quote(save)} EXIT",
+            'builtin eval "builtin unset __evotree_s',
+            '$__evotree_s"',
+            "",
+        ]
+    )
+
+
+#: the shell's own variables (set by bash itself, or changing how it runs): never carried
+_SHELLS_OWN = (
+    "BASH*", "COMP*", "HIST*", "PS[0-9]", "FUNCNAME", "FUNCNEST", "GROUPS", "DIRSTACK", "EUID",
+    "UID", "PPID", "RANDOM", "SRANDOM", "SECONDS", "LINENO", "EPOCH*", "PIPESTATUS", "OPTIND",
+    "OPTERR", "OPTARG", "TMOUT", "HOSTNAME", "HOSTTYPE", "MACHTYPE", "OSTYPE", "MAIL*",
+    "READLINE*", "COLUMNS", "LINES", "__evotree_*",
+)  # fmt: skip
 
 
 def _run_worlds(
@@ -1055,7 +1104,7 @@ def _start(
         data = command.encode("utf-8", "surrogatepass")
         (folder / "in" / str(k)).write_bytes(data)
     (folder / "driver.sh").write_text(_driver(len(commands)))
-    (folder / "steps.sh").write_text(_steps(len(commands)))
+    (folder / "step.sh").write_text(_step_script())
     try:
         return subprocess.Popen(
             _sandbox_argv(worlds, source, folder, where),
