@@ -201,6 +201,7 @@ def find_git_dirs(
     max_entries: int = MAX_ENTRIES,
     skip: Iterable[Path | str] = (),
     cuts: list[str] | None = None,
+    cut_paths: list[Path] | None = None,
 ) -> tuple[list[Path], list[str]]:
     """(the git directories in and below ``roots``, what could not be guarded).
 
@@ -212,7 +213,8 @@ def find_git_dirs(
     swapped): it is a problem, as is a git directory reached through a link. A ``.git`` file
     (a linked worktree's pointer) is left alone: the folder it names is guarded only where it
     is itself found. ``cuts``: where given, the problems of folders left unsearched at a bound
-    are added to it too (a caller may refuse what it cannot search whole).
+    are added to it too (a caller may refuse what it cannot search whole). ``cut_paths``: where
+    given, every folder left unsearched is added to it (a caller may hide them).
 
     Each folder is read once with ``os.scandir`` (its entries' types come with the listing: no
     ``stat`` a file), and only its subfolders are sorted and queued: about a million entries a
@@ -244,7 +246,7 @@ def find_git_dirs(
             seen += len(entries)
             subs = [e for e in entries if e.name == ".git" or e.is_dir(follow_symlinks=False)]
             subs.sort(key=lambda e: e.name)
-            for entry in subs:
+            for index, entry in enumerate(subs):
                 path = Path(entry.path)
                 if entry.name == ".git" and entry.is_symlink():
                     problems.append(f"{entry.path} is a symbolic link: it cannot be locked")
@@ -261,6 +263,8 @@ def find_git_dirs(
                         problems.append(said)
                         if cuts is not None:
                             cuts.append(said)
+                        if cut_paths is not None:
+                            cut_paths.append(path)
                     elif seen >= max_entries:
                         said = (
                             f"{entry.path} and what follows were not searched (the search for "
@@ -270,6 +274,13 @@ def find_git_dirs(
                         problems.append(said)
                         if cuts is not None:
                             cuts.append(said)
+                        if cut_paths is not None:
+                            cut_paths += [
+                                Path(e.path)
+                                for e in subs[index:]
+                                if e.name != ".git" and Path(e.path) not in skipped
+                            ]
+                            cut_paths += [p for p, _ in queue]
                         queue.clear()
                         break
                     else:
@@ -585,10 +596,14 @@ class ReadPathCut(git_prune.PruneError):
         )
 
 
-def _attested(read_write: Sequence[Path], read_only: Sequence[Path]) -> list[Path]:
+def _attested(
+    read_write: Sequence[Path], read_only: Sequence[Path], written: Sequence[Path] = ()
+) -> list[Path]:
     """The folders of :data:`ENV_NO_REPOS` the search may leave out for this phase (module
     data above: never one an earlier phase or this one can write)."""
-    rw_roots = [r for r in read_only if any(rw == r or r in rw.parents for rw in read_write)]
+    rw_roots = [
+        r for r in read_only if any(rw == r or r in rw.parents for rw in (*read_write, *written))
+    ]
     out = []
     for word in os.environ.get(ENV_NO_REPOS, "").split(os.pathsep):
         if not word.strip() or not os.path.isabs(word):
@@ -599,6 +614,34 @@ def _attested(read_write: Sequence[Path], read_only: Sequence[Path]) -> list[Pat
         ):
             continue
         out.append(path)
+    return out
+
+
+#: How many folders beyond a cut of a read-only folder the candidate's code writes are hidden
+#: (an empty folder bound over each); past it the folders above them are (:func:`_coarsen`).
+MAX_HIDDEN_CUTS = 256
+
+
+def _coarsen(root: Path, paths: list[Path], keep: Sequence[Path], most: int) -> list[Path] | None:
+    """At most ``most`` folders that hide all of ``paths`` (folders left unsearched under
+    ``root``): the deepest lifted to their parents until few enough, never a folder holding one
+    of ``keep`` (the phase's read-write and masked folders); ``root`` itself where it holds none.
+    ``None`` where no such set is small enough."""
+    out = list(dict.fromkeys(paths))
+    while len(out) > most:
+        deepest = max(len(p.parts) for p in out)
+        lifted = []
+        for path in out:
+            if len(path.parts) == deepest:
+                path = path.parent
+                if any(path == k or path in k.parents for k in keep):
+                    return None
+            lifted.append(path)
+        if root in lifted:
+            return [root] if most > 0 else None
+        out = list(dict.fromkeys(lifted))
+        there = set(out)
+        out = [p for p in out if not any(a in there for a in p.parents)]
     return out
 
 
@@ -614,33 +657,59 @@ def _read_only_order(read_only: Iterable[Path | str], read_write: Sequence[Path]
 
 
 def _search(
-    read_write: Iterable[Path | str], read_only: Iterable[Path | str], skip: Iterable[Path | str]
-) -> tuple[list[Path], list[str], list[str], list[Path], list[Path]]:
+    read_write: Iterable[Path | str],
+    read_only: Iterable[Path | str],
+    skip: Iterable[Path | str],
+    written: Iterable[Path | str] = (),
+) -> tuple[list[Path], list[str], list[str], list[Path], list[Path], list[tuple[Path, str]]]:
     """(the task repositories of a phase's folders, the problems, the read-only cuts said in
     ``hidden`` too, those of the repositories found in read-only folders, those found in
-    read-only folders only the operator writes: no read-write folder in them): read-write folders
-    to :data:`MAX_ENTRIES`, each read-only one to :data:`MAX_READ_ONLY_ENTRIES` (its read-write
+    read-only folders only the operator writes, the folders to hide beyond a cut of a read-only
+    folder the candidate's code writes, each with why): read-write folders to
+    :data:`MAX_ENTRIES`, each read-only one to :data:`MAX_READ_ONLY_ENTRIES` (its read-write
     and ``skip`` folders not entered again, nor the operator's :data:`ENV_NO_REPOS`).
-    :class:`ReadPathCut` where a read-only folder's search is cut (fail closed: no row that
-    flags an honest dataset, no repository beyond the cut bound whole)."""
+
+    A read-only folder the candidate's code writes — one holding a read-write folder of the
+    phase (the run directory: the train phase's evidence), or one of ``written`` (the shared
+    cache the prepare phase writes) or in one — cut by a bound has the folders beyond the cut
+    hidden (at most :data:`MAX_HIDDEN_CUTS`): what the candidate left there fails only its own
+    run's reading of it, never the phase, never another run. Any other read-only folder's cut
+    raises :class:`ReadPathCut` (fail closed: no row that flags an honest dataset, no repository
+    beyond the cut bound whole; the operator's way out said)."""
     rw = [Path(p).absolute() for p in read_write]
+    wrote = [Path(p).absolute() for p in written]
     git_dirs, problems = find_git_dirs(rw, skip=skip)
-    roots = _read_only_order(read_only, rw)
-    leave = [*rw, *skip, *_attested(rw, roots)]
+    roots = _read_only_order(read_only, [*rw, *wrote])
+    leave = [*rw, *skip, *_attested(rw, roots, wrote)]
     frozen: list[Path] = []
     operator: list[Path] = []
     said: list[str] = []
+    hide: list[tuple[Path, str]] = []
     for root in roots:
         cuts: list[str] = []
+        cut_paths: list[Path] = []
         more_dirs, more = find_git_dirs(
-            [root], max_entries=MAX_READ_ONLY_ENTRIES, skip=leave, cuts=cuts
+            [root], max_entries=MAX_READ_ONLY_ENTRIES, skip=leave, cuts=cuts, cut_paths=cut_paths
         )
-        if cuts:
-            written = any(r == root or root in r.parents for r in rw)
-            raise ReadPathCut(root, cuts[0], written=written)
+        candidates = any(r == root or root in r.parents for r in rw) or any(
+            w == root or w in root.parents or root in w.parents for w in wrote
+        )
+        if cuts and candidates:
+            cut_paths = _coarsen(root, cut_paths, [*rw, *skip], MAX_HIDDEN_CUTS - len(hide)) or []
+        if cuts and (not candidates or not cut_paths):
+            raise ReadPathCut(root, cuts[0], written=candidates)
+        hide += [
+            (
+                path,
+                f"{path} was hidden: {root} holds what the candidate's code wrote, and "
+                f"its search for task repositories was cut ({cuts[0]})",
+            )
+            for path in cut_paths
+        ]
+        more = [m for m in more if m not in cuts]
         new = [gd for gd in more_dirs if gd not in git_dirs and gd not in frozen]
         frozen += new
-        if not any(r == root or root in r.parents for r in rw):
+        if not candidates:
             operator += new
         said += more
     git_dirs += frozen
@@ -650,6 +719,7 @@ def _search(
         [f"in a read-only folder: {c}" for c in said],
         frozen,
         operator,
+        hide,
     )
 
 
@@ -659,7 +729,7 @@ def before_phase(
     read_only: Iterable[Path | str] = (),
     skip: Iterable[Path | str] = (),
     *,
-    refuse_over_cap: bool = False,
+    written: Iterable[Path | str] = (),
 ) -> list[tuple[str, Path, Path]]:
     """Find the task repositories in ``read_write`` and ``read_only`` (a cut search of a
     read-write folder is a problem: a row after the phase; of a read-only one,
@@ -671,24 +741,27 @@ def before_phase(
     it, said in the snapshot's ``hidden`` — which leaves nothing to reach, so it is no finding.
     ``skip``: folders not searched (masked in the box). The cap :data:`MAX_PRUNED` counts the
     repositories of folders the candidate can write only; those of read-only folders only the
-    operator writes are all pruned. ``refuse_over_cap``: more than :data:`MAX_PRUNED` raise
-    :class:`~evotree.harness.git_prune.PruneError` (naming the first left over) instead of hiding
-    the rest (the untraced judge: no row could say it, and an empty folder where a task
-    repository was is no reason a person sees)."""
-    git_dirs, problems, said, frozen, operator = _search(read_write, read_only, skip)
+    operator writes are all pruned; those past it are hidden, which fails only what the
+    candidate's own code left. ``written``: read-only folders the candidate's code writes
+    besides those holding a read-write one (the shared cache): a cut search of one hides the
+    folders beyond the cut (:func:`_search`). What is hidden is said in the snapshot's
+    ``hidden`` and kept for the run's record (:func:`take_notes`)."""
+    git_dirs, problems, said, frozen, operator, cut = _search(read_write, read_only, skip, written)
     capped = [gd for gd in git_dirs if gd not in operator]
-    if refuse_over_cap and len(capped) > MAX_PRUNED and git_prune.pruning():
-        raise git_prune.PruneError(
-            f"{len(capped)} task repositories are in the folders the candidate's code can "
-            f"write, and a phase's start copies at most {MAX_PRUNED} of them pruned (the first "
-            f"left over: {capped[MAX_PRUNED]})"
-        )
     git_prune.remove_copies(trace)
     sources = list(git_dirs)
     hidden: list[tuple[str, Path, Path]] = []
-    if git_dirs and git_prune.pruning():
-        copies = git_prune.copies_path(trace)
+    notes: list[str] = []
+    copies = git_prune.copies_path(trace)
+    if (git_dirs and git_prune.pruning()) or cut:
         copies.mkdir(mode=0o700)
+    for j, (path, why) in enumerate(cut):
+        empty = copies / f"cut{j}.hidden"
+        empty.mkdir(mode=0o700)
+        hidden.append(("--ro-bind", empty, path))
+        said.append(why)
+        notes.append(why)
+    if git_dirs and git_prune.pruning():
         kept: list[Path] = []
         sources = []
         over = set(capped[MAX_PRUNED:])
@@ -696,7 +769,8 @@ def before_phase(
             try:
                 if gd in over:
                     raise git_prune.PruneError(
-                        f"a phase's start copies at most {MAX_PRUNED} task repositories"
+                        f"a phase's start copies at most {MAX_PRUNED} task repositories of "
+                        "the folders the candidate's code writes"
                     )
                 sources.append(git_prune.prune_copy(gd, copies / str(i)).path)
                 kept.append(gd)
@@ -705,6 +779,7 @@ def before_phase(
                 empty.mkdir(mode=0o700)
                 hidden.append(("--ro-bind" if gd in frozen else "--bind", empty, gd))
                 said.append(f"{gd} could not be pruned at its base, so it was hidden: {exc}")
+                notes.append(said[-1])
         git_dirs = kept
     binds, more = guard_binds(list(zip(git_dirs, sources, strict=True)), frozen)
     target = snapshot_path(trace)
@@ -712,7 +787,27 @@ def before_phase(
         target.unlink()
     with open(target, "x", encoding="utf-8") as fh:
         json.dump(snapshot(git_dirs, [*problems, *more], sources) | {"hidden": said}, fh)
+    if notes:
+        with _UNTRACED_LOCK:
+            _NOTES[str(copies)] = notes
     return [*hidden, *binds]
+
+
+#: What each phase's start hid (a repository past the cap or not prunable, a folder beyond a
+#: cut), by the folder of its copies (which the box's command line names): for the run's record.
+_NOTES: dict[str, list[str]] = {}
+
+
+def take_notes(argv: Iterable[str]) -> list[str]:
+    """What the start of the box whose command line is ``argv`` hid, once (for the run's
+    record: the untraced judge has no trace to seal a row in, and the snapshot is read by no
+    person)."""
+    words = [str(word) for word in argv]
+    out: list[str] = []
+    with _UNTRACED_LOCK:
+        for key in [k for k in _NOTES if any(w.startswith(k + os.sep) for w in words)]:
+            out += _NOTES.pop(key)
+    return out
 
 
 #: Phases run in threads of one process (the local executor): the lists below change under it.
@@ -899,7 +994,10 @@ def release_untraced(argv: Iterable[str]) -> list[Path]:
 
 
 def before_untraced(
-    read_write: Iterable[Path | str], read_only: Iterable[Path | str], skip: Iterable[Path | str]
+    read_write: Iterable[Path | str],
+    read_only: Iterable[Path | str],
+    skip: Iterable[Path | str],
+    written: Iterable[Path | str] = (),
 ) -> list[tuple[str, Path, Path]]:
     """:func:`before_phase` for a phase that runs without a trace (the judge): its task
     repositories — in the operator's read paths, say — are bound pruned too (or hidden), never
@@ -909,17 +1007,19 @@ def before_untraced(
     later call); there is no trace to seal a row, so nothing is compared after the phase. The
     judge's copy of the candidate (:func:`note_pruned_copy`: pruned as it was made) is not
     searched again; more than :data:`MAX_PRUNED` repositories in the folders the candidate's
-    code can write refuse the phase (:class:`~evotree.harness.git_prune.PruneError`, the reason
-    said) rather than hide some (the operator's folders are not capped).
+    code can write, and folders beyond a cut of one, are hidden (said in the run's record:
+    :func:`take_notes`); the operator's folders are not capped.
     :class:`~evotree.harness.git_prune.PruneError` when no private folder can be made while
     repositories are there to prune (never bound whole)."""
     read_write, read_only, skip = list(read_write), list(read_only), list(skip)
+    written = list(written)
     if not git_prune.pruning():
         return []
     root = _untraced_root()
     skip = [*skip, *_noted_copies(Path(p).absolute() for p in read_only)]
     if root is None:
-        if _search(read_write, read_only, skip)[0]:
+        found = _search(read_write, read_only, skip, written)
+        if found[0] or found[5]:
             raise git_prune.PruneError(
                 "no private folder for an untraced phase's pruned task repositories"
             )
@@ -937,7 +1037,7 @@ def before_untraced(
             folder / "phase",
             read_only,
             skip,
-            refuse_over_cap=True,
+            written=written,
         )
     except BaseException:
         shutil.rmtree(folder, ignore_errors=True)

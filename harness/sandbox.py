@@ -205,7 +205,9 @@ def _guard_task_repositories(spec: SandboxSpec) -> list[tuple[str, Path, Path]]:
     if spec.trace is None:
         # an untraced phase (the judge) binds task repositories pruned too, never whole
         try:
-            return git_guard.before_untraced(spec.read_write, spec.read_only, spec.masked)
+            return git_guard.before_untraced(
+                spec.read_write, spec.read_only, spec.masked, written=spec.written
+            )
         except git_prune.PruneError as exc:
             raise SandboxUnavailable(
                 f"task repositories cannot be bound pruned: {exc}",
@@ -214,12 +216,23 @@ def _guard_task_repositories(spec: SandboxSpec) -> list[tuple[str, Path, Path]]:
     # read-only folders too: a task repository the phase can only read is read whole otherwise
     try:
         return git_guard.before_phase(
-            spec.read_write, spec.trace, read_only=spec.read_only, skip=spec.masked
+            spec.read_write,
+            spec.trace,
+            read_only=spec.read_only,
+            skip=spec.masked,
+            written=spec.written,
         )
     except git_guard.ReadPathCut as exc:  # a read path not searched whole: refused, said
         raise SandboxUnavailable(
             f"task repositories cannot be guarded: {exc}", fix=exc.fix
         ) from exc
+
+
+def guard_notes(argv: Sequence[str]) -> list[str]:
+    """What the start of the box whose command line is ``argv`` hid from it (a task repository
+    past the cap or not prunable, a folder beyond a cut search of what the candidate wrote), once:
+    for the run's record (:func:`evotree.harness.git_guard.take_notes`)."""
+    return git_guard.take_notes(argv)
 
 
 def release_untraced(argv: Sequence[str]) -> None:

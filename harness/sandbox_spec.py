@@ -136,6 +136,11 @@ class SandboxSpec:
     #: Names of environment variables the phase gets besides the fixed set (:func:`sandbox_env`):
     #: the champion's ``[sandbox] pass_env``.
     pass_env: tuple[str, ...] = ()
+    #: Read-only folders the candidate's code writes in an earlier phase besides those holding a
+    #: read-write one (the shared cache the prepare phase writes, read by the train phase): a
+    #: search for task repositories cut there hides what lies beyond the cut instead of
+    #: refusing the phase (:func:`evotree.harness.git_guard.before_phase`).
+    written: tuple[Path, ...] = ()
 
 
 @dataclass(frozen=True)

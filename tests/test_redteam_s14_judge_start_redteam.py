@@ -135,14 +135,11 @@ def _run_dir(tmp_path: Path) -> tuple[Path, Path]:
 
 
 @pytest.mark.heavy
-@pytest.mark.xfail(
-    strict=False,
-    reason="J1: the judge reads the run directory, which holds evidence/train (the train "
-    "phase's read-write folder); 33 repositories there make before_untraced raise PruneError "
-    "(refuse_over_cap, 2094de1): SandboxUnavailable, the run failed as evotree's own error "
-    "(not charged, no score); before it the 33rd was hidden and the judge ran",
-)
 def test_j1_repositories_the_train_phase_kept_do_not_refuse_the_judge(tmp_path: Path) -> None:
+    """Closed (was WON: 33 repositories in evidence/train, which the judge reads in the run
+    directory, raised PruneError - SandboxUnavailable, evotree's own failure, no score): past
+    MAX_PRUNED the repositories of folders the candidate's code writes are hidden, said in the
+    run's record (``take_notes``); only the candidate's own reading of them fails."""
     root, copy = _run_dir(tmp_path)
     kept = root / "evidence" / "train" / "vendor"
     _vendored(kept, git_guard.MAX_PRUNED)
@@ -160,13 +157,11 @@ def test_j1_repositories_the_train_phase_kept_do_not_refuse_the_judge(tmp_path: 
     _release(binds)
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="J2: a folder 70 deep that the train phase made in evidence/train (mkdir -p) cuts "
-    "the judge's search of the run directory at MAX_DEPTH, and a cut in a read-only folder "
-    "refuses the phase (ReadPathCut, 947e2b1): SandboxUnavailable, not charged, no score",
-)
 def test_j2_a_deep_folder_the_train_phase_kept_does_not_refuse_the_judge(tmp_path: Path) -> None:
+    """Closed (was WON: a folder 70 deep in evidence/train cut the judge's search of the run
+    directory and ReadPathCut refused the phase): a cut in a read-only folder the candidate's
+    code writes hides the folders left unsearched (an empty folder bound over each, said in the
+    run's record) instead of refusing."""
     root, copy = _run_dir(tmp_path)
     deep = root / "candidate" / "/".join(["d"] * 70)
     deep.mkdir(parents=True)  # control: in the candidate folder (masked, its copy noted)
@@ -209,17 +204,13 @@ def test_j8_a_task_whose_tests_ship_fixture_repositories_is_still_judged(tmp_pat
 # ------------------------------------------ J6: the shared cache refuses every later train phase
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="J6: the prepare phase writes the workspace's shared cache, which every later run's "
-    "train phase reads; a folder 70 deep left there cuts that read-only search at MAX_DEPTH "
-    "and ReadPathCut (947e2b1) refuses the train phase of every later run (SandboxUnavailable: "
-    "evotree's own failure, not charged) until the operator names the cache in "
-    "EVOTREE_READ_PATHS_WITHOUT_REPOS",
-)
 def test_j6_a_deep_folder_a_prepare_phase_left_in_the_cache_does_not_refuse_later_runs(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """Closed (was WON: a folder 70 deep the prepare phase left in the shared cache cut every
+    later run's train-phase search and ReadPathCut refused it): the train box names the cache
+    in ``SandboxSpec.written`` (``phases._prepare_and_train``; the spec below as it makes it
+    now), and a cut there hides the folders left unsearched instead of refusing the phase."""
     cache = tmp_path / "ws" / "cache"
     cache.mkdir(parents=True)
     root = tmp_path / "run2"  # a later run, another candidate
@@ -230,6 +221,7 @@ def test_j6_a_deep_folder_a_prepare_phase_left_in_the_cache_does_not_refuse_late
         read_only=(root, cache),
         read_write=(root / "candidate", root / "evidence" / "train"),
         trace=tmp_path / "raw.trace",
+        written=(cache,),
     )
     sandbox._guard_task_repositories(spec)  # control: the train phase starts
     git_prune.remove_copies(spec.trace)

@@ -548,14 +548,15 @@ def test_a_start_copies_at_most_max_pruned_repositories_and_hides_the_rest(
     assert ("--bind", hidden, work / "c" / ".git") in binds
 
 
-def test_an_untraced_start_over_the_cap_refuses_and_skips_only_a_noted_copy(
+def test_an_untraced_start_over_the_cap_hides_and_skips_only_a_noted_copy(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """R6 (issue 29): the untraced judge's start refuses more than ``MAX_PRUNED`` task
-    repositories in the folders the candidate's code can write (a read-only one holding a
-    read-write one: the run directory) with the reason (``PruneError``, which the judge says as
-    ``SandboxUnavailable``) instead of hiding the rest; those of a folder only the operator
-    writes are all pruned, whatever their number (J8 of the s14 red team); the judge's copy that
+    """R6, then J1/J8 of the s14 red team (issue 29): the untraced judge's start prunes at most
+    ``MAX_PRUNED`` task repositories of the folders the candidate's code can write (a read-only
+    one holding a read-write one: the run directory) and hides the rest, said for the run's
+    record (``take_notes``: the candidate's own leavings fail only its own reading of them,
+    never the phase); those of a folder only the operator writes are all pruned, whatever their
+    number (J8); the judge's copy that
     ``copy_regular_files`` made is noted and not searched again (its repositories were pruned
     as it was made), but a folder made by hand, or another folder put at a noted copy's path,
     is searched like any read path."""
@@ -570,9 +571,15 @@ def test_an_untraced_start_over_the_cap_refuses_and_skips_only_a_noted_copy(
     (run / "eval").mkdir(parents=True)
     for name in ("a", "b", "c"):
         _task(run / name)
-    with pytest.raises(git_prune.PruneError, match=r"3 task repositories .* at most 2") as exc:
-        git_guard.before_untraced([run / "eval"], [run], [])
-    assert str(run / "c" / ".git") in str(exc.value)
+    binds = git_guard.before_untraced([run / "eval"], [run], [])
+    pruned = [d for _, s, d in binds if d.name == ".git" and not s.name.endswith(".hidden")]
+    assert pruned == [run / n / ".git" for n in "ab"], binds
+    hidden = [(s, d) for _, s, d in binds if s.name.endswith(".hidden")]
+    assert [d for _, d in hidden] == [run / "c" / ".git"], binds
+    notes = git_guard.take_notes([str(s) for s, _ in hidden])
+    assert len(notes) == 1 and "at most 2" in notes[0] and str(run / "c" / ".git") in notes[0]
+    assert git_guard.take_notes([str(s) for s, _ in hidden]) == []  # said once
+    git_guard._remove_untraced()
     assert list(root.iterdir()) == [] and git_guard._UNTRACED == []  # nothing left behind
     data = tmp_path / "data"
     for name in ("a", "b", "c"):
@@ -657,10 +664,14 @@ def test_the_judges_copy_of_the_candidate_carries_a_task_repository_pruned(
 def test_a_cut_search_of_a_read_only_folder_refuses_the_phase_and_cuts_no_other_folder(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """E, then R4/R5 (issue 29): each read-only folder has its own bound and the operator's come
-    first (a folder holding a read-write one, the run directory, last): a flood of the run
-    directory leaves the operator's data searched; a cut refuses the phase (``ReadPathCut``:
-    fail closed, with the read path and the way out; no row that flags an honest dataset)."""
+    """E, then R4/R5, then J1/J2/J6 of the s14 red team (issue 29): each read-only folder has its
+    own bound and the operator's come first (a folder holding a read-write one, the run
+    directory, last): a flood of the run directory leaves the operator's data searched; a cut
+    of a folder only the operator writes refuses the phase (``ReadPathCut``: fail closed, with
+    the read path and the way out; no row that flags an honest dataset); a cut of one the
+    candidate's code writes (the run directory; ``written``: the shared cache) hides every
+    folder left unsearched (an empty folder bound over each, said for the run's record): what
+    the candidate left fails only its own reading of it, never the phase or another run."""
     run = tmp_path / "run"
     for i in range(5):
         (run / "evidence" / f"d{i}").mkdir(parents=True)
@@ -669,10 +680,25 @@ def test_a_cut_search_of_a_read_only_folder_refuses_the_phase_and_cuts_no_other_
     data = tmp_path / "data"
     _task(data / "task")
     monkeypatch.setattr(git_guard, "MAX_READ_ONLY_ENTRIES", 3)
-    with pytest.raises(git_guard.ReadPathCut) as exc:
-        git_guard.before_phase([work], tmp_path / "raw.trace", read_only=[run, data])
-    assert exc.value.root == run and "the run directory" in exc.value.fix, exc.value
-    assert not git_guard.snapshot_path(tmp_path / "raw.trace").exists()  # no phase, no row
+    binds = git_guard.before_phase([work], tmp_path / "raw.trace", read_only=[run, data])
+    hidden = [(o, s, d) for o, s, d in binds if s.name.startswith("cut")]
+    assert [d for _, _, d in hidden] == [run / "evidence" / f"d{i}" for i in range(5)], binds
+    assert all(o == "--ro-bind" and not any(s.iterdir()) for o, s, _ in hidden)
+    assert [d for _, _, d in binds if d.name == ".git"] == [data / "task" / ".git"]
+    notes = git_guard.take_notes([str(s) for _, s, _ in hidden])
+    assert len(notes) == 5 and "candidate's code wrote" in notes[0], notes
+    git_prune.remove_copies(tmp_path / "raw.trace")
+    cache = tmp_path / "cache"  # another phase writes it: named in ``written``
+    for i in range(5):
+        (cache / f"c{i}").mkdir(parents=True)
+    binds = git_guard.before_phase(
+        [work], tmp_path / "raw.trace", read_only=[cache], written=[cache]
+    )
+    assert len([s for _, s, _ in binds if s.name.startswith("cut")]) == 5, binds
+    git_prune.remove_copies(tmp_path / "raw.trace")
+    with pytest.raises(git_guard.ReadPathCut) as exc:  # the operator's: refused, the way out
+        git_guard.before_phase([work], tmp_path / "raw.trace", read_only=[cache])
+    assert exc.value.root == cache and git_guard.ENV_NO_REPOS in exc.value.fix, exc.value
     monkeypatch.setattr(git_guard, "MAX_READ_ONLY_ENTRIES", 8)  # run: 7 entries
     git_guard.before_phase([work], tmp_path / "raw.trace", read_only=[run, data])
     snap = json.loads(git_guard.snapshot_path(tmp_path / "raw.trace").read_text())

@@ -47,6 +47,7 @@ from evotree.harness.sandbox import (
     can_trace,
     check_sandbox,
     finish_trace,
+    guard_notes,
     release_untraced,
     wrap,
 )
@@ -214,6 +215,10 @@ def run_phase(
             accounted(wrap(sandbox, argv), cgroup=cgroup),
             sandbox_env(env, sandbox.pass_env),
         )
+        hid = guard_notes(argv)  # what the box's start hid from it (git_guard.take_notes)
+        record.notes += [f"the {phase} phase's box: {note}" for note in hid[:20]]
+        if len(hid) > 20:
+            record.notes.append(f"the {phase} phase's box: {len(hid) - 20} more folders hidden")
     start_wall, started_at = time.monotonic(), utcnow()
     proc = _launch(argv, env, cwd, paths, phase, cgroup)
     box = SandboxBox(proc.pid) if sandbox is not None else None
@@ -744,6 +749,7 @@ def _prepare_and_train(
             network=policy.train_network,
             limits=policy.limits,
             pass_env=policy.pass_env,
+            written=(cache,) if cache is not None else (),
         )
         if policy.enabled
         else None
