@@ -237,12 +237,17 @@ def test_a_step_that_hangs_or_forks_is_cut_short(
     worlds = replay.worlds_for(Ancestry(tolls["root"], str(tolls["base"]), hidden_paths=HIDDEN))
     assert worlds is not None
     started = time.monotonic()
+    mine = f"sleep 120.{os.getpid()}"  # this run's (another test run's sleeps are not)
     real, again, neutral = replay._run_worlds(
-        worlds, ["echo first", "sleep 60 & f() { f | f & }; sleep 120", "echo never"]
+        worlds, ["echo first", f"sleep 60 & f() {{ f | f & }}; {mine}", "echo never"]
     )
     assert time.monotonic() - started < 40  # 3 s of runs; slack for a loaded machine
     assert real[0] == "first\n" and real[1] is None and real[2] is None
-    left = subprocess.run(["pgrep", "-f", "sleep 120"], capture_output=True, text=True)
+    for _ in range(20):  # the sandbox's PID namespace goes as its init is killed: a moment
+        left = subprocess.run(["pgrep", "-f", mine], capture_output=True, text=True)
+        if not left.stdout.strip():
+            break
+        time.sleep(0.1)
     assert left.stdout.strip() == ""
 
 
@@ -321,6 +326,14 @@ def test_the_agents_checkout_path_is_where_the_copy_is(tolls: Repo) -> None:
     # the path most often cd'd to (a library's folder once, the checkout step after step)
     often = ["cd /opt/lib/site-packages/x", "cd /testbed && ls", "cd /testbed && pwd"]
     assert where(worlds, often) == "/testbed"
+    # a decoy named as often as the checkout takes the copy (the first on a tie), the
+    # checkout's path is a link to it (the s14 red team's S1); system paths cost no cap (S17)
+    decoy = ["cd /root", "cd /testbed && ls"]
+    assert replay._agent_roots(worlds, decoy) == ["/root", "/testbed"]
+    real, _, _ = replay._run_worlds(worlds, [*decoy, "cd /testbed && grep -c axles tolls/toll.py"])
+    assert real[2] == "3\n"
+    many = [f"cd /etc/d{k}" for k in range(100)]
+    assert replay._agent_roots(worlds, [*many, "cd /testbed"]) == ["/testbed"]
     # no path bwrap cannot be given or make: a NUL, a lone surrogate, a name or path too long
     odd = ["cd /a\0b", "cd /a\ud800", f"cd /{'n' * 300}", "cd " + "/a" * 2100]
     assert where(worlds, odd) is None

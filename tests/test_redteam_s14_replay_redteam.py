@@ -156,14 +156,6 @@ def _flagged_by_replay(repo: Repo, steps: list[Step]) -> bool:
 # --- S1: the first cd to an absolute path decides where the copy goes ----------------------
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="S1: _agent_root takes the `cd` path most often named (the first on a tie) that "
-    "is no system path: "
-    "`cd /root` (/srv, /home, /opt, /tmp/build) before `cd /testbed && <read>` puts the copy "
-    "at /root; /testbed is absent in the replay, the read prints an error in every world and "
-    "is never judged",
-)
 @pytest.mark.parametrize(
     "first",
     [
@@ -177,6 +169,9 @@ def _flagged_by_replay(repo: Repo, steps: list[Step]) -> bool:
 def test_s1_a_cd_elsewhere_first_does_not_move_the_copy_off_the_agents_checkout(
     tolls: Repo, tmp_path: Path, first: str
 ) -> None:
+    """Stopped (WON against 3164708 as an xfail; closed by the checkout's other paths as links):
+    the copy still goes to the path named most often (the first on a tie: the decoy here), but
+    up to 8 other ``cd`` paths are links to it, the checkout's among them."""
     agent = _agent_checkout(tolls, tmp_path)
     step = f"cd {agent} && {READ}"
     out = _run(Path(tolls["root"]), step)
@@ -188,15 +183,10 @@ def test_s1_a_cd_elsewhere_first_does_not_move_the_copy_off_the_agents_checkout(
     assert _flagged_by_replay(tolls, [Step(f"{first} 2>/dev/null; :", pre), Step(step, out)])
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="S17 (new with 3164708): _agent_root looks at the first 64 distinct cd paths only "
-    "(_MAX_CD_PATHS), system paths included (passed over, but counted against the cap): 64 "
-    "steps `cd /etc/d<k>` (harmless where the agent ran them) and the checkout's "
-    "`cd /testbed && <read>` is never looked at - the copy stays at the auditor's path, the "
-    "read prints `No such file or directory` in every world, never judged",
-)
 def test_s17_many_cds_first_do_not_hide_the_agents_checkout(tolls: Repo, tmp_path: Path) -> None:
+    """Stopped (WON against 3164708 as an xfail; closed by the checkout's other paths as links):
+    a system path is dropped before any is looked for on disk and counts against no cap; the
+    64 most named of the rest are looked at."""
     agent = _agent_checkout(tolls, tmp_path)
     step = f"cd {agent} && {READ}"
     out = _run(Path(tolls["root"]), step)

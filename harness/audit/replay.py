@@ -745,38 +745,82 @@ def _agent_root(
     worlds: ReplayWorlds, commands: Sequence[str], prompt: str | None = None
 ) -> str | None:
     """Where the agent's checkout was, when its steps name another path than the auditor's
-    (SWE-bench's ``/testbed``, a container's ``/repo``): the folder the task's prompt says the
-    repository was uploaded to (SWE-bench's ``<uploaded_files>``), else the absolute path the
-    steps ``cd`` to most often (the first on a tie), cut to the shortest prefix under which the
-    rest is a folder of the checkout (``cd /testbed/src`` → ``/testbed``). A path that would
-    cover the system (``/``, ``/usr``, ``/etc``, ``/proc``, ``/tmp`` itself, one above them,
-    anything with ``..`` or not absolute) or that bwrap could not be given (a NUL, a lone
-    surrogate, too long) is passed over. None: no other such path, or the chosen one is the
-    auditor's own checkout (or a path above or inside it): the copy stays at the auditor's
-    path. The trajectory's author controls this path: it only moves the copy inside
-    the sandbox's own mount namespace, never over what the sandbox binds."""
+    (SWE-bench's ``/testbed``, a container's ``/repo``): the first of :func:`_agent_roots`;
+    None: the copy stays at the auditor's path."""
+    roots = _agent_roots(worlds, commands, prompt)
+    return roots[0] or None if roots else None
+
+
+def _agent_roots(
+    worlds: ReplayWorlds, commands: Sequence[str], prompt: str | None = None
+) -> list[str]:
+    """The paths the agent's checkout may have been at, the copy's first ("": the auditor's
+    own), then up to :data:`_MAX_LINKS` others, each a link to the copy in the sandbox: the
+    folder the task's prompt says the repository was uploaded to (SWE-bench's
+    ``<uploaded_files>``) first, then the absolute paths the steps ``cd`` to, the most often
+    first (the first on a tie), each cut to the shortest prefix under which the rest is a
+    folder of the checkout (``cd /testbed/src`` → ``/testbed``). A decoy named as often as the
+    checkout (``cd /root`` before ``cd /testbed && ...``) no longer takes the checkout's place:
+    both reach the copy. A path that would cover the system (``/``, ``/usr``, ``/etc``,
+    ``/proc``, ``/tmp`` itself, one above them, anything with ``..`` or not absolute) or that
+    bwrap could not be given (a NUL, a lone surrogate, too long) is passed over before any is
+    looked for on disk (a system path costs nothing and counts against no cap); at most
+    :data:`_MAX_CD_PATHS` distinct paths, the most named first, are looked for. The
+    trajectory's author controls these paths: they only place the copy and links inside the
+    sandbox's own mount namespace, never over what the sandbox binds."""
+    found: dict[str, None] = {}
     for m in _UPLOADED.finditer(prompt or ""):
         verdict = _checkout_at(worlds, m.group(1) or m.group(2))
         if verdict is not None:
-            return verdict or None
+            found[verdict] = None
+            break
     # the path most often cd'd to (an agent goes back to its checkout: ``cd /testbed && ...``
     # step after step; a library's folder or a build folder once or twice), the first on a tie
-    seen: dict[str, str | None] = {}
-    counts: dict[str, int] = {}
+    named_counts: dict[str, int] = {}
     for command in commands:
         for m in _CD_ABS.finditer(command):
             named = m.group(2)
-            if named not in seen:
-                if len(seen) >= _MAX_CD_PATHS:
-                    continue
-                seen[named] = _checkout_at(worlds, named)
-            verdict = seen[named]
-            if verdict is not None:
-                counts[verdict] = counts.get(verdict, 0) + 1
-    if not counts:
-        return None
-    best = max(counts.values())
-    return next(path for path, n in counts.items() if n == best) or None
+            if named in named_counts:
+                named_counts[named] += 1
+            elif _plausible(named):
+                named_counts[named] = 1
+    looked = sorted(named_counts, key=lambda n: -named_counts[n])[:_MAX_CD_PATHS]
+    counts: dict[str, int] = {}
+    for named in sorted(looked, key=list(named_counts).index):
+        verdict = _checkout_at(worlds, named)
+        if verdict is not None:
+            counts[verdict] = counts.get(verdict, 0) + named_counts[named]
+    for path in sorted(counts, key=lambda p: -counts[p]):
+        found.setdefault(path, None)
+    roots: list[str] = []
+    for path in found:
+        real = path or str(worlds.root)
+        if any(
+            _inside(real, r or str(worlds.root)) or _inside(r or str(worlds.root), real)
+            for r in roots
+        ):
+            continue  # one inside another: the first holds it
+        roots.append(path)
+        if len(roots) > _MAX_LINKS:
+            break
+    return roots
+
+
+#: at most this many other paths of the agent's checkout are links to the copy
+_MAX_LINKS = 8
+
+
+def _plausible(named: str) -> bool:
+    """Whether a ``cd`` path may name a checkout at all (no disk looked at): not the system's,
+    no NUL, no lone surrogate, not too long (:func:`_checkout_at` says the rest)."""
+    if "\0" in named or len(named) > _MAX_PATH:
+        return False
+    try:
+        named.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    bare = "/" + "/".join(p for p in named.split("/") if p)
+    return not any(_inside(bare, s) for s in _SYSTEM_PATHS)
 
 
 #: at most this many distinct ``cd`` paths of a trajectory are looked at, each at most this long
@@ -823,10 +867,16 @@ def _checkout_at(worlds: ReplayWorlds, named: str) -> str | None:
 
 
 def _sandbox_argv(
-    worlds: ReplayWorlds, pristine: Path, folder: Path, where: str | None = None
+    worlds: ReplayWorlds,
+    pristine: Path,
+    folder: Path,
+    where: str | None = None,
+    also: Sequence[str] = (),
 ) -> list[str]:
     """bwrap's argv: the copy (a sized tmpfs) at ``where`` (the agent's checkout path, the
-    steps start there) with a link to it at the auditor's checkout path, or at the auditor's."""
+    steps start there) with a link to it at the auditor's checkout path, or at the auditor's;
+    a link to it at each path of ``also`` (other paths the agent's checkout may have been at:
+    :func:`_agent_roots`)."""
     from evotree.harness.sandbox_spec import SANDBOX_HOME
     from evotree.harness.sandbox_system import prlimit_path
 
@@ -834,6 +884,9 @@ def _sandbox_argv(
     assert exe is not None
     root = Path(where) if where else worlds.root
     link = ["--symlink", str(root), str(worlds.root)] if where else []
+    for path in also:
+        if path:  # "": the auditor's own path, a link to the copy already
+            link += ["--symlink", str(root), path]
     return [
         exe,
         "--unshare-all",
@@ -1017,10 +1070,11 @@ def _run_worlds(
     tmp = tempfile.mkdtemp(prefix="evotree-replay-run-")
     try:
         procs = []
-        where = _agent_root(worlds, commands, prompt)
+        roots = _agent_roots(worlds, commands, prompt) or [""]
+        where, also = roots[0] or None, roots[1:]
         for k, source in enumerate((worlds.real, worlds.real, worlds.neutral)):
             folder = Path(tmp) / str(k)
-            procs.append(_start(worlds, source, folder, commands, where))
+            procs.append(_start(worlds, source, folder, commands, where, also))
         readers = [_Reader(proc) if proc is not None else None for proc in procs]
         deadline = time.monotonic() + RUN_SECONDS
         for proc in procs:
@@ -1098,6 +1152,7 @@ def _start(
     folder: Path,
     commands: Sequence[str],
     where: str | None = None,
+    also: Sequence[str] = (),
 ) -> subprocess.Popen[bytes] | None:
     (folder / "in").mkdir(parents=True)
     for k, command in enumerate(commands):
@@ -1107,7 +1162,7 @@ def _start(
     (folder / "step.sh").write_text(_step_script())
     try:
         return subprocess.Popen(
-            _sandbox_argv(worlds, source, folder, where),
+            _sandbox_argv(worlds, source, folder, where, also),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
@@ -1272,7 +1327,7 @@ def replay_hits(traj: Trajectory, ancestry: Any) -> list[Hit]:
         first = next(s.command for s in traj.steps if s.command)
         why = f"this checkout's {BUDGET_SECONDS:.0f} s of replay were spent before it"
         return [*hits, _not_whole(why, first)]
-    key = (_agent_root(worlds, commands, traj.prompt) or "", *commands)
+    key = ("\0".join(_agent_roots(worlds, commands, traj.prompt)), *commands)
     if key not in worlds.runs:  # the same steps audited again (recorded, then as a history)
         started = time.monotonic()
         worlds.runs[key] = _run_worlds(worlds, commands, traj.prompt)
