@@ -11,6 +11,9 @@ in the judge reads what the judge's box holds. The future is ``FUTURE_SECRET_42`
 it ran (a control). A win is ``xfail(strict=False)`` asserting the safe outcome, its reason the
 mechanism; a stopped attack passes, its docstring saying by what. Results against 3d1b37e (no change to the harness's git guard since 947e2b1):
 
+State at 3b6883e: still WON J7, J9 and J3 (a lead) (xfails); closed J1, J2, J6 (4d74a58), J4
+(e4eb003), J8 (11a6611): plain tests now; J5 stopped.
+
 - J1, the cap refuses the judge on what the train phase wrote (WON: honest work CHANGED, and a
   lever of the candidate's): the judge reads the run directory (``paths.root``), which holds
   ``evidence/train`` — the train phase's own read-write folder. 33 repositories there (a

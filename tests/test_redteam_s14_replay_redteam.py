@@ -14,7 +14,10 @@ mechanism; a stopped attack passes, its docstring saying by what. Results agains
 3164708 (its fixes closed S2-S4, S8-S13: those are plain tests now)
 (50c791a, landed meanwhile, adds a ``warn`` "not replayed whole" finding where a step did not
 finish: S3, S4, S5/S6 now carry it — said, never flagged high; S1, S8 and S11 carry none, and
-S2, S9 and S13 leave no verdict at all):
+S2, S9 and S13 leave no verdict at all). State at 3b6883e: still WON S14 and S20 (xfails: the
+replay carries a step's folder and exported variables, a fresh-shell harness does not);
+closed S2-S4, S8-S13 (3164708), S5, S6, S15, S16, S18, S19 (d75dd79, the step-per-sandbox
+driver), S1, S17 (3b6883e): plain tests now; S7 stopped:
 
 - S1, V6's path is the first ``cd`` to an absolute path that is no system path (WON, honest
   trajectories too at a21c2ae; still at 3164708, which takes the path most often ``cd``'d to, the first
