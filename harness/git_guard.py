@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import atexit
 import collections
+import errno
 import fcntl
 import hashlib
 import json
@@ -150,8 +151,8 @@ def _hex(name: str, lengths: tuple[int, ...]) -> bool:
 def is_object_store(path: Path) -> bool:
     """Whether the folder ``path`` is laid out as a git object store (what an ``objects`` link
     or an alternate names), by whatever git itself reads there, whatever the names: a ``pack/``
-    folder holding any ``*.pack``, ``*.idx`` (git reads every ``objects/pack/*.idx``, not only
-    ``pack-*``) or a ``multi-pack-index``, a two-hex-digit folder holding a loose object's
+    folder git reads packs from (:func:`_reads_pack`: any pack by git's magic, not only
+    ``pack-*``), a two-hex-digit folder holding a loose object's
     name, or an ``info/`` folder holding ``alternates`` or ``packs``. Outside a git directory
     it is refused by the judge's copy and hidden from a phase like a git directory that cannot
     be pruned: every object of it (the future's too) is readable by any reader."""
@@ -167,15 +168,40 @@ def is_object_store(path: Path) -> bool:
             names = os.listdir(sub.path)
         except OSError:
             continue
-        if sub.name == "pack" and any(
-            n.endswith((".pack", ".idx")) or n == "multi-pack-index" for n in names
-        ):
+        if sub.name == "pack" and _reads_pack(Path(sub.path), names):
             return True
         if sub.name == "info" and any(n in ("alternates", "packs") for n in names):
             return True
         if _is_fanout(sub.name) and any(_hex(n, (38, 62)) for n in names):
             return True
     return False
+
+
+def _starts_with(path: Path, magic: bytes) -> bool:
+    """Whether the file ``path`` starts with ``magic``; a link counts (git follows it, the
+    guard never does)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as exc:
+        return exc.errno == errno.ELOOP
+    try:
+        return os.read(fd, len(magic)) == magic
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+
+
+def _reads_pack(folder: Path, names: list[str]) -> bool:
+    """Whether git reads objects from the ``pack/`` folder ``folder`` holding ``names``: a
+    ``pack-*.pack``/``.idx``, or a pack under any name (git reads every ``*.idx`` beside its
+    ``*.pack``; a pack alone can be indexed) or a ``multi-pack-index`` — by git's own magic
+    (``PACK``, ``MIDX``), so that a dataset's ``*.idx``/``*.bin`` (J9) is no store."""
+    if any(n.startswith("pack-") and n.endswith((".pack", ".idx")) for n in names):
+        return True
+    if "multi-pack-index" in names and _starts_with(folder / "multi-pack-index", b"MIDX"):
+        return True
+    return any(n.endswith(".pack") and _starts_with(folder / n, b"PACK") for n in names)
 
 
 def is_git_dir(path: Path) -> bool:

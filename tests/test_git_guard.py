@@ -237,7 +237,7 @@ def test_a_garbage_head_is_locked_as_it_is_and_a_linked_head_is_said(
     "entries",
     [
         ("pack/x.pack",),
-        ("pack/x.idx",),
+        ("pack/x.idx", "pack/x.pack"),
         ("pack/multi-pack-index",),
         ("info/alternates",),
         ("info/packs",),
@@ -249,11 +249,13 @@ def test_every_layout_git_reads_as_a_store_is_an_object_store(
 ) -> None:
     """Issue 29's J4: git reads every ``objects/pack/*.idx`` whatever its name, a
     multi-pack-index, ``info/alternates`` and ``info/packs``, and loose objects: each makes a
-    folder a store (found, never bound or copied whole); a folder of plain files does not."""
+    folder a store (found, never bound or copied whole; a pack by git's magic, J9); a folder
+    of plain files does not."""
     store = tmp_path / "mirror" / "objects"
     for rel in entries:
         (store / rel).parent.mkdir(parents=True, exist_ok=True)
-        (store / rel).write_bytes(b"x")
+        magic = {".pack": b"PACK", "multi-pack-index": b"MIDX"}
+        (store / rel).write_bytes(magic.get(Path(rel).suffix or Path(rel).name, b"x") + b"\0" * 8)
     plain = tmp_path / "data" / "pack"
     plain.mkdir(parents=True)
     (plain / "x.txt").write_text("x\n")
@@ -263,3 +265,18 @@ def test_every_layout_git_reads_as_a_store_is_an_object_store(
     assert not git_guard.is_object_store(tmp_path / "data")
     found, _ = git_guard.find_git_dirs([tmp_path])
     assert found == [store]
+
+
+def test_a_datasets_pack_folder_is_no_object_store(tmp_path: Path) -> None:
+    """J9 of the s14 red team: J4's recogniser took any ``pack/*.idx`` for a store, so an
+    honest indexed dataset (``pack/train.{bin,idx}``) was hidden and refused; a pack folder is
+    a store by git's own magic (``PACK``, ``MIDX``) or git's ``pack-*`` names."""
+    data = tmp_path / "data"
+    (data / "pack").mkdir(parents=True)
+    (data / "pack" / "train.bin").write_bytes(b"\0" * 64)
+    (data / "pack" / "train.idx").write_bytes(b"MMIDIDX\x00\x00" + b"\0" * 64)
+    (data / "pack" / "other.pack").write_bytes(b"not a pack")
+    assert not git_guard.is_object_store(data)
+    assert git_guard.find_git_dirs([tmp_path])[0] == []
+    (data / "pack" / "x.pack").write_bytes(b"PACK\0\0\0\2")
+    assert git_guard.is_object_store(data)

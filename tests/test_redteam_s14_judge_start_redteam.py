@@ -426,15 +426,10 @@ def _indexed_dataset(folder: Path) -> None:
     (folder / "train_text_document.idx").write_bytes(b"MMIDIDX\\x00\\x00" + b"\\0" * 64)
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="J9 (new with e4eb003): is_object_store takes a folder holding pack/ with any "
-    "*.idx or *.pack for a git object store: an honest candidate's data/pack/"
-    "train_text_document.{bin,idx} (a Megatron-style indexed dataset) makes data/ a store that "
-    "cannot be pruned - an empty folder is bound over it in the train box, and the judge's copy "
-    "refuses it ('a git directory that cannot be pruned')",
-)
 def test_j9_an_indexed_dataset_in_a_pack_folder_is_no_object_store(tmp_path: Path) -> None:
+    """Closed (was WON with e4eb003: any pack/*.idx made a store, so this dataset was hidden in
+    the train box and refused by the judge's copy): a pack/ folder is a store by git's own
+    magic now (a *.pack starting PACK, a multi-pack-index starting MIDX) or git's pack-* names."""
     work = tmp_path / "run" / "candidate"
     _indexed_dataset(work / "data" / "pack")
     (work / "train.py").write_text("print('train')\\n")
