@@ -39,6 +39,7 @@ import stat
 import subprocess
 import tempfile
 import threading
+import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -116,6 +117,10 @@ MAX_ENTRIES = 1_000_000
 #: writes (the judge's tree, the operator's read paths) are pruned whatever their number: the
 #: operator's task (a git library's tests ship a hundred fixture repositories) sets that work.
 MAX_PRUNED = 32
+#: How long host git may run in all to prune one phase's start's task repositories (the judge's
+#: copy has the same bound, ``sandbox_copy.PRUNE_SECONDS``); past it a repository is hidden,
+#: never bound whole.
+PRUNE_SECONDS = 300.0
 _HASH_LIMIT = 1 << 20
 
 
@@ -791,6 +796,7 @@ def before_phase(
         kept: list[Path] = []
         sources = []
         over = set(capped[MAX_PRUNED:])
+        deadline = time.monotonic() + PRUNE_SECONDS
         for i, gd in enumerate(git_dirs):
             try:
                 if gd in over:
@@ -798,7 +804,7 @@ def before_phase(
                         f"a phase's start copies at most {MAX_PRUNED} task repositories of "
                         "the folders the candidate's code writes"
                     )
-                sources.append(git_prune.prune_copy(gd, copies / str(i)).path)
+                sources.append(git_prune.prune_copy(gd, copies / str(i), deadline=deadline).path)
                 kept.append(gd)
             except (git_prune.PruneError, OSError, subprocess.SubprocessError) as exc:
                 empty = copies / f"{i}.hidden"

@@ -245,17 +245,12 @@ def test_j6_a_deep_folder_a_prepare_phase_left_in_the_cache_does_not_refuse_late
 # --------------------------------- J7: host git at the judge's start has no deadline in all
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="J7: the judge's start prunes the repositories the train phase left in the run "
-    "directory (evidence/train, up to MAX_PRUNED = 32) with host git and no deadline in all "
-    "(before_phase calls prune_copy without one: _DEADLINE unset, 600 s a git call), while "
-    "the copy's pruning has PRUNE_SECONDS in all: host time before the judge is bounded only "
-    "by 32 repositories x their git calls x 600 s",
-)
 def test_j7_host_git_at_the_judges_start_has_a_deadline(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """Closed (was WON: the judge's start pruned the train phase's repositories with no
+    deadline in all, 600 s a git call): ``before_phase`` gives every prune of a phase's start
+    one deadline, ``git_guard.PRUNE_SECONDS`` (300 s, as the copy's)."""
     root, copy = _run_dir(tmp_path)
     _vendored(root / "evidence" / "train" / "vendor", 2)
     seen: list[float | None] = []
