@@ -1011,3 +1011,27 @@ def test_the_sweep_takes_only_folders_whose_lock_is_free(
     subprocess.run(sweep, check=True, timeout=60, cwd=Path(__file__).parents[1])
     assert not folder.exists() and (root / "999999999-nolock").exists()
     git_guard._UNTRACED.clear()
+
+
+@pytest.mark.heavy  # 600 folders 66 deep (about 40,000 folders made)
+def test_many_cuts_of_what_the_candidate_wrote_hide_the_folders_above_them(
+    tmp_path: Path,
+) -> None:
+    """J1/J2/J6 of the s14 red team (issue 29): past ``MAX_HIDDEN_CUTS`` folders left unsearched
+    (300 folders 66 deep), the folders above them are hidden instead — never one holding a
+    read-write folder of the phase (``evidence/eval``); a written root holding none (the shared
+    cache) is hidden whole; the operator's folder is refused as before."""
+    run = tmp_path / "run"
+    (run / "evidence" / "eval").mkdir(parents=True)
+    cache = tmp_path / "cache"
+    deep = "/".join(["d"] * 66)
+    for i in range(git_guard.MAX_HIDDEN_CUTS + 44):
+        (run / "evidence" / "train" / f"x{i}" / deep).mkdir(parents=True)
+        (cache / f"x{i}" / deep).mkdir(parents=True)
+    rw = [run / "evidence" / "eval"]
+    hide = git_guard._search(rw, [run], [])[5]
+    assert [p for p, _ in hide] == [run / "evidence" / "train"], hide[:3]
+    hide = git_guard._search(rw, [cache], [], [cache])[5]
+    assert [p for p, _ in hide] == [cache], hide[:3]
+    with pytest.raises(git_guard.ReadPathCut):
+        git_guard._search(rw, [cache], [])
