@@ -1007,13 +1007,15 @@ def _nested() -> list[str]:
     ]  # fmt: skip
 
 
-def _step_script() -> str:
+def _step_script(carry: bool = True) -> str:
     """The fresh bash of one step (its number the argument): it starts in the folder and with
     the variables (exported or not) the last step's shell ended with, read as data, never run
     (a name of :data:`_NOT_CARRIED`, the shell's own, or a name no variable can have is
     dropped; functions, aliases, traps, options and builtins a step set are not carried), writes
     its own down when it ends (its ``EXIT`` trap; a step that replaces that trap or is killed
-    leaves the last one's), and evaluates the step."""
+    leaves the last one's), and evaluates the step. Without ``carry`` (a harness that starts a
+    fresh shell a step at the checkout: mini-swe-agent) it starts at the checkout with the
+    sandbox's environment, whatever the last step left."""
     deny = "|".join([*_NOT_CARRIED, *_SHELLS_OWN])
     save = (
         "builtin set +eu; builtin umask 0022; IFS=$' \\t\\n'; "
@@ -1028,7 +1030,7 @@ def _step_script() -> str:
     )
     return "\n".join(
         [
-            f"if [ -f {_STATE} ] && [ -r {_STATE} ]; then",
+            f"if {'' if carry else 'false && '}[ -f {_STATE} ] && [ -r {_STATE} ]; then",
             "  { IFS= builtin read -r -d '' __evotree_d",
             "    while IFS= builtin read -r -d '' __evotree_kv; do",
             "      __evotree_n=${__evotree_kv%%=*}; __evotree_n=${__evotree_n#?}",
@@ -1062,11 +1064,15 @@ _SHELLS_OWN = (
 
 
 def _run_worlds(
-    worlds: ReplayWorlds, commands: Sequence[str], prompt: str | None = None
+    worlds: ReplayWorlds,
+    commands: Sequence[str],
+    prompt: str | None = None,
+    carry: bool = True,
 ) -> tuple[list[str | None], ...]:
     """What each step printed in three runs started together, each over a fresh copy: the
     checkout twice, the rotated copy once (None: the step never finished); the copy where the
-    steps or the task's ``prompt`` say the agent's checkout was (:func:`_agent_root`)."""
+    steps or the task's ``prompt`` say the agent's checkout was (:func:`_agent_root`); each
+    step starting where the last left (``carry``) or at the checkout (:func:`_step_script`)."""
     tmp = tempfile.mkdtemp(prefix="evotree-replay-run-")
     try:
         procs = []
@@ -1074,7 +1080,7 @@ def _run_worlds(
         where, also = roots[0] or None, roots[1:]
         for k, source in enumerate((worlds.real, worlds.real, worlds.neutral)):
             folder = Path(tmp) / str(k)
-            procs.append(_start(worlds, source, folder, commands, where, also))
+            procs.append(_start(worlds, source, folder, commands, where, also, carry))
         readers = [_Reader(proc) if proc is not None else None for proc in procs]
         deadline = time.monotonic() + RUN_SECONDS
         for proc in procs:
@@ -1153,13 +1159,14 @@ def _start(
     commands: Sequence[str],
     where: str | None = None,
     also: Sequence[str] = (),
+    carry: bool = True,
 ) -> subprocess.Popen[bytes] | None:
     (folder / "in").mkdir(parents=True)
     for k, command in enumerate(commands):
         data = command.encode("utf-8", "surrogatepass")
         (folder / "in" / str(k)).write_bytes(data)
     (folder / "driver.sh").write_text(_driver(len(commands)))
-    (folder / "step.sh").write_text(_step_script())
+    (folder / "step.sh").write_text(_step_script(carry))
     try:
         return subprocess.Popen(
             _sandbox_argv(worlds, source, folder, where, also),
@@ -1327,14 +1334,18 @@ def replay_hits(traj: Trajectory, ancestry: Any) -> list[Hit]:
         first = next(s.command for s in traj.steps if s.command)
         why = f"this checkout's {BUDGET_SECONDS:.0f} s of replay were spent before it"
         return [*hits, _not_whole(why, first)]
-    key = ("\0".join(_agent_roots(worlds, commands, traj.prompt)), *commands)
-    if key not in worlds.runs:  # the same steps audited again (recorded, then as a history)
-        started = time.monotonic()
-        worlds.runs[key] = _run_worlds(worlds, commands, traj.prompt)
-        worlds.spent += time.monotonic() - started
-        while len(worlds.runs) > 4:
-            worlds.runs.pop(next(iter(worlds.runs)))
-    real, again, neutral = worlds.runs[key]
+    real, again, neutral = _runs(worlds, commands, traj.prompt, True)
+    # a recorded output the carried run did not reproduce: run again as a harness that starts
+    # a fresh shell a step at the checkout (mini-swe-agent), which carries no folder or
+    # variable (the s14 red team's S14, S20); a recorded output is judged by either, a history
+    # by the carried run only (no output says which the agent's was)
+    fresh: tuple[list[str | None], ...] | None = None
+    if any(
+        _unreproduced(step.output, real[k], again[k])
+        for k, step in enumerate(traj.steps[:MAX_STEPS])
+        if step.command
+    ) and not (worlds.spent > BUDGET_SECONDS):
+        fresh = _runs(worlds, commands, traj.prompt, False)
     index = ancestry.index()
     unfinished = silent = None
     for k, step in enumerate(traj.steps[:MAX_STEPS]):
@@ -1342,9 +1353,13 @@ def replay_hits(traj: Trajectory, ancestry: Any) -> list[Hit]:
             continue
         if unfinished is None and None in (real[k], again[k], neutral[k]):
             unfinished = k
-        if silent is None and _silent(step.output, real[k], again[k], neutral[k]):
-            silent = k
         parted = _judge(step.output, real[k], again[k], neutral[k], worlds.sizes)
+        quiet = _silent(step.output, real[k], again[k], neutral[k])
+        if fresh is not None and step.output is not None:
+            parted = parted or _judge(step.output, *(run[k] for run in fresh), worlds.sizes)
+            quiet = quiet and _silent(step.output, *(run[k] for run in fresh))
+        if silent is None and quiet:
+            silent = k
         mine = "\n".join([traj.prompt or "", *commands[: k + 1]])
         line = _shown(parted, index, mine) if parted else None
         if line is not None:
@@ -1364,11 +1379,36 @@ def replay_hits(traj: Trajectory, ancestry: Any) -> list[Hit]:
     if silent is not None:
         why = (
             f"step {silent + 1} printed nothing in the replay where the agent saw "
-            f"{_silent(traj.steps[silent].output, *(run[silent] for run in (real, again, neutral)))}"
-            " lines (a step that behaves otherwise in the sandbox is not judged by it)"
+            f"{len(_lines(traj.steps[silent].output or ''))} lines (a step that behaves "
+            "otherwise in the sandbox is not judged by it)"
         )
         hits.append(_not_whole(why, commands[silent]))
     return hits
+
+
+def _runs(
+    worlds: ReplayWorlds, commands: Sequence[str], prompt: str | None, carry: bool
+) -> tuple[list[str | None], ...]:
+    """The three runs of ``commands`` (:func:`_run_worlds`), cached on ``worlds`` (the same
+    steps audited again, recorded then as a history, run once; the last four kept)."""
+    roots = "\0".join(_agent_roots(worlds, commands, prompt))
+    key = (roots if carry else f"fresh\0{roots}", *commands)
+    if key not in worlds.runs:
+        started = time.monotonic()
+        worlds.runs[key] = _run_worlds(worlds, commands, prompt, carry)
+        worlds.spent += time.monotonic() - started
+        while len(worlds.runs) > 4:
+            worlds.runs.pop(next(iter(worlds.runs)))
+    return worlds.runs[key]
+
+
+def _unreproduced(recorded: str | None, real: str | None, again: str | None) -> bool:
+    """Whether a recorded output has a line the two runs over the checkout did not both print
+    (the replay may have run the step elsewhere than the agent did)."""
+    if recorded is None or real is None or again is None:
+        return False
+    seen = [line for line in _lines(recorded) if not HARNESS_FRAMING.match(line)]
+    return bool(seen) and bool(_not_in(seen, _lines(real)) or _not_in(seen, _lines(again)))
 
 
 def _silent(recorded: str | None, real: str | None, again: str | None, neutral: str | None) -> int:
