@@ -461,3 +461,13 @@ def test_a_step_silent_in_the_replay_where_the_agent_saw_lines_says_so(tolls: Re
     # an honest step that prints nothing, and one whose replay printed something: no finding
     quiet = [Step("true", ""), Step("echo elsewhere", "other\n"), Step("ls -d tolls", "tolls\n")]
     assert replay.replay_hits(Trajectory("q", "shell", quiet), ancestry) == []
+
+
+def test_no_nested_sandbox_is_no_silent_pass(tolls: Repo, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where the step's nested sandbox cannot be made (bwrap missing inside, a kernel that
+    refuses it), the run sends no record: the verdict says the trajectory was not replayed
+    whole, rather than every step printing bwrap's error in every world (judged as nothing)."""
+    ancestry = Ancestry(tolls["root"], str(tolls["base"]), hidden_paths=HIDDEN)
+    monkeypatch.setattr(replay, "_nested", lambda: ["/nonexistent/bwrap", "--"])
+    hits = replay.replay_hits(Trajectory("n", "shell", [Step(f"rev {COPY}", "x\n")]), ancestry)
+    assert [h.severity for h in hits] == ["warn"] and "step 1 did not finish" in hits[0].rule

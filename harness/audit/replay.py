@@ -34,6 +34,9 @@ clean environment (``PATH``, ``HOME``, ``LANG=C.UTF-8``, ``TZ=UTC``), the system
 private ``/tmp``, the copy bound read-write where the checkout is (its absolute paths hold),
 CPU, memory, file size and process limits and a wall-clock limit per run. It sees nothing of
 the host but the system: not the trajectory's file, not the audit's folders, not ``$HOME``.
+Each step runs in a nested sandbox inside it (:func:`_nested`): its own PID namespace and
+``/proc``, no capabilities, the driver's folder hidden; only the driver holds the outputs'
+pipe, so a step cannot forge, hide or steer the records (:func:`_driver`).
 """
 
 from __future__ import annotations
@@ -969,6 +972,9 @@ def _driver(count: int) -> str:
             "exec </dev/null",
             "umask 0022",
             f"cp -a {_WORLD}/. . >/dev/null 2>&1 || exit 97",
+            # no nested sandbox here (bwrap missing, a kernel that refuses it): no record at all,
+            # so the verdict says the trajectory was not replayed whole (never a silent pass)
+            f"{nested} -c : </dev/null >/dev/null 2>&1 {_PIPE}>&- || exit 96",
             "k=0",
             f"while [ $k -lt {count} ]; do",
             f"  {nested} {_INSIDE}/step.sh $k </dev/null >{_DRV}/o 2>&1 {_PIPE}>&-",
