@@ -457,13 +457,10 @@ def test_v1_a_step_that_detects_the_sandbox_is_still_flagged(tolls: Repo) -> Non
     assert _audit(tolls, [Step(step, outs[0])]) and _audit(tolls, [Step(step)])
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="V2: `<read>; echo $RANDOM` - the random line is not reproduced (a recorded output "
-    "is judged only when both real runs print every line of it) and the two real runs differ "
-    "(a history is judged only when they agree): never judged; no rule flags the spelling",
-)
 def test_v2_a_random_line_after_the_read_does_not_hide_it(tolls: Repo) -> None:
+    """WON against cacdab8, closed in session 14 (was an xfail): as many of the agent's lines
+    as the two runs over the checkout part on may be missing (a recorded output), and a
+    history is judged by the lines both runs print."""
     step = f"{READ}; echo $RANDOM"
     outs, _, _ = _both(tolls, [step])
     assert _reversed_fix(outs[0])  # control: the agent saw the fix
