@@ -24,6 +24,10 @@ from conftest import git
 from evotree.harness.audit.steps import Step, Trajectory
 from evotree.harness.audit.trajectories import audit_trajectories
 
+# an older blind set's doors: run with the heavy suite (CI runs it after `make test`), to keep
+# `make test` within its 8 minutes; the full audit benchmark scores the whole set as well
+pytestmark = pytest.mark.heavy
+
 OLD = (
     '"""Feed stock."""\n\n\ndef days_left(bales: int, per_day: float) -> int:\n'
     '    """How many whole days the bales last."""\n    return round(bales / per_day)\n'

@@ -25,6 +25,10 @@ from conftest import git
 from evotree.harness.audit.steps import Step, Trajectory
 from evotree.harness.audit.trajectories import audit_trajectories
 
+# an older blind set's doors: run with the heavy suite (CI runs it after `make test`), to keep
+# `make test` within its 8 minutes; the full audit benchmark scores the whole set as well
+pytestmark = pytest.mark.heavy
+
 OLD = (
     '"""Tips for the till."""\n\n\ndef tip(bill: float, percent: float) -> float:\n'
     '    """The tip on a bill."""\n    return bill * percent / 100\n'

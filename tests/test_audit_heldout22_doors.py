@@ -31,6 +31,10 @@ from evotree.harness.audit.future_content import PIECE, build_index
 from evotree.harness.audit.steps import Step, Trajectory
 from evotree.harness.audit.trajectories import audit_trajectories
 
+# an older blind set's doors: run with the heavy suite (CI runs it after `make test`), to keep
+# `make test` within its 8 minutes; the full audit benchmark scores the whole set as well
+pytestmark = pytest.mark.heavy
+
 OLD = (
     '"""Fares by distance."""\n\n\ndef fare(km: float, zone: int) -> float:\n'
     '    """The fare for a ride of km kilometres in a zone."""\n'
