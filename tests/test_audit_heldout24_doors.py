@@ -32,6 +32,11 @@ from conftest import git
 from evotree.harness.audit.steps import Step, Trajectory
 from evotree.harness.audit.trajectories import audit_trajectories
 
+# a blind set's doors (many re-done with a real task repository): run with the heavy suite (CI
+# runs it after `make test`), to keep `make test` within its 8 minutes; the full audit benchmark
+# scores the whole set as well
+pytestmark = pytest.mark.heavy
+
 OLD = (
     '"""Bus fares."""\n\n\ndef fare(age: int) -> float:\n'
     '    """The fare for a rider of age."""\n'

@@ -28,6 +28,10 @@ from evotree.harness.records import list_runs
 
 ray = pytest.importorskip("ray")
 
+# a real local Ray cluster per test (about 40 s in all): run with the heavy suite, which CI runs
+# after `make test`, to keep `make test` within its 8 minutes
+pytestmark = pytest.mark.heavy
+
 TRAIN = """\
 import json, os, sys, time, tomllib
 from evotree.harness import get_recorder
