@@ -9,8 +9,9 @@ train phase reads it, ``written``), and what its train phase leaves in ``evidenc
 candidate folder (the judge reads both, one as a copy). The future is ``FUTURE_SECRET_42``
 (``test_task_prune._task``). The first line is on in every attack; each has a control that
 shows it ran. A win is ``xfail(strict=True)`` asserting the safe outcome, its reason the
-mechanism; a stopped attack is a plain test, its docstring saying by what. Against 5dc4dde
-(harness unchanged since b5589e7 in these modules):
+mechanism; a stopped attack is a plain test, its docstring saying by what. Against c5be44d
+(``git_guard``, ``git_prune``, ``sandbox_copy``, ``sandbox``, ``phases`` unchanged since
+b5589e7):
 
 - K1 (WON): a ``.git`` skipped by a cut of the entries. When ``find_git_dirs`` stops at
   ``max_entries`` inside a folder, the folders left (``subs[index:]``) go to ``cut_paths`` to be
@@ -21,9 +22,9 @@ mechanism; a stopped attack is a plain test, its docstring saying by what. Again
   so its box reads the task's future by plain ``git log --all``. The bound is patched to 2,000
   entries (2,000,000 in production: the same walk with a bigger flood; the control with the
   sibling named ``x`` shows the bound and flood alone prune it).
-- K2 (WON): a reference whose name is not UTF-8 (``refs/heads/x\\xff``, a file name any
-  ``git update-ref`` or ``open`` makes) in a repository the candidate wrote crashes the start
-  with ``UnicodeEncodeError`` in ``git_prune._store_key`` (``str(path).encode()`` of a
+- K2 (WON): a reference whose name is not UTF-8 (``refs/heads/x\\xff``, a loose reference
+  file the candidate's code writes with ``open``) in a repository the candidate wrote crashes
+  the start with ``UnicodeEncodeError`` in ``git_prune._store_key`` (``str(path).encode()`` of a
   surrogate-escaped name), caught by neither ``before_phase`` nor the copy (they catch
   ``PruneError``/``OSError``/``SubprocessError``). In the shared cache it fails every later
   run's train phase, of every version, as evotree's own error (not charged) — what J6's fix
@@ -53,6 +54,10 @@ mechanism; a stopped attack is a plain test, its docstring saying by what. Again
   clone and 257 folders 66 deep fails every later run's train phase, of every version, as that
   candidate's own failed phase (exit 1: charged, unlike J6's refusal). ``MAX_HIDDEN_CUTS`` is
   patched to 8 (9 folders) for speed.
+- K7 (WON: honest work CHANGED, J9's remainder): f57068f reads git's magic only for a
+  ``*.pack`` of another name; a ``pack-*.idx``/``.pack`` in a ``pack/`` folder is a store by
+  its name alone, so a dataset sharded as ``data/pack/pack-00000.{bin,idx}`` is refused by the
+  judge's copy (and hidden in the train box), as J9's was.
 - L1 (stopped): a FIFO named ``x.pack`` or ``multi-pack-index`` in a ``pack/`` folder does not
   block the recogniser (``O_NONBLOCK``) and is no store; a link named ``x.pack`` counts.
 - L2 (stopped): the one deadline spent (``PRUNE_SECONDS`` 0) hides every repository of the
@@ -72,7 +77,12 @@ the train phase writes holds the future, so only the prepare phase (which reads 
 unmasked) and the cache are concerned. The recogniser's ``listdir`` of ``pack``/``info``/fan-out
 folders is not counted in the search's entries (a folder's is counted when it is visited), so
 the work of a start is bounded by what is on disk rather than by ``MAX_ENTRIES`` (at most three
-listings of each folder: no amplification beyond the files made).
+listings of each folder: no amplification beyond the files made). Likewise
+``git_prune._check_self_contained`` scans up to 2,000,000 entries of a repository's ``objects/``
+and ``refs/`` before its first git call, outside b5589e7's deadline (which only ``_git``
+checks): 32 such repositories in ``evidence/train`` cost the judge's start 64 million ``stat``
+calls, bounded by the disk the candidate fills, not by ``PRUNE_SECONDS`` (not built: gigabytes
+of directory entries).
 """
 
 from __future__ import annotations
@@ -536,6 +546,30 @@ def test_k6_a_cut_lifted_above_a_found_repository_does_not_stop_later_train_boxe
         git_prune.remove_copies(spec.trace)
     assert "Read-only file system" in proc.stderr or "started" in proc.stdout, proc
     assert "started" in proc.stdout, f"the later run's train box did not start: {proc.stderr}"
+
+
+# ------------------- K7: a dataset's shards named pack-* taken for a store by their names
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="K7 (J9's remainder): f57068f reads git's magic only for *.pack of other names; "
+    "any pack-*.idx or pack-*.pack in a pack/ folder makes a store by its name alone, so an "
+    "honest indexed dataset sharded as data/pack/pack-00000.{bin,idx} (Megatron's prefixes are "
+    "the user's) is hidden in the train box and refused by the judge's copy",
+)
+def test_k7_a_dataset_shard_named_pack_is_no_object_store(tmp_path: Path) -> None:
+    work = tmp_path / "run" / "candidate"
+    shards = work / "data" / "pack"
+    shards.mkdir(parents=True)
+    (shards / "pack-00000.bin").write_bytes(b"\0" * 4096)
+    (shards / "pack-00000.idx").write_bytes(b"MMIDIDX\x00\x00" + b"\0" * 64)
+    (work / "train.py").write_text("print('train')\n")
+    copy = tmp_path / "judge-candidate"
+    copy.mkdir()
+    report = copy_regular_files(work, copy, max_files=10_000, max_bytes=1 << 30)
+    assert (copy / "train.py").is_file()  # control: the copy ran
+    assert (copy / "data" / "pack" / "pack-00000.idx").is_file(), report.refused
 
 
 # ---------------------------------------------- L1: FIFOs and links in a pack/ folder
