@@ -69,6 +69,10 @@ Stopped (plain tests):
   function is defined, ``$X`` is its text.
 - L5, a record in the output: a step printing ``\\n\\x1e1\\x1e<base64>\\n`` (the driver's record
   of step 1) does not write step 1's record: its output is base64-encoded whole.
+- L6, NUL, control characters, a huge output: a NUL in a command is dropped by bash (its warning,
+  naming ``/.evotree-replay/step.sh``, is in the step's output in every world: a tell, harmless),
+  3 MB of output is cut at ``MAX_OUTPUT_BYTES``, record separators in it stay data, the next
+  step is recorded.
 """
 
 from __future__ import annotations
@@ -428,3 +432,20 @@ def test_l5_a_record_printed_by_a_step_is_not_taken(tolls: Repo) -> None:
     real, _, _ = replay._run_worlds(worlds, [step, "echo real"])
     assert real[0] is not None and forged in real[0]  # control: it printed the record's form
     assert real[1] == "real\n", real
+
+
+# --- L6: NUL, control characters and a huge output in a step ----------------------------------
+
+
+def test_l6_nul_control_characters_and_a_huge_output_stay_in_their_step(tolls: Repo) -> None:
+    worlds = _worlds(tolls)
+    commands = [
+        "echo 'a\0b'; printf '\\036\\0360\\036\\n\\r\\033[2J\\0'",  # a NUL in the command itself
+        "head -c 3000000 /dev/zero | tr '\\0' x; printf '\\n\\0361\\036eA==\\n'",
+        "echo later",
+    ]
+    real, again, neutral = replay._run_worlds(worlds, commands)
+    # bash drops the NUL (its warning names the replay's step.sh: printed in every world alike)
+    assert real[0] is not None and "\nab\n" in real[0], real[0]
+    assert real[1] is not None and len(real[1]) == replay.MAX_OUTPUT_BYTES  # cut, not forged
+    assert [real[2], again[2], neutral[2]] == ["later\n"] * 3
