@@ -844,33 +844,55 @@ def take_notes(argv: Iterable[str]) -> list[str]:
 
 #: Phases run in threads of one process (the local executor): the lists below change under it.
 _UNTRACED_LOCK = threading.Lock()
-#: The judge's copies of candidates this process made (folder -> device, inode):
+#: The judge's copies of candidates this process made (folder -> device, inode, and an
+#: ``O_PATH`` descriptor of the folder that this process holds open: while it is held the
+#: folder's inode cannot be freed, so a folder made later at the path never gets the same
+#: device and inode — J3 of tests/test_redteam_s14_judge_start_redteam.py):
 #: :func:`evotree.harness.sandbox_copy.copy_regular_files` pruned every git directory in them
 #: with the guard's own recogniser (or refused it), so an untraced phase's start does not search
 #: or prune them again (:func:`note_pruned_copy`).
-_PRUNED_COPIES: dict[str, tuple[int, int]] = {}
+_PRUNED_COPIES: dict[str, tuple[int, int, int]] = {}
 
 
 def note_pruned_copy(folder: Path) -> None:
     """Say that ``folder`` is a copy whose git directories this process pruned as it made it
     (the judge's copy of the candidate): an untraced phase reading it neither searches nor
     prunes it again — nothing of it can be hidden by :data:`MAX_PRUNED`, and host git does not
-    run twice on it. Known by path, device and inode (a folder made later at the path is not
-    taken); noted copies that are gone are forgotten here."""
+    run twice on it. Known by path, device and inode, the inode held by an open descriptor (a
+    folder made later at the path is not taken, even on a file system that reuses inodes);
+    noted copies that are gone, or whose path now names another folder, are forgotten here and
+    their descriptors closed."""
     with _UNTRACED_LOCK:
-        for path in [p for p in _PRUNED_COPIES if not os.path.lexists(p)]:
-            del _PRUNED_COPIES[path]
+        for path, (dev, ino, fd) in list(_PRUNED_COPIES.items()):
+            try:
+                info = os.lstat(path)
+                same = (info.st_dev, info.st_ino) == (dev, ino)
+            except OSError:
+                same = False
+            if not same:
+                del _PRUNED_COPIES[path]
+                _close_quietly(fd)
         try:
-            info = os.lstat(folder)
+            fd = os.open(folder, os.O_PATH | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
         except OSError:
             return
-        if stat.S_ISDIR(info.st_mode):
-            _PRUNED_COPIES[str(Path(folder).absolute())] = (info.st_dev, info.st_ino)
+        info = os.fstat(fd)
+        key = str(Path(folder).absolute())
+        if key in _PRUNED_COPIES:
+            _close_quietly(_PRUNED_COPIES.pop(key)[2])
+        _PRUNED_COPIES[key] = (info.st_dev, info.st_ino, fd)
+
+
+def _close_quietly(fd: int) -> None:
+    try:
+        os.close(fd)
+    except OSError:
+        pass
 
 
 def _noted_copies(roots: Iterable[Path]) -> list[Path]:
     """Those of ``roots`` that :func:`note_pruned_copy` noted, still the same folder (not a
-    link, same device and inode)."""
+    link, same device and inode — an inode the note holds, so never another folder's)."""
     out = []
     for root in roots:
         want = _PRUNED_COPIES.get(str(root))
@@ -878,7 +900,11 @@ def _noted_copies(roots: Iterable[Path]) -> list[Path]:
             info = os.lstat(root)
         except OSError:
             continue
-        if want is not None and stat.S_ISDIR(info.st_mode) and (info.st_dev, info.st_ino) == want:
+        if (
+            want is not None
+            and stat.S_ISDIR(info.st_mode)
+            and (info.st_dev, info.st_ino) == want[:2]
+        ):
             out.append(root)
     return out
 

@@ -11,7 +11,8 @@ in the judge reads what the judge's box holds. The future is ``FUTURE_SECRET_42`
 it ran (a control). A win is ``xfail(strict=False)`` asserting the safe outcome, its reason the
 mechanism; a stopped attack passes, its docstring saying by what. Results against 3d1b37e (no change to the harness's git guard since 947e2b1):
 
-State at 3b6883e: still WON J7, J9 and J3 (a lead) (xfails); closed J1, J2, J6 (4d74a58), J4
+State at 3b6883e: still WON J7, J9 and J3 (a lead) (xfails; J3 closed in the fifteenth session:
+the note holds the copy's inode open); closed J1, J2, J6 (4d74a58), J4
 (e4eb003), J8 (11a6611): plain tests now; J5 stopped.
 
 - J1, the cap refuses the judge on what the train phase wrote (WON: honest work CHANGED, and a
@@ -273,16 +274,14 @@ def test_j7_host_git_at_the_judges_start_has_a_deadline(
 # ------------------------------------------------------ J3: a stale note and a reused inode
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="J3: _PRUNED_COPIES forgets a removed copy only at the next note_pruned_copy, and "
-    "ext4 gives a folder made at its path the same inode: _noted_copies takes the new folder "
-    "for the noted copy, so its task repository is bound whole (git log --all: the future); "
-    "no path evotree notes is made again today (a lead)",
-)
 def test_j3_a_folder_made_where_a_noted_copy_was_is_searched(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """Closed (was WON at the unit level: ``_PRUNED_COPIES`` forgot a removed copy only at the
+    next ``note_pruned_copy``, and ext4 gave a folder made at its path the same inode, so
+    ``_noted_copies`` took the new folder for the noted copy and its task repository was bound
+    whole): the note holds an ``O_PATH`` descriptor of the copy, so its inode is not freed
+    while noted and a folder made at the path is another one — searched and pruned."""
     monkeypatch.setattr(git_guard, "_PRUNED_COPIES", {})
     path = tmp_path / "judge-candidate-x"
     path.mkdir()
@@ -290,8 +289,7 @@ def test_j3_a_folder_made_where_a_noted_copy_was_is_searched(
     before = os.lstat(path).st_ino
     shutil.rmtree(path)
     path.mkdir()
-    if os.lstat(path).st_ino != before:
-        pytest.skip("this file system did not reuse the inode")
+    assert os.lstat(path).st_ino != before  # the noted inode is still held
     _task(path / "task")
     stale = dict(git_guard._PRUNED_COPIES)
     monkeypatch.setattr(git_guard, "_PRUNED_COPIES", {})
