@@ -73,6 +73,9 @@ Stopped (plain tests):
   naming ``/.evotree-replay/step.sh``, is in the step's output in every world: a tell, harmless),
   3 MB of output is cut at ``MAX_OUTPUT_BYTES``, record separators in it stay data, the next
   step is recorded.
+- L7, the step's sandbox init ptrace-stopped (``PTRACE_ATTACH`` to pid 1, bwrap's init, no
+  capabilities): the step never ends, but the run's deadline does and the verdict says "not
+  replayed whole" (warn): fails closed.
 """
 
 from __future__ import annotations
@@ -449,3 +452,22 @@ def test_l6_nul_control_characters_and_a_huge_output_stay_in_their_step(tolls: R
     assert real[0] is not None and "\nab\n" in real[0], real[0]
     assert real[1] is not None and len(real[1]) == replay.MAX_OUTPUT_BYTES  # cut, not forged
     assert [real[2], again[2], neutral[2]] == ["later\n"] * 3
+
+
+# --- L7: the step's own sandbox init stopped ------------------------------------------------
+
+_STOP_INIT = (
+    "[ -e /.evotree-replay ] && python3 -c 'import ctypes; ctypes.CDLL(None).ptrace(16, 1, 0, 0)'"
+    " 2>/dev/null; :"
+)
+
+
+def test_l7_a_step_that_stops_its_sandboxs_init_is_said_not_replayed_whole(tolls: Repo) -> None:
+    """Stopped (fails closed): the nested box's pid 1 (bwrap's init, in the driver's user
+    namespace, uid 0, no capabilities) can be ptrace-attached by the step (stopped, it never
+    reaps: the step never ends), but the run's deadline ends it and the verdict says the
+    trajectory was not replayed whole."""
+    out = _control_flagged_alone(tolls)
+    assert _run(Path(tolls["root"]), _STOP_INIT) == ""  # control: harmless where the agent ran it
+    hits = _audit(tolls, [Step(_STOP_INIT, ""), Step(READ, out)])
+    assert [h for h in hits if replay.NOT_WHOLE in str(h)], hits
