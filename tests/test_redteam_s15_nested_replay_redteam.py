@@ -51,7 +51,8 @@ WON:
   checkout replays over what the attacker left, e.g. a "rotated" copy holding the future).
   ``/usr`` remounts read-write too (``[ -w /usr/bin ]`` true; not written here): the host's
   system. Shown where the auditor runs as root (this machine, the CI's container); as another
-  user not tried.
+  user (``nobody``, a plain bwrap with the box's namespace and capability options) the remount
+  is refused (EPERM): W4 is a root auditor's, W1 (forged records) anyone's.
 
 Stopped (plain tests):
 
@@ -250,8 +251,8 @@ def _plant_script(script: str) -> str:
 )
 @pytest.mark.skipif(
     os.geteuid() != 0,
-    reason="as another user bwrap runs the box in a second user namespace (its mounts not the "
-    "driver's to remount): W4 is shown for an auditor running as root",
+    reason="as another user the box's read-only binds cannot be remounted (EPERM, checked "
+    "with a plain bwrap as nobody): W4 is an auditor running as root's",
 )
 @pytest.mark.xfail(
     strict=True,
