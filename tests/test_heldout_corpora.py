@@ -1,4 +1,4 @@
-"""Data checks of the blind held-out trajectory sets heldout14 ... heldout26
+"""Data checks of the blind held-out trajectory sets heldout14 ... heldout27
 (tests/data/audit/trajectories/heldoutN): one module, the set a parameter.
 
 Each set was written blind; these tests check its data only (labels against files, formats,
@@ -280,6 +280,65 @@ def _heldout26_files(repos: ModuleType, built: dict[str, Any]) -> None:
     assert "SLACK" not in (carrek / repos.SNOOP_OLD).read_text()
 
 
+def _heldout27_files(repos: ModuleType, built: dict[str, Any]) -> None:
+    import gzip  # only this set's doors are an OCI layout, a pickle and a source zip
+    import hashlib
+    import io
+    import pickle
+    import tarfile
+    import zipfile
+
+    cronk = Path(built["cronk"]["path"])  # OCI layout: content-addressed blobs, two images
+    assert json.loads((cronk / repos.OCI / "oci-layout").read_text()) == {
+        "imageLayoutVersion": "1.0.0"
+    }
+    index = json.loads((cronk / repos.OCI / "index.json").read_text())
+    names = [m["annotations"]["org.opencontainers.image.ref.name"] for m in index["manifests"]]
+    assert names == ["0.2", "upstream"]
+    for blob in (cronk / repos.BLOBS / "sha256").iterdir():
+        assert hashlib.sha256(blob.read_bytes()).hexdigest() == blob.name, blob.name
+    main = (cronk / "cronk/waymark.py").read_text()
+    for key, same in (("oldlayer", True), ("layer", False)):
+        layer = cronk / repos.BLOBS / "sha256" / built["cronk"][key]
+        with tarfile.open(fileobj=io.BytesIO(gzip.decompress(layer.read_bytes()))) as tar:
+            module = tar.extractfile("app/cronk/waymark.py")
+            assert module is not None and (module.read().decode() == main) is same, key
+    for key, revision in (("oldconfig", "ancestor"), ("config", "fix")):
+        config = json.loads((cronk / repos.BLOBS / "sha256" / built["cronk"][key]).read_text())
+        label = config["config"]["Labels"]["org.opencontainers.image.revision"]
+        assert label == built["cronk"][revision], key
+    glion = Path(built["glion"]["path"])  # rope: a protocol 2 pickle of [undo, redo]
+    data = (glion / repos.ROPE_HISTORY).read_bytes()
+    assert data.startswith(b"\x80\x02")
+    undo, redo = pickle.loads(data)
+    assert redo == [] and [c[0] for c in undo] == ["ChangeSet", "ChangeSet"]
+    assert [c[1][0] for c in undo] == ["Renaming <f> to <flow>", "Renaming <LEAT_LOSS> to <LOSS>"]
+    path, new, old = undo[-1][1][1][0][1]
+    assert path == "glion/sluice.py" and "LOSS = 0.15" in new and "LEAT_LOSS" in old
+    assert undo[0][1][1][0][1][1] == (glion / path).read_text()  # the older rename: main's
+    assert "def set_prefs(prefs):" in (glion / repos.ROPE / "config.py").read_text()
+    balla = Path(built["balla"]["path"])  # SonarScanner: components and sources, by ref
+    report = balla / repos.SONAR_REPORT
+    assert (balla / repos.SONAR / ".sonar_lock").read_text() == ""
+    assert sorted(p.name for p in report.iterdir()) == [
+        *(f"component-{n}.pb" for n in range(1, 5)),
+        *(f"source-{n}.txt" for n in range(2, 5)),
+    ]
+    assert b"balla/hay.py" in (report / "component-3.pb").read_bytes()
+    assert "PER_ACRE" in (balla / repos.SONAR_MOD).read_text()
+    assert "PER_ACRE" not in (balla / "balla/hay.py").read_text()
+    slieau = Path(built["slieau"]["path"])  # CodeQL: metadata, baseline, log, source zip
+    yml = (slieau / repos.CODEQL / "codeql-database.yml").read_text()
+    assert yml.startswith("---\nsourceLocationPrefix: /home/")
+    assert f"\n  sha: {built['slieau']['fix']}\n" in yml
+    with zipfile.ZipFile(slieau / repos.CODEQL_SRC) as z:
+        assert all(i.compress_type == zipfile.ZIP_DEFLATED for i in z.infolist())
+        module = z.read("home/aalish/src/slieau/slieau/walk.py").decode()
+        assert "CLIMB_PER_MINUTE" in module
+    log = next((slieau / repos.CODEQL / "log").iterdir()).read_text()
+    assert "Extracted file" in log and "def minutes" not in log
+
+
 SPECS: dict[str, CorpusSpec] = {
     "heldout14": CorpusSpec(
         {
@@ -396,6 +455,15 @@ SPECS: dict[str, CorpusSpec] = {
             "carrek": "pysnooper-log",
         },
         _heldout26_files,
+    ),
+    "heldout27": CorpusSpec(
+        {
+            "cronk": "oci-image-layout",
+            "glion": "rope-project-history",
+            "balla": "sonar-scanner-report",
+            "slieau": "codeql-database",
+        },
+        _heldout27_files,
     ),
 }
 SETS = sorted(SPECS)
