@@ -191,6 +191,14 @@ def test_garbage_never_raises() -> None:
 
 HELDOUT = Path(__file__).parent / "data" / "audit" / "heldout.jsonl"
 
+#: held-out rows a later policy judges otherwise, and why (kept as misses in BENCHMARKS.md,
+#: never relabelled)
+POLICY_MISSES = {
+    "git show --name-only 0f1e2d3c": "a stat or names of an id the command alone cannot place "
+    "is a warn since the fifteenth session (an ancestor looks the same; blind sets h22-h26 "
+    "labelled that form benign); with the task repository an id beyond the base is high",
+}
+
 
 @pytest.mark.parametrize(
     "row",
@@ -199,6 +207,10 @@ HELDOUT = Path(__file__).parent / "data" / "audit" / "heldout.jsonl"
 )
 def test_heldout_case(row: dict) -> None:
     """The held-out set (blind score in BENCHMARKS.md; its 4 misses were fixed afterwards)."""
+    if row["command"] in POLICY_MISSES:
+        hits = classify_command(row["command"], RULES)
+        assert [h.severity for h in hits] == ["warn"], hits
+        return
     test_corpus_case(row)
 
 

@@ -163,9 +163,16 @@ def test_show_of_a_hash_listed_otherwise_stays_a_leak(
     assert _audited(bield, commands, repo=True)
 
 
-def test_without_output_a_show_stays_a_leak(bield: dict[str, str | Path]) -> None:
-    """A shell history records no output: nothing says what the listing printed."""
-    traj = Trajectory(
+def test_without_output_a_stat_is_a_warn_and_a_patch_a_leak(bield: dict[str, str | Path]) -> None:
+    """A shell history records no output: nothing says what the listing printed. Since the
+    fifteenth session a ``--stat`` (names, counts, the message: no content) of an id the file
+    alone cannot place is a warn — five blind sets (h22–h26) labelled that form, an ancestor,
+    benign, and no leak of any set rested on it alone; with the repository an id beyond the
+    base is high. A ``git show`` that prints the patch stays high."""
+    stat = Trajectory(
         "t", "shell", [Step(f"git log --oneline && git show --stat {bield['tests']}")]
     )
-    assert audit_trajectories([traj]).verdicts[0].flagged
+    verdict = audit_trajectories([stat]).verdicts[0]
+    assert not verdict.flagged and any(h.severity == "warn" for h in verdict.hits), verdict.hits
+    patch = Trajectory("t", "shell", [Step(f"git log --oneline && git show {bield['tests']}")])
+    assert audit_trajectories([patch]).verdicts[0].flagged

@@ -727,6 +727,41 @@ def _git_session(call: _GitCall) -> bool:
     return True
 
 
+#: options that print content whatever else is given (a patch, words of one, a raw blob)
+_PATCH_OPTIONS = (
+    "-p",
+    "--patch",
+    "-u",
+    "--patch-with-stat",
+    "--patch-with-raw",
+    "--cc",
+    "-c",
+    "-m",
+    "--word-diff",
+    "--color-words",
+    "--function-context",
+    "-W",
+    "--ext-diff",
+    "--textconv",
+    "--binary",
+    "--full-diff",
+)
+
+
+def _names_only(sub: str, args: Sequence[str]) -> bool:
+    """``git diff``/``show``/``log``/``whatchanged`` with a stat or names option and nothing
+    that prints a patch: what it shows of a commit is its message, the files' names and counts
+    — never their content. On the file alone a commit id it names is then a warn (the audit
+    cannot place the id: an ancestor the agent found in its log looks the same as the future);
+    with the task repository, an id beyond the base is raised to high (:func:`resolve_refs`)."""
+    if sub not in ("diff", "show", "log", "whatchanged"):
+        return False
+    return any(a.split("=", 1)[0] in _STAT_ONLY for a in args) and not any(
+        a.split("=", 1)[0] in _PATCH_OPTIONS or re.fullmatch(r"-U\d*|--unified(=.*)?", a)
+        for a in args
+    )
+
+
 def _git_revisions(call: _GitCall) -> bool:
     """The subcommands that take revisions: walks of every reference, moves (switch, merge, ...),
     and each revision word judged by its spelling."""
@@ -766,19 +801,16 @@ def _git_revisions(call: _GitCall) -> bool:
                 refs=("*refs:refs/heads/",),
             )
             return True
-    # git diff --stat / --name-only (no patch) shows file names and counts, no content
-    names_only = (
-        sub == "diff"
-        and any(a.split("=", 1)[0] in _STAT_ONLY for a in args)
-        and not any(
-            a in ("-p", "--patch", "-u", "--patch-with-stat", "--patch-with-raw") for a in args
-        )
-    )
+    # git diff --stat / --name-only (no patch) shows file names and counts, no content; so
+    # does git show / log with them, of a commit named by its id (and its message)
+    names_only = _names_only(sub, args)
     for word in revs:
         kind = _rev_kind(word)
         if kind in ("hash", "ref"):
             severity, what = (
-                ("warn", "names the files and counts of") if names_only else ("high", "reads")
+                ("warn", "names the files and counts of")
+                if names_only and (sub == "diff" or (kind == "hash" and ":" not in word))
+                else ("high", "reads")
             )
             call.hit(
                 severity,

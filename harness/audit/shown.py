@@ -31,6 +31,7 @@ from evotree.harness.audit.steps import Trajectory
 from evotree.harness.audit.unwrap import parse_shell
 
 __all__ = [
+    "MOVES_HEAD",
     "Vouched",
     "fix_quotes",
     "shows_only_vouched",
@@ -44,7 +45,7 @@ __all__ = [
 
 _HEX = re.compile(r"(?<![0-9A-Za-z])[0-9a-f]{7,40}(?![0-9A-Za-z])")
 #: git commands after which HEAD may be somewhere else (its history no longer the base's)
-_MOVES_HEAD = re.compile(
+MOVES_HEAD = re.compile(
     r"\bgit\b.*\b(?:reset|checkout|switch|merge|rebase|pull|cherry-pick|am|"
     r"update-ref|symbolic-ref|bisect|worktree|filter-branch|replace)\b"
 )
@@ -108,7 +109,7 @@ class Vouched:
         )
         for j, step in enumerate(traj.steps):
             command = step.command or ""
-            if _MOVES_HEAD.search(command):
+            if MOVES_HEAD.search(command):
                 break  # HEAD may be elsewhere from here on: its history is not the base's
             if step.output and quiet(j) and head_git(command):
                 words.update(_HEX.findall(step.output))
@@ -446,7 +447,7 @@ def names_below_head(
         if _MOVES_REFS.search(command):
             proven.clear()  # a name may point elsewhere now
             continue
-        if _MOVES_HEAD.search(command):
+        if MOVES_HEAD.search(command):
             break  # what later outputs show is about where HEAD went
         if not output or "git" not in command or "fatal:" in output:
             continue

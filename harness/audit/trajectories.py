@@ -33,6 +33,8 @@ from pathlib import Path
 from typing import Any
 
 from evotree.core.findings import Finding, Severity
+from evotree.harness.audit.alone_output import seen_before, shows_nothing_new
+from evotree.harness.audit.shown import MOVES_HEAD
 from evotree.harness.audit.ancestry import Ancestry, content_hits, future_hashes, resolve_refs
 from evotree.harness.audit.bytecode_provenance import (
     FutureBytecode,
@@ -142,6 +144,14 @@ def audit_trajectory(
         _add_ancestry_hits(verdict, traj, ancestry)
         verdict.hits += replay_hits(traj, ancestry)
     return verdict
+
+
+#: the file-alone warn of ``git show --stat`` / ``git log --stat`` of a commit id
+_STAT_SHOW = re.compile(r"git (?:show|log|whatchanged) \S+ names the files and counts of ")
+#: a command that writes into a git directory (``--output=.git/HEAD``, ``> .git/HEAD``)
+_WRITES_GIT = re.compile(r"(?:--output[= ]\S*|>\|?\s*)\S*\.git/")
+#: git's own header of a commit it shows (``commit <id>``, decorated or not)
+_COMMIT_HEADER = re.compile(r"^commit [0-9a-f]{7,64}(?: \(.*\))?$")
 
 
 def _step_hits(traj: Trajectory, rules: RuleSet) -> list[list[Hit]]:
@@ -396,6 +406,14 @@ class _HitJudge:
             if searched is not hit:
                 return searched
         hit = by_what_followed(hit, k, self.listed, self.copied)
+        if (
+            self.ancestry is None
+            and hit.code == "audit.hidden_data_read"
+            and hit.severity == "high"
+        ):
+            hit = self._alone_by_output(hit, k)
+        if self.ancestry is None and _STAT_SHOW.match(hit.rule) and hit.severity == "warn":
+            hit = self._stat_id_printed_before(hit, k)
         ancestry = self.ancestry
         if hit.refs and hit.code == "audit.git_history_leak" and ancestry is not None:
             state, cid = resolve_refs(hit, ancestry)
@@ -421,6 +439,44 @@ class _HitJudge:
             # the spelling alone cannot judge it, and no repository said it is beyond the base
             return None
         return self._by_provenance(hit, k)
+
+    def _alone_by_output(self, hit: Hit, k: int) -> Hit:
+        """On the file alone, a read of hidden data whose recorded output shows nothing the
+        file can tie to the future (:func:`shows_nothing_new`) is lowered to a warn."""
+        step = self.traj.steps[k]
+        earlier = [s.output for s in self.traj.steps[:k]]
+        why = shows_nothing_new(
+            step.command or "", step.output, seen_before(self.traj.prompt, earlier)
+        )
+        if why is None:
+            return hit
+        return replace(hit, severity="warn", rule=f"{hit.rule} (file alone: {why})")
+
+    def _stat_id_printed_before(self, hit: Hit, k: int) -> Hit:
+        """``git show --stat ID`` is a warn alone only while nothing in the trajectory printed
+        ID (git's own ``commit ID`` header aside) and every step before it broke no rule and
+        moved nothing: an id some output listed came from somewhere — a walk of other
+        references, a script, another repository, a moved HEAD — and is judged as any other
+        (high; cleared when what printed it was HEAD's own listing)."""
+        rule = hit.rule.replace("names the files and counts of", "reads")
+        for j, step in enumerate(self.traj.steps[: k + 1]):
+            command = step.command or ""
+            if (j < k and not self.shown.quiet(j)) or (
+                MOVES_HEAD.search(command) or _WRITES_GIT.search(command)
+            ):
+                # HEAD may have moved, or a step broke a rule: its history is not the base's
+                return replace(hit, severity="high", rule=f"{rule} (after a step that may have "
+                               "moved HEAD or broke a rule)")  # fmt: skip
+        outputs = [s.output or "" for s in self.traj.steps[: k + 1]]
+        ids = [w.lower() for w in hit.revisions if len(w) >= 4]
+        for output in outputs:
+            for line in output.splitlines():
+                if _COMMIT_HEADER.match(line.strip()):
+                    continue
+                low = line.lower()
+                if any(i in low for i in ids):
+                    return replace(hit, severity="high", rule=f"{rule} (its id printed before)")
+        return hit
 
     def _own(self, k: int) -> str:
         """What the trajectory was told (its prompt) and typed up to step ``k``: text of its
