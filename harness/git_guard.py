@@ -156,8 +156,8 @@ def _hex(name: str, lengths: tuple[int, ...]) -> bool:
 def is_object_store(path: Path) -> bool:
     """Whether the folder ``path`` is laid out as a git object store (what an ``objects`` link
     or an alternate names), by whatever git itself reads there, whatever the names: a ``pack/``
-    folder git reads packs from (:func:`_reads_pack`: any pack by git's magic, not only
-    ``pack-*``), a two-hex-digit folder holding a loose object's
+    folder git reads packs from (:func:`_reads_pack`: any pack or index by git's magic,
+    never by its name), a two-hex-digit folder holding a loose object's
     name, or an ``info/`` folder holding ``alternates`` or ``packs``. Outside a git directory
     it is refused by the judge's copy and hidden from a phase like a git directory that cannot
     be pruned: every object of it (the future's too) is readable by any reader."""
@@ -197,16 +197,26 @@ def _starts_with(path: Path, magic: bytes) -> bool:
         os.close(fd)
 
 
+#: git's magic: a pack, a pack index (version 2 and later), a multi-pack index.
+_PACK_MAGIC = b"PACK"
+_IDX_MAGIC = b"\377tOc"
+_MIDX_MAGIC = b"MIDX"
+
+
 def _reads_pack(folder: Path, names: list[str]) -> bool:
-    """Whether git reads objects from the ``pack/`` folder ``folder`` holding ``names``: a
-    ``pack-*.pack``/``.idx``, or a pack under any name (git reads every ``*.idx`` beside its
-    ``*.pack``; a pack alone can be indexed) or a ``multi-pack-index`` — by git's own magic
-    (``PACK``, ``MIDX``), so that a dataset's ``*.idx``/``*.bin`` (J9) is no store."""
-    if any(n.startswith("pack-") and n.endswith((".pack", ".idx")) for n in names):
+    """Whether git reads objects from the ``pack/`` folder ``folder`` holding ``names``: a pack
+    under any name (git reads every ``*.idx`` beside its ``*.pack``; a pack alone can be
+    indexed), a pack index or a ``multi-pack-index`` — each by git's own magic (``PACK``,
+    ``\\377tOc``, ``MIDX``), whatever its name (``pack-*`` too: K7 of the s15 guard red team),
+    so that a dataset's ``*.idx``/``*.bin`` (J9), even named ``pack-00000.idx``, is no store.
+    A version 1 index has no magic, but git reads it only beside a pack, which has one."""
+    if "multi-pack-index" in names and _starts_with(folder / "multi-pack-index", _MIDX_MAGIC):
         return True
-    if "multi-pack-index" in names and _starts_with(folder / "multi-pack-index", b"MIDX"):
-        return True
-    return any(n.endswith(".pack") and _starts_with(folder / n, b"PACK") for n in names)
+    return any(
+        (n.endswith(".pack") and _starts_with(folder / n, _PACK_MAGIC))
+        or (n.endswith(".idx") and _starts_with(folder / n, _IDX_MAGIC))
+        for n in names
+    )
 
 
 def is_git_dir(path: Path) -> bool:
@@ -240,7 +250,8 @@ def find_git_dirs(
     and ``max_entries`` entries a root (each root its own bound: a flood in one never leaves
     another unsearched), links never followed, the folders of ``skip`` not entered (searched
     elsewhere); a folder left unsearched at either bound is a problem (a repository there
-    would not be guarded). A ``.git`` that is a link cannot be locked (the link itself can be
+    would not be guarded), as is one that cannot be listed (:func:`_unreachable` aside). A
+    ``.git`` that is a link cannot be locked (the link itself can be
     swapped): it is a problem, as is a git directory reached through a link. A ``.git`` file
     (a linked worktree's pointer) is left alone: the folder it names is guarded only where it
     is itself found. ``cuts``: where given, the problems of folders left unsearched at a bound
@@ -267,7 +278,20 @@ def find_git_dirs(
             try:
                 with os.scandir(folder) as it:
                     entries = list(it)
-            except OSError:
+            except OSError as exc:
+                if exc.errno in (errno.ENOENT, errno.ENOTDIR) or _unreachable(folder, exc):
+                    continue  # gone, or nothing below it can be reached by any path
+                # a folder the search cannot list (a path over PATH_MAX, a folder of mode 0o111)
+                # is a cut as any other: never skipped unsaid (K3/K4 of the s15 guard red team)
+                said = (
+                    f"{folder} could not be listed ({exc.strerror or exc}): the search for task "
+                    "repositories cannot enter it, so a repository there would not be guarded"
+                )
+                problems.append(said)
+                if cuts is not None:
+                    cuts.append(said)
+                if cut_paths is not None:
+                    cut_paths.append(folder)
                 continue
             if any(
                 e.name in _STORE_DIRS or _is_fanout(e.name) for e in entries
@@ -276,7 +300,10 @@ def find_git_dirs(
                 continue
             seen += len(entries)
             subs = [e for e in entries if e.name == ".git" or e.is_dir(follow_symlinks=False)]
-            subs.sort(key=lambda e: e.name)
+            # a folder's ``.git`` first, whatever sorts before it ('-x' < '.git'): a cut of the
+            # entries falls on its siblings only, never leaves it out unfound (K1 of the s15
+            # guard red team: it was neither found nor hidden, so bound whole)
+            subs.sort(key=lambda e: (e.name != ".git", e.name))
             for index, entry in enumerate(subs):
                 path = Path(entry.path)
                 if entry.name == ".git" and entry.is_symlink():
@@ -323,6 +350,19 @@ def find_git_dirs(
         elif path not in out:
             out.append(path)
     return out, problems
+
+
+def _unreachable(folder: Path, exc: OSError) -> bool:
+    """Whether nothing below ``folder``, which could not be listed (``exc``), can be reached by
+    a phase either: permission denied, no search (``x``) permission for this process, and the
+    folder not this user's (who could ``chmod`` it) — a ``lost+found`` of root's, say. A folder
+    that can be traversed but not listed (mode ``0o111``) is reachable by a path given whole."""
+    if exc.errno != errno.EACCES or os.access(folder, os.X_OK, follow_symlinks=False):
+        return False
+    try:
+        return os.lstat(folder).st_uid != os.geteuid()
+    except OSError:
+        return False
 
 
 def guard_binds(
@@ -602,8 +642,9 @@ MAX_READ_ONLY_ENTRIES = 2_000_000
 #: The operator's environment (never a config a candidate writes): folders, ``os.pathsep``
 #: apart, that the operator attests hold no git repository (a dataset of millions of files).
 #: The read-only search does not enter them; one that holds or lies in a read-write folder of
-#: the phase, or lies in a read-only folder holding one (the run directory, which earlier
-#: phases write), is searched all the same.
+#: the phase or a folder the candidate's code wrote (``written``: the shared cache), or lies in
+#: a read-only folder holding one (the run directory, which earlier phases write), is searched
+#: all the same.
 ENV_NO_REPOS = "EVOTREE_READ_PATHS_WITHOUT_REPOS"
 
 
@@ -640,9 +681,12 @@ def _attested(
         if not word.strip() or not os.path.isabs(word):
             continue
         path = Path(os.path.normpath(word))
-        if any(rw == path or path in rw.parents or rw in path.parents for rw in read_write) or any(
-            r == path or r in path.parents for r in rw_roots
-        ):
+        # a folder the candidate writes (read-write, or ``written``: the shared cache), one in
+        # it or one holding it is searched all the same (K5 of the s15 guard red team: a folder
+        # holding the cache left it unsearched)
+        if any(
+            rw == path or path in rw.parents or rw in path.parents for rw in (*read_write, *written)
+        ) or any(r == path or r in path.parents for r in rw_roots):
             continue
         out.append(path)
     return out
@@ -674,6 +718,31 @@ def _coarsen(root: Path, paths: list[Path], keep: Sequence[Path], most: int) -> 
         there = set(out)
         out = [p for p in out if not any(a in there for a in p.parents)]
     return out
+
+
+#: The longest path a folder to hide may have: bwrap makes each mount point below its own new
+#: root, so a path near ``PATH_MAX`` (4,096 bytes) cannot be a mount point.
+_MOUNT_PATH_MAX = 3_800
+
+
+def _holds(path: Path, inner: Iterable[Path]) -> bool:
+    """Whether the folder ``path`` is or holds one of ``inner``."""
+    return any(path == p or path in p.parents for p in inner)
+
+
+def _mountable(root: Path, paths: list[Path]) -> list[Path]:
+    """``paths`` (folders to hide under ``root``), each one too long to be a mount point lifted
+    to its deepest parent that is not (never above ``root``): a folder below a path over
+    ``PATH_MAX`` (K3 of the s15 guard red team) is hidden with the parent the box reaches it
+    through. Those inside another of them are dropped."""
+    out = []
+    for path in paths:
+        while len(os.fsencode(path)) > _MOUNT_PATH_MAX and path != root and root in path.parents:
+            path = path.parent
+        out.append(path)
+    out = list(dict.fromkeys(out))
+    there = set(out)
+    return [p for p in out if not any(a in there for a in p.parents)]
 
 
 def _read_only_order(read_only: Iterable[Path | str], read_write: Sequence[Path]) -> list[Path]:
@@ -726,7 +795,12 @@ def _search(
             w == root or w in root.parents or root in w.parents for w in wrote
         )
         if cuts and candidates:
-            cut_paths = _coarsen(root, cut_paths, [*rw, *skip], MAX_HIDDEN_CUTS - len(hide)) or []
+            keep = [*rw, *skip]
+            cut_paths = (
+                _coarsen(root, _mountable(root, cut_paths), keep, MAX_HIDDEN_CUTS - len(hide)) or []
+            )
+            if any(_holds(path, keep) for path in cut_paths):
+                cut_paths = []  # an empty folder over a read-write one: the box cannot start
         if cuts and (not candidates or not cut_paths):
             raise ReadPathCut(root, cuts[0], written=candidates)
         hide += [
@@ -743,6 +817,16 @@ def _search(
         if not candidates:
             operator += new
         said += more
+    # a repository in a hidden folder (a cut lifted above it) is hidden with it, never bound
+    # in it: bwrap cannot make a mount point in the empty read-only folder bound first, and the
+    # box would not start (K6 of the s15 guard red team)
+    for j, (path, why) in enumerate(hide):
+        inside = [gd for gd in frozen if _holds(path, [gd])]
+        if inside:
+            names = ", ".join(str(gd) for gd in inside)
+            hide[j] = (path, f"{why}; the task repositories there were hidden with it: {names}")
+            frozen = [gd for gd in frozen if gd not in inside]
+            operator = [gd for gd in operator if gd not in inside]
     git_dirs += frozen
     return (
         git_dirs,
@@ -806,7 +890,8 @@ def before_phase(
                     )
                 sources.append(git_prune.prune_copy(gd, copies / str(i), deadline=deadline).path)
                 kept.append(gd)
-            except (git_prune.PruneError, OSError, subprocess.SubprocessError) as exc:
+            # UnicodeError: a name the candidate wrote that is not UTF-8 - hidden, never a crash
+            except (git_prune.PruneError, OSError, subprocess.SubprocessError, UnicodeError) as exc:
                 empty = copies / f"{i}.hidden"
                 empty.mkdir(mode=0o700)
                 hidden.append(("--ro-bind" if gd in frozen else "--bind", empty, gd))

@@ -413,7 +413,11 @@ def _kept_refs(view: Path, objects: Path, primary: Path, base: str) -> dict[str,
     if rc != 0:
         raise PruneError(f"the references cannot be listed: {err}")
     kept: dict[str, str] = {}
-    for line in out.decode("utf-8", "replace").splitlines():
+    for raw in out.splitlines():
+        try:  # a name that is not UTF-8 is not kept (git would take a replaced one for another)
+            line = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            continue
         parts = line.split(" ", 4)
         if len(parts) != 5:
             continue
@@ -495,7 +499,8 @@ def _store_key(git_dir: Path, view: Path, config: str, base: str) -> str:
     digest.update(json.dumps([os.path.realpath(git_dir), config, base]).encode())
     for path in sorted(view.rglob("*")):
         if path.is_file() and path.name != "task-config":
-            digest.update(str(path.relative_to(view)).encode() + b"\0" + path.read_bytes())
+            # names as bytes: a reference name need not be UTF-8 (K2 of the s15 guard red team)
+            digest.update(os.fsencode(path.relative_to(view)) + b"\0" + path.read_bytes())
     store = git_dir / "objects"
     folders = [
         store,
@@ -503,12 +508,15 @@ def _store_key(git_dir: Path, view: Path, config: str, base: str) -> str:
     ]
     for folder in folders:
         info = os.lstat(folder)
-        digest.update(f"{folder.name} {info.st_dev} {info.st_ino} {info.st_mtime_ns}\n".encode())
+        digest.update(
+            os.fsencode(folder.name) + f" {info.st_dev} {info.st_ino} {info.st_mtime_ns}\n".encode()
+        )
     if _is_folder(store / "pack"):
         for entry in sorted(os.scandir(store / "pack"), key=lambda e: e.name):
             info = entry.stat(follow_symlinks=False)
             digest.update(
-                f"{entry.name} {info.st_ino} {info.st_size} {info.st_mtime_ns}\n".encode()
+                os.fsencode(entry.name)
+                + f" {info.st_ino} {info.st_size} {info.st_mtime_ns}\n".encode()
             )
     return digest.hexdigest()
 
@@ -632,7 +640,7 @@ def _copy_modules(
                     made += 1
                 except OverLimit:
                     raise
-                except (PruneError, OSError, subprocess.SubprocessError):
+                except (PruneError, OSError, subprocess.SubprocessError, UnicodeError):
                     pass
             elif depth < _MODULES_DEPTH:
                 queue.append((path, depth + 1))

@@ -127,7 +127,8 @@ def copy_regular_files(src: Path, dst: Path, *, max_files: int, max_bytes: int) 
         except git_prune.OverLimit:
             over_limit(name)
             return
-        except (git_prune.PruneError, OSError, subprocess.SubprocessError) as exc:
+        # UnicodeError: a name the candidate wrote that is not UTF-8 - refused, never a crash
+        except (git_prune.PruneError, OSError, subprocess.SubprocessError, UnicodeError) as exc:
             refuse(name, f"a git directory that cannot be pruned at its base: {exc} (not copied)")
             return
         made = [p for p in target.rglob("*") if p.is_file()]

@@ -179,16 +179,12 @@ def test_k1_control_a_git_dir_sorted_first_is_pruned_at_the_same_cut(
         git_prune.remove_copies(spec.trace)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="K1: find_git_dirs leaves a .git out of cut_paths (e.name != '.git') when the cut "
-    "falls in its folder on a sibling sorted before it ('-x' < '.git'): in a read-only root the "
-    "candidate writes (the run directory, lenient since 4d74a58) the cut hides task/-x and binds "
-    "task/.git whole, no row and no note of it; the prepare phase's git log --all reads the future",
-)
 def test_k1_a_git_dir_after_a_cut_sibling_is_not_bound_whole(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, seccomp: None
 ) -> None:
+    """K1, closed: ``find_git_dirs`` takes a folder's ``.git`` before its siblings, whatever sorts
+    before it, so a cut of the entries falls on ``-x`` (hidden) and the ``.git`` is found and
+    bound pruned: the prepare phase's ``git log --all`` sees the base, not the future."""
     monkeypatch.setattr(git_guard, "MAX_READ_ONLY_ENTRIES", 2_000)
     root = _flooded_run(tmp_path, "-x", 2_000)
     spec = _prepare_spec(tmp_path, root)
@@ -238,15 +234,10 @@ def _odd_ref_repo(repo: Path) -> None:
         fh.write(head)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=UnicodeEncodeError,
-    reason="K2: git_prune._store_key encodes the view's reference names with str.encode(); a "
-    "name that is not UTF-8 (surrogate-escaped) raises UnicodeEncodeError, which before_phase "
-    "does not catch: a prepare phase's repository in the shared cache fails every later run's "
-    "train phase start as evotree's own error (not charged), what 4d74a58 says never happens",
-)
 def test_k2_a_non_utf8_reference_in_the_cache_does_not_fail_later_runs(tmp_path: Path) -> None:
+    """K2, closed: ``_store_key`` reads names as bytes (``os.fsencode``) and a reference name
+    that is not UTF-8 is not kept; the later run's train phase starts with the repository bound
+    pruned (a ``UnicodeError`` would hide it, said, never crash the start)."""
     cache = tmp_path / "ws" / "cache"
     _odd_ref_repo(cache / "dep")
     root = tmp_path / "run2"  # a later run, another candidate
@@ -262,24 +253,22 @@ def test_k2_a_non_utf8_reference_in_the_cache_does_not_fail_later_runs(tmp_path:
     assert (cache / "dep" / ".git").is_dir()
     try:
         binds = sandbox._guard_task_repositories(spec)  # the train phase starts
-        assert _bound_from(binds, cache / "dep" / ".git")  # pruned or hidden, said
+        sources = _bound_from(binds, cache / "dep" / ".git")
+        copies = str(git_prune.copies_path(spec.trace))
+        assert sources and all(str(s).startswith(copies) for s in sources), binds
+        assert not [s for s in sources if s.name.endswith(".hidden")], binds  # pruned
+        packed = (sources[0] / "packed-refs").read_bytes()
+        assert b"refs/heads/main" in packed and b"\xff" not in packed, packed
     except sandbox.SandboxUnavailable as exc:
         pytest.fail(f"the later run's train phase refused: {exc}")
     finally:
         git_prune.remove_copies(spec.trace)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=UnicodeEncodeError,
-    reason="K2: the judge's copy prunes a candidate's repository with a reference name that is "
-    "not UTF-8 and copy_regular_files raises UnicodeEncodeError (it catches PruneError, OSError, "
-    "SubprocessError): phases._judge fails as evotree's own error - no score, not charged, at "
-    "the candidate's will",
-)
 def test_k2_a_non_utf8_reference_in_the_candidate_is_refused_by_the_judges_copy(
     tmp_path: Path,
 ) -> None:
+    """K2, closed: the judge's copy prunes the repository (or refuses it), never crashes."""
     candidate = tmp_path / "run" / "candidate"
     (candidate).mkdir(parents=True)
     (candidate / "train.py").write_text("print('train')\n")
@@ -352,16 +341,12 @@ def _train_spec(tmp_path: Path, cache: Path) -> SandboxSpec:
     )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="K3: find_git_dirs skips a folder it cannot list (except OSError: continue) and says "
-    "nothing: a clone the prepare phase left in the shared cache below a path longer than "
-    "PATH_MAX (os.scandir: ENAMETOOLONG) is no cut, no row, no hidden folder - bound whole into "
-    "the train box, whose code reaches it by relative opens and reads the future with git",
-)
 def test_k3_a_clone_below_a_path_longer_than_path_max_is_not_bound_whole(
     tmp_path: Path, seccomp: None
 ) -> None:
+    """K3, closed: a folder ``os.scandir`` cannot list (``ENAMETOOLONG``) is a cut as any other:
+    in the cache (written) it is hidden, lifted to its deepest parent short enough to be a
+    mount point (``_mountable``), said; the reader's relative walk ends at the empty folder."""
     cache = tmp_path / "ws" / "cache"
     cache.mkdir(parents=True)
     _task(tmp_path / "upstream")  # the prepare phase's clone of the project: the fix upstream
@@ -394,9 +379,13 @@ def test_k3_a_clone_below_a_path_longer_than_path_max_is_not_bound_whole(
         finish_trace(spec, tmp_path / "ev")
         git_prune.remove_copies(spec.trace)
         subprocess.run(["rm", "-rf", str(cache / "deep")], check=False)
-    assert "rc 0" in proc.stdout and "base" in proc.stdout, proc  # control: read in the box
-    said = [*seen["problems"], *seen["hidden"]]
-    assert said or SECRET not in proc.stdout, "bound whole, nothing said: the future read"
+    hidden = [src for src in binds if src[1].name.endswith(".hidden")]
+    assert len(hidden) == 1 and len(os.fsencode(hidden[0][2])) <= 4_000, hidden
+    assert str(hidden[0][2]).startswith(str(cache / "deep")), hidden
+    # control: the box started and the reader walked down to the hidden (empty) folder
+    assert "FileNotFoundError" in proc.stderr, proc
+    assert any("could not be listed" in h and "was hidden" in h for h in seen["hidden"]), seen
+    assert "rc 0" not in proc.stdout and SECRET not in proc.stdout, "the future read"
 
 
 # ------------------------------- K4: a folder the search cannot list, evotree not root
@@ -438,14 +427,11 @@ def _as_user(cache: Path, uid: int | None) -> dict:
     return json.loads(data)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="K4: find_git_dirs skips a folder os.scandir cannot list (except OSError: continue), "
-    "nothing said: a folder of mode 0o111 (traversable, not listable) the prepare phase left in "
-    "the cache hides the clone below it from the search while git, given its path, reads it "
-    "whole (where evotree does not run as root; shown here as nobody)",
-)
 def test_k4_a_clone_below_an_unlistable_folder_is_found(tmp_path: Path) -> None:
+    """K4, closed: a folder of mode ``0o111`` (traversable, not listable) is a cut, said (a
+    problem; in a read-only root the candidate writes, hidden). Only a folder that is not this
+    user's and cannot be traversed either (``_unreachable``: nothing below it is reached) is
+    passed over."""
     import tempfile
 
     top = Path(tempfile.mkdtemp(prefix="evotree-k4-"))  # traversable by another user
@@ -471,20 +457,42 @@ def test_k4_a_clone_below_an_unlistable_folder_is_found(tmp_path: Path) -> None:
         subprocess.run(["rm", "-rf", str(top)], check=False)
 
 
+def test_k4_control_a_folder_nothing_reaches_is_passed_over(tmp_path: Path) -> None:
+    """The honest control of K4's fix: a folder of another user this process can neither list
+    nor traverse (a data disk's ``lost+found``, root's, mode 0700) holds nothing a phase can
+    reach: the search passes it over, says nothing (an operator's read path holding one is not
+    refused), and still finds the clone beside it."""
+    import tempfile
+
+    if os.geteuid() != 0:
+        pytest.skip("needs a folder of another user than the searching one: run as root")
+    top = Path(tempfile.mkdtemp(prefix="evotree-k4c-"))
+    try:
+        os.chmod(top, 0o755)
+        cache = top / "cache"
+        (cache / "locked").mkdir(parents=True)
+        _task(top / "upstream")
+        _git(cache / "locked", "clone", "-q", "--no-local", str(top / "upstream"), "proj")
+        subprocess.run(["chown", "-R", f"{_NOBODY}:{_NOBODY}", str(top)], check=True)
+        lost = cache / "lost+found"
+        lost.mkdir(mode=0o700)  # root's
+        os.chmod(lost, 0o700)
+        seen = _as_user(cache, _NOBODY)
+        assert SECRET in seen["log"], seen  # control: the search ran as nobody
+        assert seen["found"] == [str(cache / "locked" / "proj" / ".git")], seen
+        assert seen["problems"] == [], seen
+    finally:
+        subprocess.run(["rm", "-rf", str(top)], check=False)
+
+
 # ------------------------ K5: an attested folder holding the cache the prepare phase writes
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="K5: _attested drops an EVOTREE_READ_PATHS_WITHOUT_REPOS folder that holds a "
-    "read-write folder, but for SandboxSpec.written (4d74a58) only one that is or lies in it: "
-    "an operator's folder holding the workspace's cache (/data holding /data/proj/.evotree/"
-    "cache) leaves the cache the prepare phase wrote unsearched, and a clone there is bound whole "
-    "into the train box - the docs say the variable cannot name a folder the candidate writes",
-)
 def test_k5_an_attested_folder_holding_the_cache_does_not_leave_it_unsearched(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """K5, closed: ``_attested`` drops a named folder that holds (or is, or lies in) a
+    ``written`` folder as it does for read-write ones: the cache is searched, its clone pruned."""
     data = tmp_path / "data"  # the operator's: datasets and the workspace
     (data / "imagenet").mkdir(parents=True)
     cache = data / "proj" / ".evotree" / "cache"
@@ -514,18 +522,11 @@ def test_k5_an_attested_folder_holding_the_cache_does_not_leave_it_unsearched(
 # ------------- K6: a cut lifted above a repository the search found: the box cannot start
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="K6: past MAX_HIDDEN_CUTS _coarsen lifts the cut folders to a parent that holds a "
-    "repository the search found and pruned (it keeps away only from read-write and masked "
-    "folders): the empty folder bound read-only over the parent comes first, and bwrap cannot "
-    "make the pruned copy's mount point in it ('Can't mkdir parents ... Read-only file system'): "
-    "a prepare phase's cache folder fails every later run's train phase, of any version, as "
-    "that candidate's own failed phase (exit 1)",
-)
 def test_k6_a_cut_lifted_above_a_found_repository_does_not_stop_later_train_boxes(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, seccomp: None
 ) -> None:
+    """K6, closed: a repository in a folder hidden by a cut (lifted by ``_coarsen``) is hidden
+    with it, said, never bound inside it: the later run's train box starts."""
     monkeypatch.setattr(git_guard, "MAX_HIDDEN_CUTS", 8)  # 256 in production: 257 folders then
     cache = tmp_path / "ws" / "cache"
     repo = cache / "P" / "r"  # what a prepare phase left: a small clone...
@@ -546,19 +547,16 @@ def test_k6_a_cut_lifted_above_a_found_repository_does_not_stop_later_train_boxe
         git_prune.remove_copies(spec.trace)
     assert "Read-only file system" in proc.stderr or "started" in proc.stdout, proc
     assert "started" in proc.stdout, f"the later run's train box did not start: {proc.stderr}"
+    hidden = _snapshot(spec)["hidden"]
+    assert any(str(repo / ".git") in h and "hidden with it" in h for h in hidden), hidden
 
 
 # ------------------- K7: a dataset's shards named pack-* taken for a store by their names
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="K7 (J9's remainder): f57068f reads git's magic only for *.pack of other names; "
-    "any pack-*.idx or pack-*.pack in a pack/ folder makes a store by its name alone, so an "
-    "honest indexed dataset sharded as data/pack/pack-00000.{bin,idx} (Megatron's prefixes are "
-    "the user's) is hidden in the train box and refused by the judge's copy",
-)
 def test_k7_a_dataset_shard_named_pack_is_no_object_store(tmp_path: Path) -> None:
+    """K7, closed: ``_reads_pack`` reads git's magic for every ``*.pack`` (``PACK``) and ``*.idx``
+    (``\\377tOc``), ``pack-*`` too: a dataset's ``pack-00000.{bin,idx}`` is copied."""
     work = tmp_path / "run" / "candidate"
     shards = work / "data" / "pack"
     shards.mkdir(parents=True)
@@ -570,6 +568,30 @@ def test_k7_a_dataset_shard_named_pack_is_no_object_store(tmp_path: Path) -> Non
     report = copy_regular_files(work, copy, max_files=10_000, max_bytes=1 << 30)
     assert (copy / "train.py").is_file()  # control: the copy ran
     assert (copy / "data" / "pack" / "pack-00000.idx").is_file(), report.refused
+    assert not report.refused, report.refused
+
+
+def test_k7_control_git_packs_are_a_store_by_their_magic_whatever_their_names(
+    tmp_path: Path,
+) -> None:
+    """The control of K7's fix: git's own pack and index, under a dataset's names, still make a
+    store — the pack alone (``PACK``), the index alone (``\\377tOc``)."""
+    repo = tmp_path / "repo"
+    _task(repo)
+    _git(repo, "repack", "-a", "-d", "-q")
+    packs = repo / ".git" / "objects" / "pack"
+    pack = next(packs.glob("*.pack"))
+    index = pack.with_suffix(".idx")
+    for name, src in (("shard-0.pack", pack), ("pack-0.idx", index), ("data.idx", index)):
+        store = tmp_path / f"store-{name}"
+        (store / "pack").mkdir(parents=True)
+        (store / "pack" / name).write_bytes(src.read_bytes())
+        assert git_guard.is_object_store(store), name
+    honest = tmp_path / "honest"
+    (honest / "pack").mkdir(parents=True)
+    (honest / "pack" / "pack-0.pack").write_bytes(b"PAK" + b"\0" * 64)
+    (honest / "pack" / "pack-0.idx").write_bytes(b"\0" * 1024)  # no magic: no store
+    assert not git_guard.is_object_store(honest)
 
 
 # ---------------------------------------------- L1: FIFOs and links in a pack/ folder
