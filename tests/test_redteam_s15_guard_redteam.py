@@ -58,6 +58,15 @@ b5589e7):
   ``*.pack`` of another name; a ``pack-*.idx``/``.pack`` in a ``pack/`` folder is a store by
   its name alone, so a dataset sharded as ``data/pack/pack-00000.{bin,idx}`` is refused by the
   judge's copy (and hidden in the train box), as J9's was.
+Closed since (b778baf; each won attack's test is plain now, its docstring saying by what): K1 a
+folder's ``.git`` is taken before its siblings; K2 names read as bytes, a name that is not UTF-8
+not kept, a ``UnicodeError`` hides (refuses) the repository; K3/K4 a folder that cannot be listed
+is a cut (hidden where the candidate writes, lifted to a parent short enough to be a mount point),
+unless it is another user's and cannot be traversed either (nothing below it reachable: the
+control); K5 an attested folder holding a written one is searched; K6 a repository in a hidden
+folder is hidden with it; K7 packs and indexes by git's magic whatever their names (the control:
+git's own under other names still make a store).
+
 - L1 (stopped): a FIFO named ``x.pack`` or ``multi-pack-index`` in a ``pack/`` folder does not
   block the recogniser (``O_NONBLOCK``) and is no store; a link named ``x.pack`` counts.
 - L2 (stopped): the one deadline spent (``PRUNE_SECONDS`` 0) hides every repository of the
