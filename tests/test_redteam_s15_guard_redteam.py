@@ -229,6 +229,35 @@ def test_l3_a_git_dir_after_many_cut_siblings_is_hidden_with_its_folder(
         git_prune.remove_copies(spec.trace)
 
 
+def test_k6_lead_a_queued_cut_holding_a_read_write_folder_refuses_the_phase(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The header's lead, closed with K6: a flood in ``candidate/`` cuts the run directory's
+    search while ``evidence`` (holding the read-write ``evidence/prepare``) is still queued; an
+    empty folder over it would leave bwrap no mount point for the read-write folder, so the
+    phase is refused (``ReadPathCut``, said) rather than given a box that cannot start."""
+    monkeypatch.setattr(git_guard, "MAX_READ_ONLY_ENTRIES", 2_000)
+    root = tmp_path / "run"
+    _task(root / "candidate" / "task")
+    for i in range(2_000):
+        (root / "candidate" / f"f{i}").write_bytes(b"")
+    spec = _prepare_spec(tmp_path, root)
+    try:
+        with pytest.raises(sandbox.SandboxUnavailable, match="could not be searched whole"):
+            sandbox._guard_task_repositories(spec)
+        spec = SandboxSpec(  # control: the run directory written, no read-write folder in it...
+            cwd=spec.cwd,
+            read_only=spec.read_only,
+            read_write=spec.read_write[:1],
+            trace=spec.trace,
+            written=(root,),
+        )
+        binds = sandbox._guard_task_repositories(spec)  # ...evidence is hidden, said
+        assert _bound_from(binds, root / "evidence"), binds
+    finally:
+        git_prune.remove_copies(spec.trace)
+
+
 # -------------------------------------------- K2: a reference name that is not UTF-8
 
 
