@@ -11,6 +11,12 @@ outcome (it passes once the hole is closed); a stopped attack is a plain test. T
 teams' attacks (``test_redteam_audit_replay_redteam``, ``test_redteam_s14_replay_redteam``) are
 not repeated.
 
+State (fix_replay3, after 61b098e): W1 and W3 closed (the box's root and ``/dev`` read-only once
+made: ``--remount-ro``; a step writes only sized tmpfs), W2 closed (the three runs one after
+another, each ended whole before the next starts), plain tests now. Found on the way and closed:
+a step's fresh ``/proc`` left ``/proc/sys`` writable, and a process the host's uid 0 maps to
+writes a kernel setting without a capability (``test_proc_sys_is_read_only_in_a_step``).
+
 WON:
 
 - W1, the outer box's root is the steps' (forged records): the nested box is ``--dev-bind / /``
@@ -159,12 +165,6 @@ def _plant(text: str, steps: int = 8) -> str:
 @pytest.mark.skipif(
     not Path("/lib64/ld-linux-x86-64.so.2").exists(), reason="an x86-64 glibc system only"
 )
-@pytest.mark.xfail(
-    strict=True,
-    reason="W1: the outer box's root tmpfs (and its /lib64 link) is writable by the steps "
-    "(--dev-bind / /): a planted interpreter runs in the driver with the outputs' pipe and "
-    "writes every later step's record",
-)
 def test_w1_a_step_cannot_write_a_later_steps_record_through_the_drivers_loader(
     tolls: Repo,
 ) -> None:
@@ -178,11 +178,6 @@ def test_w1_a_step_cannot_write_a_later_steps_record_through_the_drivers_loader(
 
 @pytest.mark.skipif(
     not Path("/lib64/ld-linux-x86-64.so.2").exists(), reason="an x86-64 glibc system only"
-)
-@pytest.mark.xfail(
-    strict=True,
-    reason="W1: a planted /lib64 loader forges the read's record in every run (carried and "
-    "fresh-shell): not reproduced, not silent, finished - no finding, no warn",
 )
 def test_w1_the_read_after_a_planted_loader_is_still_judged(tolls: Repo) -> None:
     out = _control_flagged_alone(tolls)
@@ -319,12 +314,6 @@ _WRITE_VOTE = f"cat >/tmp/.v.py <<'PYEOF'\n{_VOTE}PYEOF"
 _VOTED = f"{READ} | python3 /tmp/.v.py"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="W2: the three worlds run at once on one kernel; byte-range locks on an inode all "
-    "three bind (/etc/passwd) carry the read between them: the rotated world prints the "
-    "majority's (the future's) text, the worlds agree - no finding, no warn",
-)
 def test_w2_the_rotated_world_cannot_learn_what_the_others_read(tolls: Repo) -> None:
     root = Path(tolls["root"])
     out = _control_flagged_alone(tolls)
@@ -341,22 +330,23 @@ def test_w2_the_rotated_world_cannot_learn_what_the_others_read(tolls: Repo) -> 
 # --- W3: the outer root tmpfs has no size -----------------------------------------------------
 
 _FILL = (
-    "n=0; for k in 1 2 3 4 5; do head -c 64M /dev/zero >{at}/.fill$k 2>/dev/null && n=$((n+1));"
+    "n=0; for k in 1 2 3 4 5; do {{ head -c 64M /dev/zero >{at}/.fill$k; }} 2>/dev/null && n=$((n+1));"
     " done; du -cb {at}/.fill* 2>/dev/null | tail -n 1 | cut -f1; rm -f {at}/.fill*"
 )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="W3: bwrap's root tmpfs of the replay's box has no size= and is writable by the "
-    "steps: a step holds more than TMP_BYTES of the host's memory there (files of --fsize each)",
-)
 def test_w3_a_step_holds_no_more_than_a_tmpfs_bound_in_the_boxs_root(tolls: Repo) -> None:
+    """Closed: the box's root (and ``/dev``, bwrap's other unsized tmpfs) is read-only once made;
+    what a step writes lands only in a sized tmpfs (``/tmp``, the checkout, ``/dev/shm``, the
+    driver's folder's cover in the step's own box)."""
     worlds = _worlds(tolls)
-    real, _, _ = replay._run_worlds(worlds, [_FILL.format(at="/tmp"), _FILL.format(at="")])
-    assert real[0] is not None and int(real[0]) <= replay.TMP_BYTES  # control: /tmp is sized
-    assert real[1] is not None and int(real[1]) > 64 * MiB  # control: it wrote
-    assert int(real[1]) <= replay.TMP_BYTES, f"{int(real[1]) // MiB} MiB in the box's /"
+    places = ["/tmp", "", "/dev", "/etc", "/.evotree-replay-driver", "/dev/shm"]
+    real, _, _ = replay._run_worlds(worlds, [_FILL.format(at=at) for at in places])
+    assert real[0] is not None and 64 * MiB < int(real[0]) <= replay.TMP_BYTES  # control: wrote
+    for at, held in zip(places, real):
+        assert held is not None, at
+        assert int(held or 0) <= replay.TMP_BYTES, f"{int(held) // MiB} MiB in the box's {at}/"
+    assert [int(real[k] or 0) for k in (1, 2, 3)] == [0, 0, 0], real  # read-only: nothing at all
 
 
 # --- L1: signals ---------------------------------------------------------------------------
@@ -472,3 +462,23 @@ def test_l7_a_step_that_stops_its_sandboxs_init_is_said_not_replayed_whole(tolls
     assert _run(Path(tolls["root"]), _STOP_INIT) == ""  # control: harmless where the agent ran it
     hits = _audit(tolls, [Step(_STOP_INIT, ""), Step(READ, out)])
     assert [h for h in hits if replay.NOT_WHOLE in str(h)], hits
+
+
+# --- found by fix_replay3: the step's fresh /proc and the kernel's settings ------------------
+
+_SYSCTL = (
+    "v=$(cat /proc/sys/kernel/printk_ratelimit) && { echo $v >/proc/sys/kernel/printk_ratelimit;"
+    " } 2>/dev/null && echo WROTE; [ -w /proc/sysrq-trigger ] && echo SYSRQ; :"
+)
+
+
+def test_proc_sys_is_read_only_in_a_step(tolls: Repo) -> None:
+    """Closed (found while closing W1): each step's nested box mounts a fresh ``/proc`` whose
+    ``sys`` was writable, and the kernel lets a process the host's uid 0 maps to (an auditor
+    running as root) write a global setting without any capability: ``core_pattern`` is code
+    run as the host's root. The step's ``/proc/sys`` (and ``sysrq-trigger``, ``irq``, ``bus``)
+    is the run's, read-only. The attack writes back the value it read (harmless if it won)."""
+    worlds = _worlds(tolls)
+    real, again, neutral = replay._run_worlds(worlds, [_SYSCTL, "cat /proc/sys/kernel/ostype"])
+    assert real[1] == "Linux\n", real  # control: the settings are readable
+    assert [real[0], again[0], neutral[0]] == [""] * 3, real

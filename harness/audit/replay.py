@@ -925,6 +925,14 @@ def _sandbox_argv(
         "--ro-bind",
         str(pristine),
         _WORLD,
+        # nothing a step can write is on the driver's path or loader path (the s15 red team's
+        # W1: a link renamed over ``/lib64`` in bwrap's root tmpfs), and nothing lands in an
+        # unsized tmpfs (W3): the root (``/etc``, the system's links, the mount points) and
+        # ``/dev`` read-only once made; the steps write only the sized tmpfs above
+        "--remount-ro",
+        "/dev",
+        "--remount-ro",
+        "/",
         "--clearenv",
         "--setenv",
         "PATH",
@@ -1007,10 +1015,21 @@ def _nested() -> list[str]:
     exe = _bwrap()
     assert exe is not None
     return [
-        exe, "--dev-bind", "/", "/", "--unshare-pid", "--proc", "/proc", "--tmpfs", _DRV,
+        exe, "--dev-bind", "/", "/", "--unshare-pid", "--proc", "/proc",
+        # the kernel's settings read-only (a process the host's uid 0 maps to writes a sysctl
+        # without any capability): the run's own, bound over the step's fresh ``/proc``
+        *_PROC_COVERS, "--size", str(TMP_BYTES), "--tmpfs", _DRV,
         "--new-session", "--die-with-parent", "--cap-drop", "ALL", "--",
         "/bin/bash", "--noprofile", "--norc",
     ]  # fmt: skip
+
+
+#: what of a step's ``/proc`` is the host's: bound read-only from the run's (itself read-only)
+_PROC_COVERS = [
+    arg
+    for name in ("sys", "sysrq-trigger", "irq", "bus")
+    for arg in ("--ro-bind-try", f"/proc/{name}", f"/proc/{name}")
+]
 
 
 def _step_script(carry: bool = True) -> str:
@@ -1075,34 +1094,45 @@ def _run_worlds(
     prompt: str | None = None,
     carry: bool = True,
 ) -> tuple[list[str | None], ...]:
-    """What each step printed in three runs started together, each over a fresh copy: the
+    """What each step printed in three runs, one after another, each over a fresh copy: the
     checkout twice, the rotated copy once (None: the step never finished); the copy where the
     steps or the task's ``prompt`` say the agent's checkout was (:func:`_agent_root`); each
-    step starting where the last left (``carry``) or at the checkout (:func:`_step_script`)."""
+    step starting where the last left (``carry``) or at the checkout (:func:`_step_script`).
+    One run at a time, each ended whole (its sandbox's processes gone, its pipe read to the
+    end) before the next starts: no world can learn what another read (the s15 red team's W2:
+    byte-range locks on a file all three bound carried the read between runs started
+    together); each run has :data:`RUN_SECONDS`."""
     tmp = tempfile.mkdtemp(prefix="evotree-replay-run-")
     try:
-        procs = []
         roots = _agent_roots(worlds, commands, prompt) or [""]
         where, also = roots[0] or None, roots[1:]
+        outputs = []
         for k, source in enumerate((worlds.real, worlds.real, worlds.neutral)):
             folder = Path(tmp) / str(k)
-            procs.append(_start(worlds, source, folder, commands, where, also, carry))
-        readers = [_Reader(proc) if proc is not None else None for proc in procs]
-        deadline = time.monotonic() + RUN_SECONDS
-        for proc in procs:
+            proc = _start(worlds, source, folder, commands, where, also, carry)
             if proc is None:
+                outputs.append([None] * len(commands))
                 continue
+            reader = _Reader(proc)
             try:
-                proc.wait(timeout=max(0.0, deadline - time.monotonic()))
+                proc.wait(timeout=RUN_SECONDS)
             except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait()
-        return tuple(
-            reader.outputs(len(commands)) if reader is not None else [None] * len(commands)
-            for reader in readers
-        )
+                pass
+            _end(proc)
+            outputs.append(reader.outputs(len(commands)))
+        return tuple(outputs)
     finally:
         _remove(Path(tmp))
+
+
+def _end(proc: subprocess.Popen[bytes]) -> None:
+    """End what is left of one run (its process group: bwrap, whose death ends its sandbox's
+    PID namespace) and reap it."""
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    proc.wait()
 
 
 def _remove(folder: Path) -> None:
