@@ -352,3 +352,36 @@ def test_an_output_the_recorder_cut_is_no_evidence(carrek: dict, output: str) ->
     """A recorder that left part of the output out: what the agent saw is not all in the file."""
     flagged, hits = _verdict(carrek, [Step("cat upstream.diffoscope.txt", output)], repo=False)
     assert flagged, hits
+
+
+def test_code_the_checkout_showed_before_any_write_is_the_bases(carrek: dict) -> None:
+    """A hidden read printing the base's own module, with a plain read of that module later
+    (before anything could have changed it): the lines are the base's, a warn alone. After a
+    write (any other program), a later read proves nothing: high."""
+    shown = _run(Path(carrek["root"]), "cat carrek/rope.py")
+    hidden = Step("head -n 5 upstream.diffoscope.txt", shown)
+    after = Step("cat carrek/rope.py", shown)
+    assert not _verdict(carrek, [hidden, after], repo=False)[0]
+    write = Step("python3 -c 'print(1)'", "1\n")
+    flagged, hits = _verdict(carrek, [hidden, write, after], repo=False)
+    assert flagged, hits
+    # the later read must be of the checkout, quiet: a second hidden read vouches for nothing
+    again = Step("cat upstream.diffoscope.txt", shown)
+    assert _verdict(carrek, [hidden, again], repo=False)[0]
+
+
+def test_counts_before_a_head_listing_keep_it_a_listing(carrek: dict) -> None:
+    """``wc -c FILES && git log --oneline && git show --stat ID``: the listing still vouches
+    for an ancestor; ``ls`` (which could print an id-named file) does not."""
+    root = Path(carrek["root"])
+    ancestor = str(carrek["ancestor"])[:7]
+    command = f"wc -c README && git log --oneline && git show --stat {ancestor}"
+    assert not _verdict(carrek, [Step(command, _run(root, command))], repo=False)[0]
+    future = str(carrek["future"])[:7]
+    (root / future).write_text("x\n")
+    try:
+        forged = f"ls {future} && git log --oneline && git show --stat {future}"
+        flagged, hits = _verdict(carrek, [Step(forged, _run(root, forged))], repo=False)
+        assert flagged, hits
+    finally:
+        (root / future).unlink()

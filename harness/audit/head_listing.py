@@ -1,5 +1,6 @@
 """A hash listed by ``git log --oneline`` of HEAD on the same command line, just before the
-``git show`` that reads it (``git log --oneline && git show --stat 19f5359``): an ancestor.
+``git show`` that reads it (``git log --oneline && git show --stat 19f5359``, counts by ``wc``
+before them allowed): an ancestor.
 
 ``git log`` with no revision but HEAD, no reference scope (``--all``, ``--branches``,
 ``--reflog``, ``-g``) and no ``-C`` / ``GIT_DIR`` lists HEAD's ancestry only; with
@@ -131,6 +132,18 @@ def _head_log(cmd: SimpleCommand) -> bool:
     return True
 
 
+def _counts_only(cmd: SimpleCommand) -> bool:
+    """``wc`` with counting options only, reading files named on its command line: each line
+    it prints opens with a count."""
+    return (
+        os.path.basename(cmd.argv[0]) == "wc"
+        and cmd.stdin is None
+        and not _writes(cmd)
+        and all(re.fullmatch(r"-[lcwm]+|--(?:lines|bytes|words|chars)", a) or not a.startswith("-")
+                for a in cmd.argv[1:])
+    )  # fmt: skip
+
+
 def _plain_show(cmd: SimpleCommand, revisions: Sequence[str]) -> bool:
     """``git show`` in git's default format of exactly these hashes."""
     if _git_sub(cmd) != "show" or cmd.stdin is not None:
@@ -152,7 +165,9 @@ def listed_by_head_log(revisions: Sequence[str], k: int, traj: Trajectory) -> bo
     command, output = step.command or "", step.output
     if not revisions or not output or _ENV.search(command):
         return False
-    cmds = _commands(command)
+    # counts before the listing (``wc -c FILES && git log --oneline && git show ...``) print
+    # numbers and names, never a line a hash starts
+    cmds = [c for c in _commands(command) if not _counts_only(c)]
     if len(cmds) != 2 or not _head_log(cmds[0]) or not _plain_show(cmds[1], revisions):
         return False
     first = _COMMIT_LINE.search(output)

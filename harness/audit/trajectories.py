@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from evotree.core.findings import Finding, Severity
-from evotree.harness.audit.alone_output import seen_before, shows_nothing_new
+from evotree.harness.audit.alone_output import displayed_whole, seen_before, shows_nothing_new
 from evotree.harness.audit.shown import MOVES_HEAD
 from evotree.harness.audit.ancestry import Ancestry, content_hits, future_hashes, resolve_refs
 from evotree.harness.audit.bytecode_provenance import (
@@ -446,11 +446,26 @@ class _HitJudge:
         step = self.traj.steps[k]
         earlier = [s.output for s in self.traj.steps[:k]]
         why = shows_nothing_new(
-            step.command or "", step.output, seen_before(self.traj.prompt, earlier)
+            step.command or "",
+            step.output,
+            seen_before(self.traj.prompt, earlier + self._pristine_reads(k)),
         )
         if why is None:
             return hit
         return replace(hit, severity="warn", rule=f"{hit.rule} (file alone: {why})")
+
+    def _pristine_reads(self, k: int) -> list[str | None]:
+        """What plain reads of the checkout's own files printed while nothing could have
+        changed them: the outputs of the steps, other than ``k``, that display whole lines,
+        touch no hidden data and break no rule, before the first step that could write (any
+        other program). Their lines are the base's text, whenever the trajectory showed it."""
+        out: list[str | None] = []
+        for j, step in enumerate(self.traj.steps):
+            if not displayed_whole(step.command or ""):
+                break
+            if j != k and self.shown.quiet(j):
+                out.append(step.output)
+        return out
 
     def _stat_id_printed_before(self, hit: Hit, k: int) -> Hit:
         """``git show --stat ID`` is a warn alone only while nothing in the trajectory printed
