@@ -13,7 +13,12 @@ not repeated.
 
 State (fix_replay3, after 61b098e): W1 and W3 closed (the box's root and ``/dev`` read-only once
 made: ``--remount-ro``; a step writes only sized tmpfs), W2 closed (the three runs one after
-another, each ended whole before the next starts), plain tests now. Found on the way and closed:
+another, each ended whole before the next starts), W4 closed (the run's setup mounts a bare
+``/proc`` for the steps' boxes, then the driver runs with CAP_SETFCAP only, an empty bounding set
+and no new privileges; each step's box is a user namespace of its own, where the run's mounts are
+locked): plain tests now (W4's attack is put in the driver's script, W1 being closed). Left: code
+run as the driver (no known way now) could still write a kernel setting through the bare
+``/proc`` as a root auditor's uid 0. Found on the way and closed:
 a step's fresh ``/proc`` left ``/proc/sys`` writable, and a process the host's uid 0 maps to
 writes a kernel setting without a capability (``test_proc_sys_is_read_only_in_a_step``).
 
@@ -88,7 +93,6 @@ Stopped (plain tests):
 from __future__ import annotations
 
 import base64
-import os
 import struct
 from pathlib import Path
 
@@ -240,31 +244,47 @@ def _plant_script(script: str) -> str:
     )
 
 
-@pytest.mark.skipif(
-    not Path("/usr/lib64/ld-linux-x86-64.so.2").exists() or not Path("/usr/bin/mount").exists(),
-    reason="an x86-64 glibc system with util-linux only",
-)
-@pytest.mark.skipif(
-    os.geteuid() != 0,
-    reason="as another user the box's read-only binds cannot be remounted (EPERM, checked "
-    "with a plain bwrap as nobody): W4 is an auditor running as root's",
-)
-@pytest.mark.xfail(
-    strict=True,
-    reason="W4: through W1's loader a step runs code as the driver, which keeps CAP_SYS_ADMIN of "
-    "the user namespace owning the box's mounts: it remounts the read-only binds read-write and "
-    "writes the host's task repository .git and the cached world copies (and /usr: the host's)",
-)
-def test_w4_code_run_as_the_driver_cannot_write_the_hosts_files(tolls: Repo) -> None:
+#: W4's attack as the driver itself (W1 closed, no step reaches the driver's context: the test
+#: puts this code in the driver after its setup, as a planted loader did): remount the
+#: read-only binds read-write and write them, the same from a user namespace of its own
+_AS_DRIVER = r"""{ grep -E '^Cap(Eff|Bnd)' /proc/self/status
+  mount -o remount,bind,rw .git && echo pwned >.git/PWNED
+  mount -o remount,bind,rw /.evotree-replay-world && echo pwned >/.evotree-replay-world/PWNED
+  mount -o remount,bind,rw /usr && echo USR-RW
+  mount -o remount,rw / && echo ROOT-RW
+  unshare -Urm sh -c 'mount -o remount,bind,rw .git && echo pwned >.git/PWNED'
+  unshare -Urm sh -c 'mount -o remount,bind,rw /.evotree-replay-world && echo pwned >/.evotree-replay-world/PWNED'
+} >./.drvlog 2>&1"""
+
+
+@pytest.mark.skipif(not Path("/usr/bin/mount").exists(), reason="util-linux's mount only")
+def test_w4_code_run_as_the_driver_cannot_write_the_hosts_files(
+    tolls: Repo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Closed: the driver holds no CAP_SYS_ADMIN (the run's setup mounts the bare ``/proc`` the
+    steps' boxes need, then drops every capability but CAP_SETFCAP, with an empty bounding set
+    and no new privileges; each step's box is a user namespace of the driver's own). Code run as
+    the driver (here: put in its script) cannot remount the read-only binds, in its namespace or
+    a new one (the run's mounts are locked there): the host's ``.git`` and the cached world
+    copies are unwritten. Was a root auditor's win (ambient CAP_SYS_ADMIN, W1's loader)."""
     worlds = _worlds(tolls)
     gitdir = Path(tolls["root"]) / ".git"
-    plant = _plant_script(_AS_DRIVER)
-    assert _run(Path(tolls["root"]), plant) == ""  # control: harmless where the agent ran it
-    real, _, _ = replay._run_worlds(worlds, [plant, "cat /tmp/.l/log", "echo later"])
-    assert real[1] is not None and "CapEff" in real[1], real  # control: it ran as the driver
-    assert real[2] == "later\n"  # the steps went on
+    driver = replay._driver
+
+    def attacked(count: int) -> str:
+        lines = driver(count).split("\n")
+        at = next(k for k, line in enumerate(lines) if line.startswith("cp -a"))
+        return "\n".join([*lines[: at + 1], _AS_DRIVER, *lines[at + 1 :]])
+
+    monkeypatch.setattr(replay, "_driver", attacked)
+    real, _, _ = replay._run_worlds(worlds, ["cat .drvlog", "echo later"])
+    assert real[0] is not None and "CapEff" in real[0], real  # control: it ran as the driver
+    assert "pwned" not in real[0] and "-RW" not in real[0], real[0]
+    eff = int(real[0].split("CapEff:")[1].split()[0], 16)
+    assert not eff & (1 << 21), real[0]  # no CAP_SYS_ADMIN
+    assert real[1] == "later\n"  # the steps went on
     written = [p for p in (gitdir, worlds.real, worlds.neutral) if (p / "PWNED").exists()]
-    assert not written, f"{written} written from the replay's sandbox: {real[1]}"
+    assert not written, f"{written} written from the replay's sandbox: {real[0]}"
 
 
 # --- W2: the three worlds agree through locks on a shared inode -----------------------------

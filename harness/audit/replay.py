@@ -898,10 +898,15 @@ def _sandbox_argv(
         "--new-session",
         "--cap-drop",
         "ALL",
-        # the driver's only capability, in the run's own user namespace: it makes each step's
-        # nested sandbox (:func:`_nested`), where the step has none
+        # the setup's capabilities, in the run's own user namespace: it mounts the bare
+        # ``/proc`` the steps' nested sandboxes need (:func:`_setup`), then drops them for good
+        # before the driver starts, which keeps only CAP_SETFCAP (the s15 red team's W4)
         "--cap-add",
         "CAP_SYS_ADMIN",
+        "--cap-add",
+        "CAP_SETPCAP",
+        "--cap-add",
+        "CAP_SETFCAP",
         "--hostname",
         "evotree-replay",
         *_sandbox_args(TMP_BYTES),
@@ -958,8 +963,44 @@ def _sandbox_argv(
         "/bin/bash",
         "--noprofile",
         "--norc",
-        f"{_INSIDE}/driver.sh",
+        f"{_INSIDE}/setup.sh",
     ]
+
+
+#: a bare ``/proc`` of the run's (no folder covered): the kernel mounts a step's fresh ``/proc``
+#: in its own user namespace only where such a one is in sight; in the driver's folder, which
+#: each step's sandbox covers
+_BARE_PROC = "/.evotree-replay-driver/proc"
+
+
+def _setup() -> str:
+    """What runs first in the run's sandbox, with its one capability: mount the bare ``/proc``
+    (:data:`_BARE_PROC`), then start the driver with no capability at all (none effective,
+    permitted, inheritable or ambient, an empty bounding set, no new privileges): code run as
+    the driver cannot remount the read-only binds (the task's ``.git``, the world copy, the
+    system) nor gain a capability by ``execve``; each step's sandbox is then a user namespace
+    of the driver's own, where the run's mounts are locked as they are. Fails closed: no
+    ``setpriv`` or no mount, no record at all (the verdict says "not replayed whole")."""
+    setpriv = _setpriv()
+    return "\n".join(
+        [
+            f"mkdir -p {_BARE_PROC} && mount -t proc -o nosuid,nodev,noexec proc {_BARE_PROC}"
+            " >/dev/null 2>&1 || exit 95",
+            f"[ -n {shlex.quote(setpriv)} ] || exit 94",
+            f"exec {shlex.quote(setpriv)} --no-new-privs --inh-caps=-all,+setfcap"
+            " --ambient-caps=-all,+setfcap --bounding-set=-all,+setfcap"
+            f" -- /bin/bash --noprofile --norc {_INSIDE}/driver.sh",
+            "",
+        ]
+    )
+
+
+def _setpriv() -> str:
+    """util-linux's ``setpriv`` ("" when it is not installed: the run then fails closed)."""
+    for candidate in ("/usr/bin/setpriv", "/bin/setpriv"):
+        if os.access(candidate, os.X_OK):
+            return candidate
+    return ""
 
 
 def _driver(count: int) -> str:
@@ -1015,7 +1056,8 @@ def _nested() -> list[str]:
     exe = _bwrap()
     assert exe is not None
     return [
-        exe, "--dev-bind", "/", "/", "--unshare-pid", "--proc", "/proc",
+        exe, "--unshare-user", "--disable-userns", "--dev-bind", "/", "/", "--unshare-pid",
+        "--proc", "/proc",
         # the kernel's settings read-only (a process the host's uid 0 maps to writes a sysctl
         # without any capability): the run's own, bound over the step's fresh ``/proc``
         *_PROC_COVERS, "--size", str(TMP_BYTES), "--tmpfs", _DRV,
@@ -1201,6 +1243,7 @@ def _start(
     for k, command in enumerate(commands):
         data = command.encode("utf-8", "surrogatepass")
         (folder / "in" / str(k)).write_bytes(data)
+    (folder / "setup.sh").write_text(_setup())
     (folder / "driver.sh").write_text(_driver(len(commands)))
     (folder / "step.sh").write_text(_step_script(carry))
     try:
