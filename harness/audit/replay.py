@@ -34,9 +34,13 @@ clean environment (``PATH``, ``HOME``, ``LANG=C.UTF-8``, ``TZ=UTC``), the system
 private ``/tmp``, the copy bound read-write where the checkout is (its absolute paths hold),
 CPU, memory, file size and process limits and a wall-clock limit per run. It sees nothing of
 the host but the system: not the trajectory's file, not the audit's folders, not ``$HOME``.
-Each step runs in a nested sandbox inside it (:func:`_nested`): its own PID namespace and
-``/proc``, no capabilities, the driver's folder hidden; only the driver holds the outputs'
-pipe, so a step cannot forge, hide or steer the records (:func:`_driver`).
+Each step runs in a nested sandbox inside it (:func:`_nested`): its own user and PID namespaces
+and ``/proc`` (``/proc/sys`` read-only), no capabilities, the driver's folder hidden; only the
+driver holds the outputs' pipe, so a step cannot forge, hide or steer the records
+(:func:`_driver`). The run's root and ``/dev`` are read-only once made (a step writes only the
+sized tmpfs: nothing on the driver's path or loader path), and the driver itself holds no
+capability but CAP_SETFCAP (:func:`_setup`). The three runs go one after another, each ended
+whole before the next starts: no world can tell another what it read.
 """
 
 from __future__ import annotations
@@ -1051,8 +1055,9 @@ _NOT_CARRIED = (
 
 def _nested() -> list[str]:
     """The nested sandbox one step runs in, inside the run's: the run's file system as it is
-    (the checkout's copy, ``/tmp``, the outputs' tmpfs) but the driver's folder, a new PID
-    namespace with its own ``/proc``, a new session, no capabilities."""
+    (the checkout's copy, ``/tmp``, the outputs' tmpfs) but the driver's folder, a user
+    namespace of its own (no further ones), a new PID namespace with its own ``/proc`` (its
+    ``sys`` read-only), a new session, no capabilities."""
     exe = _bwrap()
     assert exe is not None
     return [
