@@ -1,0 +1,335 @@
+"""Red team (second round) of the s15 guard fixes (issue 29): b778baf (K1-K7 of
+``tests/test_redteam_s15_guard_redteam.py``), 6e48701/842aac3 (docs, the queued-cut lead) and
+95a078e (a noted judge copy held open by an ``O_PATH`` descriptor), by a helper who wrote none of
+them. Same attacker, same future (``FUTURE_SECRET_42``, ``test_task_prune._task``), same rules:
+a win is ``xfail(strict=True)`` asserting the safe outcome, its reason the mechanism; a stopped
+attack is a plain test, its docstring saying by what; each has a control that shows it ran.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from test_task_prune import _ENV, SECRET, _git, _task
+
+from evotree.harness import git_guard, git_prune, sandbox
+from evotree.harness.sandbox import finish_trace
+from evotree.harness.sandbox_launch import accounted, sandbox_env
+from evotree.harness.sandbox_spec import SandboxSpec
+from test_redteam_trace_deputy import seccomp as seccomp  # noqa: F401 - the fixture
+
+
+@pytest.fixture(autouse=True)
+def _first_line_on(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """The first line on (the default); a private prune cache and a private folder of untraced
+    copies (the host's are left alone)."""
+    monkeypatch.delenv(git_prune.ENV_TASK_REPOS, raising=False)
+    monkeypatch.delenv(git_guard.ENV_NO_REPOS, raising=False)
+    cache = tmp_path / "prune-cache"
+    cache.mkdir(mode=0o700)
+    monkeypatch.setattr(git_prune, "_cache_root", lambda: cache)
+    untraced = tmp_path / "untraced-copies"
+    untraced.mkdir(mode=0o700)
+    monkeypatch.setattr(git_guard, "_untraced_root", lambda: untraced)
+
+
+def _snapshot(spec: SandboxSpec) -> dict:
+    return json.loads(git_guard.snapshot_path(spec.trace).read_text())
+
+
+def _train_spec(tmp_path: Path, cache: Path) -> SandboxSpec:
+    """A later run's train box as ``phases._prepare_and_train`` makes it (the cache written)."""
+    root = tmp_path / "run"
+    (root / "candidate").mkdir(parents=True, exist_ok=True)
+    (root / "evidence" / "train").mkdir(parents=True, exist_ok=True)
+    return SandboxSpec(
+        cwd=root / "candidate",
+        read_only=(root, cache),
+        read_write=(root / "candidate", root / "evidence" / "train"),
+        trace=tmp_path / "raw.trace",
+        written=(cache,),
+    )
+
+
+def _run_box(tmp_path: Path, spec: SandboxSpec, script: str, *args: str) -> tuple:
+    """(the box's process, the start's snapshot, its binds) for ``script`` in ``spec``'s box."""
+    ev = tmp_path / "ev"
+    ev.mkdir(exist_ok=True)
+    try:
+        binds = sandbox._guard_task_repositories(spec)
+        git_prune.remove_copies(spec.trace)
+        proc = subprocess.run(
+            accounted(sandbox.wrap(spec, ["python3", "-c", script, *args])),
+            env=sandbox_env(dict(_ENV)),
+            capture_output=True,
+            text=True,
+            timeout=180,
+        )
+        seen = _snapshot(spec)
+    finally:
+        finish_trace(spec, ev)
+        git_prune.remove_copies(spec.trace)
+    return proc, seen, binds
+
+
+# ---------------------------------- M1: an object store whose pack/ folder is a symbolic link
+
+#: In the train box: a fresh repository of the box's own borrowing ``store`` as an alternate,
+#: every object of it printed.
+_ALTERNATE_READER = """
+import subprocess, sys
+subprocess.run(['git', 'init', '-q', '/tmp/g'], check=True)
+with open('/tmp/g/.git/objects/info/alternates', 'w') as fh:
+    fh.write(sys.argv[1] + '\\n')
+out = subprocess.run(['git', '-C', '/tmp/g', 'cat-file', '--batch-all-objects', '--batch'],
+                     capture_output=True, text=True, errors='replace')
+print('rc', out.returncode, 'seen', out.stdout.replace(chr(10), ' | ')[-4000:], out.stderr[-300:])
+"""
+
+
+def _linked_store(cache: Path, upstream: Path) -> Path:
+    """What a prepare phase leaves in the cache, by renames and a link only (no open of git's
+    storage): a clone's packs moved to ``blobs/data`` (no folder named ``pack``), its git
+    directory renamed ``proj/meta`` with ``HEAD`` renamed away (no repository), and a store
+    ``S`` whose ``pack`` is a relative link to the packs."""
+    _git(cache, "clone", "-q", "--no-local", str(upstream), "proj")
+    (cache / "blobs").mkdir()
+    os.rename(cache / "proj" / ".git" / "objects" / "pack", cache / "blobs" / "data")
+    os.rename(cache / "proj" / ".git", cache / "proj" / "meta")
+    os.rename(cache / "proj" / "meta" / "HEAD", cache / "proj" / "meta" / "HEAD.orig")
+    store = cache / "S"
+    store.mkdir()
+    os.symlink("../blobs/data", store / "pack")
+    return store
+
+
+def test_m1_control_the_same_store_with_a_real_pack_folder_is_found(tmp_path: Path) -> None:
+    """The control of M1: the same packs in a real ``S/pack`` folder make ``S`` an object store
+    the search finds (and the start hides: it cannot be pruned alone)."""
+    cache = tmp_path / "ws" / "cache"
+    cache.mkdir(parents=True)
+    _task(tmp_path / "upstream")
+    store = _linked_store(cache, tmp_path / "upstream")
+    found, _ = git_guard.find_git_dirs([cache])
+    assert not found, found  # the attack's layout: nothing found...
+    os.unlink(store / "pack")
+    os.rename(cache / "blobs" / "data", store / "pack")  # ...a real folder: a store, found
+    assert git_guard.is_object_store(store)
+    found, _ = git_guard.find_git_dirs([cache])
+    assert found == [store], found
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="M1 (WON): is_object_store takes only real folders (is_dir(follow_symlinks=False)), "
+    "so a store whose pack/ is a symbolic link to a folder of another name (blobs/data) is no "
+    "store, and that folder is no store either (no sub named pack): the search finds neither, "
+    "the cache is bound whole, and git in the train box follows the link from an alternate of "
+    "its own repository in /tmp and reads every object of the clone, the future's too",
+)
+def test_m1_a_store_whose_pack_folder_is_a_link_is_not_bound_whole(
+    tmp_path: Path, seccomp: None
+) -> None:
+    """M1: the prepare phase (the cache read-write) leaves the task's packs under ``blobs/data``
+    and a store ``S`` with ``pack -> ../blobs/data``; a later run's train box borrows ``S`` as
+    an alternate and prints every object."""
+    cache = tmp_path / "ws" / "cache"
+    cache.mkdir(parents=True)
+    _task(tmp_path / "upstream")
+    store = _linked_store(cache, tmp_path / "upstream")
+    spec = _train_spec(tmp_path, cache)
+    proc, seen, binds = _run_box(tmp_path, spec, _ALTERNATE_READER, str(store))
+    assert "rc 0" in proc.stdout, proc  # control: git ran in the box, the alternate taken
+    assert not seen["hidden"] and not seen["problems"], seen  # nothing said
+    assert SECRET not in proc.stdout, "the train box read the task's future through S/pack"
+
+
+# ------------------------ M2: a repository just under PATH_MAX: its hidden bind cannot be made
+
+
+def _long_clone(cache: Path, upstream: Path, length: int) -> Path:
+    """A clone of ``upstream`` moved (renames, relative opens) to a work tree in ``cache``
+    whose absolute path is ``length`` bytes; the work tree."""
+    _git(cache, "clone", "-q", "--no-local", str(upstream), "c")
+    fd = os.open(cache, os.O_RDONLY | os.O_DIRECTORY)
+    top = os.open(cache, os.O_RDONLY | os.O_DIRECTORY)
+    total, names = len(os.fsencode(cache)), []
+    try:
+        while length - total > 252:
+            name = chr(ord("a") + len(names) % 26) * 250
+            os.mkdir(name, dir_fd=fd)
+            nxt = os.open(name, os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
+            os.close(fd)
+            fd = nxt
+            names.append(name)
+            total += 251
+        names.append("p" * (length - total - 1))
+        os.rename("c", names[-1], src_dir_fd=top, dst_dir_fd=fd)
+    finally:
+        os.close(fd)
+        os.close(top)
+    return Path(cache, *names)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="M2 (WON): _mountable lifts only the folders beyond a cut; a repository the search "
+    "found (its .git 4,091 bytes long: listed, under PATH_MAX) that cannot be pruned there is "
+    "hidden by an empty folder bound at its own path, which bwrap cannot make below its new "
+    "root ('/newroot' + 4,091 bytes > PATH_MAX): 'File name too long', the box exits 1 - every "
+    "later run's train phase fails, charged to its candidate, as K6 did",
+)
+def test_m2_a_clone_just_under_path_max_does_not_stop_later_train_boxes(
+    tmp_path: Path, seccomp: None
+) -> None:
+    """M2: the prepare phase moves a clone to a work tree 4,086 bytes long in the cache (its
+    ``.git`` 4,091); a later run's train box. Control: the same at 4,080 bytes starts (the
+    repository hidden, said, as git cannot work there)."""
+    cache = tmp_path / "ws" / "cache"
+    cache.mkdir(parents=True)
+    _task(tmp_path / "upstream")
+    spec = _train_spec(tmp_path, cache)
+    script = "print('started')"
+    work = _long_clone(cache, tmp_path / "upstream", 4_080)
+    try:
+        control, seen, _ = _run_box(tmp_path, spec, script)
+        assert "started" in control.stdout, control  # control: 4,080 bytes: the box starts...
+        assert any("could not be pruned" in h for h in seen["hidden"]), seen  # ...it is hidden
+        os.rename(work, work.with_name("p" * (len(work.name) + 6)))  # the work tree: 4,086
+        proc, seen, _ = _run_box(tmp_path, spec, script)
+    finally:
+        subprocess.run(["rm", "-rf", str(cache)], check=False)
+    assert "started" in proc.stdout or "File name too long" in proc.stderr, proc
+    assert "started" in proc.stdout, f"the later run's train box did not start: {proc.stderr}"
+
+
+# ----------------------------- M3: bytes that are not UTF-8 in folder names and in HEAD
+
+
+_LOG_READER = (
+    "import subprocess, sys\n"
+    "out = subprocess.run(['git', '--git-dir', sys.argv[1], 'log', '--all', '-p'],"
+    " capture_output=True, text=True, errors='replace')\n"
+    "print('rc', out.returncode, 'seen', out.stdout.replace(chr(10), ' | ')[-3000:],"
+    " out.stderr[-300:])\n"
+)
+
+
+@pytest.mark.parametrize("odd_head", [False, True])
+def test_m3_non_utf8_folder_names_and_head_neither_crash_nor_leak(
+    tmp_path: Path, seccomp: None, odd_head: bool
+) -> None:
+    """Stopped: a clone in the cache below folders named ``d\\xff/p\\xfe`` (and, with
+    ``odd_head``, its ``HEAD`` naming a branch ``x\\xff``) is found, pruned and bound; the train
+    box starts and git there reads the base (or, for the odd HEAD, an unborn branch: the name
+    read with replacement names no reference), never the future."""
+    cache = tmp_path / "ws" / "cache"
+    cache.mkdir(parents=True)
+    _task(tmp_path / "upstream")
+    odd = os.path.join(os.fsencode(cache), b"d\xff")
+    os.mkdir(odd)
+    _git(cache, "clone", "-q", "--no-local", str(tmp_path / "upstream"), "c")
+    os.rename(os.path.join(os.fsencode(cache), b"c"), os.path.join(odd, b"p\xfe"))
+    gd = Path(os.fsdecode(os.path.join(odd, b"p\xfe", b".git")))
+    if odd_head:
+        _git(gd, "branch", "-q", os.fsdecode(b"x\xff"), "main")
+        (gd / "HEAD").write_bytes(b"ref: refs/heads/x\xff\n")
+    spec = _train_spec(tmp_path, cache)
+    proc, seen, binds = _run_box(tmp_path, spec, _LOG_READER, str(gd))
+    sources = [src for _, src, dest in binds if dest == gd]
+    assert sources and str(sources[0]).startswith(str(git_prune.copies_path(spec.trace)))
+    assert "rc 0" in proc.stdout, proc  # control: the box started, git read the copy
+    assert odd_head or "base" in proc.stdout, proc
+    assert SECRET not in proc.stdout, "the future read through an odd name"
+
+
+# ------------------------------------- M4: the O_PATH descriptors of noted judge copies
+
+
+def _open_fds() -> dict[int, str]:
+    """This process's open descriptors and what each names."""
+    out = {}
+    for name in os.listdir("/proc/self/fd"):
+        try:
+            out[int(name)] = os.readlink(f"/proc/self/fd/{name}")
+        except OSError:
+            continue  # the listing's own descriptor, closed since
+    return out
+
+
+def test_m4_noted_copies_hold_no_descriptor_in_the_box_and_do_not_pile_up(
+    tmp_path: Path,
+) -> None:
+    """Stopped: a noted judge copy's ``O_PATH`` descriptor is close-on-exec (a child holds none
+    of this process's descriptors to it), and 200 judges' copies made, noted and removed in turn
+    leave at most the last two descriptors open; a later note forgets a removed one."""
+    before = len(_open_fds())
+    copies = []
+    for i in range(200):
+        copy = tmp_path / f"judge-{i}"
+        copy.mkdir()
+        git_guard.note_pruned_copy(copy)
+        copies.append(copy)
+        if i:
+            shutil.rmtree(copies[i - 1])
+    held = {fd: name for fd, name in _open_fds().items() if "/judge-" in name}
+    # the last note holds its folder (the control), the one before it until the next note
+    assert sorted(held.values()) == [f"{copies[-2]} (deleted)", str(copies[-1])], held
+    assert len(_open_fds()) <= before + 2
+    assert all(os.get_inheritable(fd) is False for fd in held)
+    proc = subprocess.run(
+        ["sh", "-c", "ls -l /proc/$$/fd"], capture_output=True, text=True, check=True
+    )
+    assert "judge-" not in proc.stdout, proc.stdout
+    shutil.rmtree(copies[-1])
+    git_guard.note_pruned_copy(tmp_path / "absent")  # a later note forgets the removed one
+    assert not [name for name in _open_fds().values() if "/judge-" in name]
+
+
+# ------------------ M5: an attested read path that reaches the cache through another path
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="M5 (WON): _attested (K5's fix) compares paths as written: an operator's read path "
+    "/datasets that is a link to /data (or a bind of it), attested in "
+    "EVOTREE_READ_PATHS_WITHOUT_REPOS, holds the workspace's cache /data/proj/.evotree/cache "
+    "under another name, so it is not searched; the cache's clone is pruned at its own path "
+    "but bound whole at /datasets/proj/.evotree/cache/proj/.git, nothing said: git in the "
+    "train box reads the future there",
+)
+def test_m5_an_attested_alias_of_the_cache_does_not_bind_its_clone_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, seccomp: None
+) -> None:
+    """M5: ``/data`` holds the datasets and the workspace; the operator reads it as
+    ``/datasets`` (a link) and attests that name. Control: not attested, the alias is searched
+    and the clone there said (a ``git_state`` row: reached through a link, not locked)."""
+    data = tmp_path / "data"
+    (data / "imagenet").mkdir(parents=True)
+    cache = data / "proj" / ".evotree" / "cache"
+    cache.mkdir(parents=True)
+    _task(tmp_path / "upstream")
+    _git(cache, "clone", "-q", "--no-local", str(tmp_path / "upstream"), "proj")
+    alias = tmp_path / "datasets"
+    os.symlink(data, alias)
+    base = _train_spec(tmp_path, cache)
+    spec = SandboxSpec(
+        cwd=base.cwd,
+        read_only=(*base.read_only, alias),
+        read_write=base.read_write,
+        trace=base.trace,
+        written=base.written,
+    )
+    gd = alias / "proj" / ".evotree" / "cache" / "proj" / ".git"
+    _, control, binds = _run_box(tmp_path, spec, "print('started')")
+    assert any("symbolic link" in p and str(gd) in p for p in control["problems"]), control
+    assert [s for _, s, d in binds if d == cache / "proj" / ".git"]  # pruned at its own path
+    monkeypatch.setenv(git_guard.ENV_NO_REPOS, str(alias))
+    proc, seen, _ = _run_box(tmp_path, spec, _LOG_READER, str(gd))
+    assert "rc 0" in proc.stdout, proc  # control: git read the clone through the alias
+    assert SECRET not in proc.stdout or seen["problems"], "the future read, nothing said"
