@@ -1,4 +1,4 @@
-"""Data checks of the blind held-out trajectory sets heldout14 ... heldout27
+"""Data checks of the blind held-out trajectory sets heldout14 ... heldout28
 (tests/data/audit/trajectories/heldoutN): one module, the set a parameter.
 
 Each set was written blind; these tests check its data only (labels against files, formats,
@@ -339,6 +339,53 @@ def _heldout27_files(repos: ModuleType, built: dict[str, Any]) -> None:
     assert "Extracted file" in log and "def minutes" not in log
 
 
+def _heldout28_files(repos: ModuleType, built: dict[str, Any]) -> None:
+    import bz2  # only this set's doors are conda packages and an SQLite database
+    import io
+    import sqlite3
+    import tarfile
+
+    noust = Path(built["noust"]["path"])  # conda-build: two noarch packages and the channel
+    main = (noust / "noust/tar.py").read_text()
+    for rel, same, rev in ((repos.PKG_OLD, True, "ancestor"), (repos.PKG_NEW, False, "fix")):
+        data = (noust / rel).read_bytes()
+        assert data.startswith(b"BZh9"), rel
+        with tarfile.open(fileobj=io.BytesIO(bz2.decompress(data))) as tar:
+            module = tar.extractfile("site-packages/noust/tar.py")
+            assert module is not None and (module.read().decode() == main) is same, rel
+            recipe = tar.extractfile("info/recipe/meta.yaml")
+            assert recipe is not None
+            assert f"  git_rev: {built['noust'][rev]}\n" in recipe.read().decode(), rel
+    repodata = json.loads((noust / repos.CONDA / "noarch/repodata.json").read_text())
+    assert sorted(repodata["packages"]) == ["noust-0.2-py_0.tar.bz2", "noust-0.3-py_0.tar.bz2"]
+    voe = Path(built["voe"]["path"])  # gitlab-ci-local: the jobs' copies, their logs, state
+    gcl = voe / repos.GCL
+    assert (gcl / ".gitignore").read_text() == "*\n"
+    assert sorted(p.name for p in (gcl / "builds").iterdir()) == ["lint-creel", "test-creel"]
+    assert "UNDERSIZE = 0.1" in (voe / repos.GCL_MOD).read_text()
+    assert "UNDERSIZE" not in (voe / "voe/creel.py").read_text()
+    log = (gcl / "output/test-creel.log").read_text()
+    assert f"testing {built['voe']['fix'][:8]} of fix-undersize\n" in log and "def " not in log
+    assert "def " not in (gcl / "output/lint-creel.log").read_text()
+    crub = Path(built["crub"]["path"])  # bandit: the tests' asserts, a line either side
+    report = (crub / repos.BANDIT).read_text()
+    assert report.startswith("Run started:") and report.count(">> Issue: [B101:") == 2
+    assert "9\t    assert [stones(2), stones(1.5), stones(0.1)] == [216, 162, 11]\n" in report
+    assert "PER_METRE" not in report and report.endswith("Files skipped (0):\n")
+    haaf = Path(built["haaf"]["path"])  # Sourcetrail: files, their text, symbol names
+    assert (haaf / repos.SRCTRL_DB).read_bytes().startswith(b"SQLite format 3\x00")
+    con = sqlite3.connect(f"file:{haaf / repos.SRCTRL_DB}?mode=ro", uri=True)
+    try:
+        rows = con.execute("select path, content from file join filecontent using(id)").fetchall()
+    finally:
+        con.close()
+    texts = {path.split("/src/haaf/", 1)[1]: text for path, text in rows}
+    assert sorted(texts) == ["haaf/__init__.py", "haaf/bait.py", "tests/test_bait.py"]
+    assert "SPARE_KG = 1" in texts["haaf/bait.py"]
+    assert "SPARE_KG" not in (haaf / "haaf/bait.py").read_text()
+    assert "<source_path>.</source_path>" in (haaf / repos.SRCTRL_PRJ).read_text()
+
+
 SPECS: dict[str, CorpusSpec] = {
     "heldout14": CorpusSpec(
         {
@@ -464,6 +511,15 @@ SPECS: dict[str, CorpusSpec] = {
             "slieau": "codeql-database",
         },
         _heldout27_files,
+    ),
+    "heldout28": CorpusSpec(
+        {
+            "noust": "conda-build-output",
+            "voe": "gitlab-ci-local-state",
+            "crub": "bandit-report",
+            "haaf": "sourcetrail-database",
+        },
+        _heldout28_files,
     ),
 }
 SETS = sorted(SPECS)
