@@ -1,9 +1,49 @@
 """Red team (second round) of the s15 guard fixes (issue 29): b778baf (K1-K7 of
 ``tests/test_redteam_s15_guard_redteam.py``), 6e48701/842aac3 (docs, the queued-cut lead) and
 95a078e (a noted judge copy held open by an ``O_PATH`` descriptor), by a helper who wrote none of
-them. Same attacker, same future (``FUTURE_SECRET_42``, ``test_task_prune._task``), same rules:
-a win is ``xfail(strict=True)`` asserting the safe outcome, its reason the mechanism; a stopped
-attack is a plain test, its docstring saying by what; each has a control that shows it ran.
+them. Same attacker (the candidate's code: what its prepare phase leaves in the workspace's
+shared cache, read by every later run's train phase), same future (``FUTURE_SECRET_42``,
+``test_task_prune._task``), same rules: a win is ``xfail(strict=True)`` asserting the safe
+outcome, its reason the mechanism; a stopped attack is a plain test, its docstring saying by
+what; each has a control that shows it ran. Against 348a17e:
+
+- M1 (WON): an object store laid out for git whose ``pack`` (or a loose-object folder ``xx``)
+  is a relative link to a folder of another name (``S/pack -> ../blobs/data``):
+  ``is_object_store`` takes only real folders (``is_dir(follow_symlinks=False)``) and the
+  folder of packs has no ``pack`` of its own, so neither is found; git in the train box takes
+  ``S`` as an alternate of a repository of its own in ``/tmp`` and prints every object. Made by
+  renames and a link only (no open of git's storage). The threat model's "a pack copied to
+  another name in another folder" is wider (the box could make the link itself); M1 is the part
+  inside git's layout, which the recogniser claims (L1: a link named ``x.pack`` counts).
+- M2 (WON, a K6 of its own): ``_mountable`` lifts only folders beyond a cut; a clone whose
+  ``.git`` is 4,091 bytes long is listed, found, cannot be pruned there and is hidden by an
+  empty folder bound at its own path, which bwrap cannot make under ``/newroot``: every later
+  run's train box exits 1 ("File name too long").
+- M5 (WON): K5's ``_attested`` compares paths as written: an operator's read path
+  ``/datasets`` that is a link to (or a bind of) ``/data``, which holds the workspace's cache,
+  attested under that name, is not searched; the cache's clone is pruned at its own path but
+  bound whole under ``/datasets``, nothing said. (Not attested, it is bound whole too, said as
+  a row: a git directory reached through a link is not locked - the documented remainder.)
+- M6 (WON): K3's fix makes a folder that cannot be listed a cut, but a ``.git`` is never
+  listed: ``is_git_dir``'s ``lstat`` of a ``.git`` past ``PATH_MAX`` whose work tree (4,092
+  bytes) is listable fails and reads as "no git directory"; neither found nor cut, the clone is
+  bound whole and the train box reaches it with relative opens (K3's reader).
+- M3 (stopped): bytes that are not UTF-8 in folder names (``d\xff/p\xfe``) and in ``HEAD``
+  (``ref: refs/heads/x\xff``): found, pruned, bound; git reads the base (or an unborn branch).
+- M4 (stopped): the ``O_PATH`` descriptors of noted copies are close-on-exec and do not pile
+  up (200 judges: at most the last two held; a later note forgets a removed one).
+- H1 (honest work, stopped): a virtual environment's links, a submodule's ``.git`` file,
+  Megatron's ``data/pack/*.{bin,idx}``, Hugging Face/DVC/Bazel-style caches, a private folder
+  and a 3,900-byte path in a candidate: nothing hidden, nothing said, the task still found.
+
+Not tested (why): the race on the shared cache with ``jobs > 1`` (a concurrent prepare phase
+writes the cache the train box has bound live) is the threat model's documented remainder.
+M2 in the judge (a 4,091-byte ``.git`` the train phase leaves in ``evidence/train``) should stop
+the judge's box the same way (not built: whether that is the candidate's loss or a lever is
+J1's question). ``_unreachable``: as root (this machine) ``os.access`` grants search on every
+folder, so it never passes one over; as another user, a folder it cannot traverse is one the
+phase (same user) cannot traverse either, and ``access(2)`` is the kernel's own check (ACLs
+too; not built: no ``setfacl`` here) - no bypass found.
 """
 
 from __future__ import annotations
