@@ -251,12 +251,14 @@ def test_code_the_trajectory_had_already_seen_is_not_new(carrek: dict) -> None:
     assert _verdict(carrek, [Step("head -n 4 upstream.diffoscope.txt", shown)], repo=False)[0]
 
 
-def test_metadata_read_whole_is_a_warn_alone_and_nothing_with_the_repository(carrek: dict) -> None:
+def test_metadata_read_whole_is_a_warn_alone_and_high_with_the_repository(carrek: dict) -> None:
+    """A package's metadata shows no program: a warn alone. With the repository a hidden
+    file's own lines the base lacks are indexed whatever they are (a test's expected values, a
+    SQL or YAML fix are the future too), so the read is high there."""
     command = "cat METADATA"
     out = _run(Path(carrek["root"]), command)
     assert not _verdict(carrek, [Step(command, out)], repo=False)[0]
-    flagged, hits = _verdict(carrek, [Step(command, out)], repo=True)
-    assert not flagged, hits
+    assert _verdict(carrek, [Step(command, out)], repo=True)[0]
 
 
 def test_the_output_is_judged_with_control_characters_and_framing(carrek: dict) -> None:
@@ -296,7 +298,6 @@ def test_lines_of_a_program(line: str) -> None:
         "Subject: fence posts, my version",
         '<!DOCTYPE html PUBLIC "-//W3C//DTD HTML 4.01//EN">',
         "== Info:   Trying 185.199.110.133:443...",
-        "head\t1.2;",
         "rhos/hedge.py:1:80: E501 line too long (95 > 79 characters)",
         "*encoding=utf-8",
     ],

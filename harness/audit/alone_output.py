@@ -24,7 +24,7 @@ from evotree.harness.audit.lexer import SimpleCommand, _basename
 from evotree.harness.audit.shown import HARNESS_FRAMING
 from evotree.harness.audit.unwrap import parse_shell
 
-__all__ = ["displayed_whole", "seen_before", "shows_nothing_new"]
+__all__ = ["displayed_whole", "names_unchanged", "seen_before", "shows_nothing_new"]
 
 #: programs that only read and display whole lines (their output is the step's output). Left
 #: out: a dump of bytes (``od``, ``xxd``, ``hexdump``, ``strings``) and every program that
@@ -38,8 +38,6 @@ _DISPLAY = frozenset(
         "true", "sed", "expand",
     }
 )  # fmt: skip
-#: a jq filter that only selects (paths, iteration, ``keys``, ``length``): no string reshaped
-_JQ_SELECT = re.compile(r"[\w.\[\]|, \"'-]*")
 #: a line a recorder or a harness put where it left part of an output out
 _ELIDED = re.compile(
     r"^(?:\.{3}|…|\[\.{3}\]|\[…\])$|\b(?:truncated|omitted|elided|clipped)\b|"
@@ -61,22 +59,52 @@ def displayed_whole(command: str) -> bool:
     return bool(calls) and all(_displays(call) for call in calls)
 
 
+#: where a display program may live: its bare name (PATH as the trajectory left it, checked by
+#: the caller) or the system's folders — a program of the agent's named ``head`` is not head
+_SYSTEM_BIN = re.compile(r"(?:/usr)?(?:/local)?/s?bin/[\w.+-]+")
+#: options that make a display program write a file, run a program or read patterns from one
+_WRITING_OPTIONS = {
+    "sort": re.compile(r"-o.*|--output(=.*)?|--compress-program(=.*)?"),
+    "less": re.compile(r"-[oO].*|--log-file(=.*)?|--LOG-FILE(=.*)?"),
+    "more": re.compile(r"-[oO].*"),
+    "tar": re.compile(r"--to-command(=.*)?|-I.*|--use-compress-program(=.*)?|"
+                      r"--checkpoint-action(=.*)?|-F.*|--info-script(=.*)?|--new-volume-script(=.*)?|"
+                      r"--rsh-command(=.*)?|--rmt-command(=.*)?"),
+    "grep": re.compile(r"-[a-zA-Z]*f.*|--file(=.*)?"),
+}  # fmt: skip
+#: a jq filter that only selects: paths (``.a``, ``."b"``, ``[]``, ``[0]``), pipes, commas and
+#: ``keys`` / ``length`` / ``type`` — no function that reshapes a string (``explode``, ...)
+_JQ_PATH = re.compile(r'\.(?:[A-Za-z_]\w*|"[^"]*")?')
+_JQ_REST = re.compile(r"[\s\[\]\d|,]*(?:\b(?:keys|length|type)\b[\s\[\]\d|,]*)*")
+
+
 def _displays(call: SimpleCommand) -> bool:
-    if not call.argv or call.heredoc is not None:
+    if not call.argv or call.heredoc is not None or call.assigns:
+        return False  # NAME=value before it (PATH, LESSOPEN, ...) may change what runs
+    word = call.argv[0]
+    if "/" in word and not _SYSTEM_BIN.fullmatch(word):
         return False
-    name = _basename(call.argv[0])
+    name = _basename(word)
     if name in _SHELLS:  # ``bash -lc 'BODY'``: the body's commands are judged themselves
         return len(call.argv) == 3 and bool(re.fullmatch(r"-[a-z]*c", call.argv[1]))
-    if name == "tar":  # extracted to standard output only (-O / --to-stdout), or listed
-        flags = [a for a in call.argv[1:] if a.startswith("-")] or call.argv[1:2]
-        return any("O" in f and not f.startswith("--") or f == "--to-stdout" for f in flags)
-    if name == "unzip":  # -p / -c: members to standard output, nothing extracted
-        return any(re.fullmatch(r"-[a-zA-Z]*[pc][a-zA-Z]*", a) for a in call.argv[1:])
-    if name not in _DISPLAY:
-        return False
-    if any(op.startswith((">", "&>")) and target not in _NOWHERE for op, target in call.redirects):
+    if any(
+        (op.startswith((">", "&>")) or "<>" in op) and target not in _NOWHERE
+        for op, target in call.redirects
+    ):
         return False
     args = call.argv[1:]
+    writing = _WRITING_OPTIONS.get("grep" if name in ("egrep", "fgrep", "zgrep") else name)
+    if writing is not None and any(writing.fullmatch(a) for a in args):
+        return False
+    if name == "tar":  # extracted to standard output only (-O / --to-stdout)
+        flags = [a for a in args if a.startswith("-")] or args[:1]
+        return any("O" in f and not f.startswith("--") or f == "--to-stdout" for f in flags)
+    if name == "unzip":  # -p / -c: members to standard output, nothing extracted
+        return any(re.fullmatch(r"-[a-zA-Z]*[pc][a-zA-Z]*", a) for a in args)
+    if name not in _DISPLAY:
+        return False
+    if name == "uniq":  # a second file name is where it writes
+        return len([a for a in args if not a.startswith("-")]) <= 1
     if name == "sed":  # -n with p/q commands behind addresses only: whole lines, unchanged
         return _sed_args(call.argv) is not None
     if name in ("grep", "egrep", "fgrep", "zgrep"):  # -o prints pieces of lines; -c, -l, -L
@@ -89,13 +117,26 @@ def _displays(call: SimpleCommand) -> bool:
         )
     if name == "jq":
         filters = [a for a in args if not a.startswith("-")][:1]
-        return bool(filters) and bool(_JQ_SELECT.fullmatch(filters[0]))
+        return bool(filters) and bool(_JQ_REST.fullmatch(_JQ_PATH.sub(" ", filters[0])))
     return True
+
+
+#: what in a trajectory's earlier commands can change which program a name runs
+_RENAMES = re.compile(
+    r"\bPATH=|\bexport\s+PATH\b|\balias\b|\bfunction\s|\w\s*\(\)\s*\{|\bhash\s+-p|"
+    r"\benable\s+-f|\bBASH_ENV=|\bENV=|\bLESSOPEN=|\bLESS=|\bGREP_OPTIONS=|\bLD_PRELOAD="
+)
+
+
+def names_unchanged(commands: Iterable[str]) -> bool:
+    """Did none of ``commands`` (the trajectory's, up to the step) change what a program's
+    name runs (``PATH``, an alias, a function, ``LESSOPEN``, ``LD_PRELOAD``...)?"""
+    return not any(_RENAMES.search(c or "") for c in commands)
 
 
 def _lines(output: str) -> list[str]:
     return [
-        line.strip()
+        line.rstrip()
         for line in output.splitlines()
         if line.strip() and not HARNESS_FRAMING.match(line.strip())
     ]
@@ -115,7 +156,7 @@ def shows_nothing_new(command: str, output: str | None, seen: Iterable[str]) -> 
     known = {line.strip() for line in seen if line.strip()}
     known_text = "\n".join(known)
     for line in lines:
-        if line in known:
+        if line.strip() in known:
             continue
         if code_like(line):
             return None

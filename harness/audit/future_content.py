@@ -57,7 +57,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from evotree.harness.audit.code_lines import code_like
 from evotree.harness.audit.content_views import ESCAPED, decoded_views, selection_views
 from evotree.harness.audit.repo_objects import (
     all_objects,
@@ -428,10 +427,10 @@ def build_index(
         for path, text in _hidden_texts(Path(workdir), hidden_paths):
             hidden_files.append((path, list(_hidden_lines(text))))
             for line in hidden_files[-1][1]:
-                # a hidden file's own line is the future's only as a line of a program (the
-                # future a task hides is code): its metadata, header or banner is not
-                if code_like(line):
-                    candidates.setdefault(line, ("line", HIDDEN_SOURCE + path))
+                # every line of a hidden file the base lacks: a test's expected values, a SQL
+                # or YAML fix are the future as much as code is (a filter to "lines of a
+                # program" was tried and lost to the s15 alone-output red team)
+                candidates.setdefault(line, ("line", HIDDEN_SOURCE + path))
     texts = [t for t, (k, _) in candidates.items() if k != "line"]
     lines = [t for t, (k, _) in candidates.items() if k == "line"]
     present: set[str] = set()

@@ -757,7 +757,10 @@ def _names_only(sub: str, args: Sequence[str]) -> bool:
     if sub not in ("diff", "show", "log", "whatchanged"):
         return False
     return any(a.split("=", 1)[0] in _STAT_ONLY for a in args) and not any(
-        a.split("=", 1)[0] in _PATCH_OPTIONS or re.fullmatch(r"-U\d*|--unified(=.*)?", a)
+        a.split("=", 1)[0] in _PATCH_OPTIONS
+        or re.fullmatch(r"-U\d*|--unified(=.*)?", a)
+        or re.fullmatch(r"-[a-zA-Z]*[pucmW][a-zA-Z]*", a)  # bundled: -pR, -sp, ...
+        or a.startswith(("--format", "--pretty", "--notes", "--show-notes", "--expand-tabs"))
         for a in args
     )
 

@@ -9,7 +9,7 @@ import re
 __all__ = ["BASE_NAMES", "HEX_REV", "is_head_relative"]
 
 
-HEX_REV = re.compile(r"^[0-9a-f]{7,40}$")
+HEX_REV = re.compile(r"^[0-9a-fA-F]{7,40}$")  # git reads an id in either case
 
 
 #: (``HEAD@{0}`` and ``@{0}`` are the newest entry of HEAD's or its branch's log: HEAD itself)

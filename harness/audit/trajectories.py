@@ -33,8 +33,14 @@ from pathlib import Path
 from typing import Any
 
 from evotree.core.findings import Finding, Severity
-from evotree.harness.audit.alone_output import displayed_whole, seen_before, shows_nothing_new
-from evotree.harness.audit.shown import MOVES_HEAD
+from evotree.harness.audit.alone_output import (
+    displayed_whole,
+    names_unchanged,
+    seen_before,
+    shows_nothing_new,
+)
+from evotree.harness.audit.code_lines import code_like
+from evotree.harness.audit.shown import HARNESS_FRAMING, MOVES_HEAD
 from evotree.harness.audit.ancestry import Ancestry, content_hits, future_hashes, resolve_refs
 from evotree.harness.audit.bytecode_provenance import (
     FutureBytecode,
@@ -152,6 +158,36 @@ _STAT_SHOW = re.compile(r"git (?:show|log|whatchanged) \S+ names the files and c
 _WRITES_GIT = re.compile(r"(?:--output[= ]\S*|>\|?\s*)\S*\.git/")
 #: git's own header of a commit it shows (``commit <id>``, decorated or not)
 _COMMIT_HEADER = re.compile(r"^commit [0-9a-f]{7,64}(?: \(.*\))?$")
+
+
+#: what ``git show --stat`` / ``git log --stat`` print besides a commit's message: its
+#: header, a stat line, the summary
+_STAT_FRAME = re.compile(
+    r"^(?:commit [0-9a-f]{7,64}\b.*|Author: .*|Date: .*|Merge: .*|AuthorDate: .*|Commit: .*|"
+    r"CommitDate: .*| \S.* \| +(?:\d+ ?[+-]*|Bin .*)| \d+ files? changed.*)$"
+)
+
+
+def _stat_shows_more(output: str | None) -> str | None:
+    """What a recorded ``--stat`` output showed beyond names, counts and a message of prose
+    (None when nothing): no commit header (a blob or tree id prints its content), or a line of
+    its message that is a line of a program (a fix pasted into a commit message)."""
+    if output is None:
+        return None
+    lines = [
+        ln for ln in output.splitlines() if ln.strip() and not HARNESS_FRAMING.match(ln.strip())
+    ]
+    if not lines:
+        return None
+    if not any(ln.startswith("commit ") for ln in lines):
+        return "its output is no commit's: a blob or tree id prints the object"
+    for line in lines:
+        if _STAT_FRAME.match(line):
+            continue
+        text = line[4:] if line.startswith("    ") else line
+        if code_like(text):
+            return f"its output shows a line of a program: {text.strip()[:80]!r}"
+    return None
 
 
 def _step_hits(traj: Trajectory, rules: RuleSet) -> list[list[Hit]]:
@@ -444,11 +480,12 @@ class _HitJudge:
         """On the file alone, a read of hidden data whose recorded output shows nothing the
         file can tie to the future (:func:`shows_nothing_new`) is lowered to a warn."""
         step = self.traj.steps[k]
-        earlier = [s.output for s in self.traj.steps[:k]]
+        if not names_unchanged(s.command for s in self.traj.steps[: k + 1]):
+            return hit  # a name may run the agent's own program
+        # seen: what the task said and what the checkout's own files showed (never what the
+        # agent printed itself: its guesses would vouch for themselves)
         why = shows_nothing_new(
-            step.command or "",
-            step.output,
-            seen_before(self.traj.prompt, earlier + self._pristine_reads(k)),
+            step.command or "", step.output, seen_before(self.traj.prompt, self._pristine_reads(k))
         )
         if why is None:
             return hit
@@ -482,6 +519,9 @@ class _HitJudge:
                 # HEAD may have moved, or a step broke a rule: its history is not the base's
                 return replace(hit, severity="high", rule=f"{rule} (after a step that may have "
                                "moved HEAD or broke a rule)")  # fmt: skip
+        shown = _stat_shows_more(self.traj.steps[k].output)
+        if shown is not None:
+            return replace(hit, severity="high", rule=f"{rule} ({shown})")
         outputs = [s.output or "" for s in self.traj.steps[: k + 1]]
         ids = [w.lower() for w in hit.revisions if len(w) >= 4]
         for output in outputs:
