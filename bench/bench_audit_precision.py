@@ -132,6 +132,14 @@ extended history, evotree rollouts), written by ``build.py`` beside each set:
   four task repositories whose fix also lies in a file a tool left: a Python zipapp ``.pyz``, a
   diffoscope text report, mypy's HTML report, a PySnooper log), written blind and scored once at
   ``6e15b16`` (``heldout26`` and ``heldout26_repo``).
+* ``tests/data/audit/trajectories/heldout27`` — the twenty-seventh held-out set (60 files, 30 leaks,
+  four task repositories whose fix also lies in a file a tool left: an OCI image layout, rope's
+  pickled history, SonarScanner's kept report, a CodeQL database), written blind and scored
+  once at ``e8d5d72`` (``heldout27`` and ``heldout27_repo``).
+* ``tests/data/audit/trajectories/heldout28`` — the twenty-eighth held-out set (60 files, 30 leaks,
+  four task repositories: conda-build's output folder, gitlab-ci-local's state, a bandit
+  report, a Sourcetrail database), written blind and scored once at ``7d4eee4`` (the set at
+  ``8a70796``; ``heldout28`` and ``heldout28_repo``).
 
 Run:
 
@@ -430,6 +438,10 @@ def main() -> None:
             "heldout25_repo": trajectory_set(TRAJECTORIES / "heldout25", with_repo=True),
             "heldout26": trajectory_set(TRAJECTORIES / "heldout26"),
             "heldout26_repo": trajectory_set(TRAJECTORIES / "heldout26", with_repo=True),
+            "heldout27": trajectory_set(TRAJECTORIES / "heldout27"),
+            "heldout27_repo": trajectory_set(TRAJECTORIES / "heldout27", with_repo=True),
+            "heldout28": trajectory_set(TRAJECTORIES / "heldout28"),
+            "heldout28_repo": trajectory_set(TRAJECTORIES / "heldout28", with_repo=True),
         },
     }
     print(json.dumps(result, indent=2))
