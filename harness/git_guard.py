@@ -160,18 +160,27 @@ def is_object_store(path: Path) -> bool:
     never by its name), a two-hex-digit folder holding a loose object's
     name, or an ``info/`` folder holding ``alternates`` or ``packs``. Outside a git directory
     it is refused by the judge's copy and hidden from a phase like a git directory that cannot
-    be pruned: every object of it (the future's too) is readable by any reader."""
+    be pruned: every object of it (the future's too) is readable by any reader.
+
+    A link of one of those names counts as git takes it: followed (to a folder of another name
+    elsewhere, M1 of the s15 guard red team's second round), its folder read by the same rules;
+    one whose folder cannot be read for another reason than its absence counts (fails closed)."""
     try:
         with os.scandir(path) as it:
-            subs = [e for e in it if e.is_dir(follow_symlinks=False)]
+            subs = [
+                e
+                for e in it
+                if (e.name in _STORE_DIRS or _is_fanout(e.name))
+                and (e.is_dir(follow_symlinks=False) or e.is_symlink())
+            ]
     except OSError:
         return False
     for sub in subs:
-        if sub.name not in _STORE_DIRS and not _is_fanout(sub.name):
-            continue
         try:
-            names = os.listdir(sub.path)
-        except OSError:
+            names = os.listdir(sub.path)  # a link followed, as git follows it
+        except OSError as exc:
+            if sub.is_symlink() and exc.errno not in (errno.ENOENT, errno.ENOTDIR):
+                return True  # a linked folder that cannot be read: taken for a store
             continue
         if sub.name == "pack" and _reads_pack(Path(sub.path), names):
             return True
@@ -230,8 +239,10 @@ def is_git_dir(path: Path) -> bool:
     if path.name == ".git":
         try:
             return stat.S_ISDIR(os.lstat(path).st_mode)
-        except OSError:
+        except FileNotFoundError:
             return False
+        except OSError:  # past PATH_MAX, say: taken for one, never for absent (M6, round 2)
+            return True
     return _is_bare(path) or is_object_store(path)
 
 
@@ -309,7 +320,25 @@ def find_git_dirs(
                 if entry.name == ".git" and entry.is_symlink():
                     problems.append(f"{entry.path} is a symbolic link: it cannot be locked")
                 elif entry.name == ".git":
-                    if is_git_dir(path):
+                    try:
+                        mode = os.lstat(path).st_mode
+                    except FileNotFoundError:
+                        continue  # gone since the listing
+                    except OSError as exc:
+                        # a .git that cannot be looked at (past PATH_MAX in a folder that can
+                        # still be listed) is a cut, never "no git directory" (M6 of the s15
+                        # guard red team's second round: it was bound whole, nothing said)
+                        said = (
+                            f"{entry.path} could not be looked at ({exc.strerror or exc}): a "
+                            "git directory there would not be guarded"
+                        )
+                        problems.append(said)
+                        if cuts is not None:
+                            cuts.append(said)
+                        if cut_paths is not None:
+                            cut_paths.append(path)
+                        continue
+                    if stat.S_ISDIR(mode):
                         found.append(path)
                 elif path not in skipped:
                     if depth >= max_depth:
@@ -673,23 +702,88 @@ def _attested(
 ) -> list[Path]:
     """The folders of :data:`ENV_NO_REPOS` the search may leave out for this phase (module
     data above: never one an earlier phase or this one can write)."""
-    rw_roots = [
-        r for r in read_only if any(rw == r or r in rw.parents for rw in (*read_write, *written))
+    words = [
+        w
+        for w in os.environ.get(ENV_NO_REPOS, "").split(os.pathsep)
+        if w.strip() and os.path.isabs(w)
     ]
+    if not words:
+        return []
+    writes = [*read_write, *written]
+    rw_roots = [
+        r
+        for r in read_only
+        if any(rw == r or r in rw.parents or _ident(r) in _chain(rw) for rw in writes)
+    ]
+    mounts = _mount_points()
     out = []
-    for word in os.environ.get(ENV_NO_REPOS, "").split(os.pathsep):
-        if not word.strip() or not os.path.isabs(word):
-            continue
+    for word in words:
         path = Path(os.path.normpath(word))
         # a folder the candidate writes (read-write, or ``written``: the shared cache), one in
         # it or one holding it is searched all the same (K5 of the s15 guard red team: a folder
-        # holding the cache left it unsearched)
-        if any(
-            rw == path or path in rw.parents or rw in path.parents for rw in (*read_write, *written)
-        ) or any(r == path or r in path.parents for r in rw_roots):
+        # holding the cache left it unsearched) - by the folders themselves, whatever the name:
+        # a link or a bind of a folder holding the cache is that folder (M5 of its second round)
+        if any(rw == path or path in rw.parents or rw in path.parents for rw in writes) or any(
+            r == path or r in path.parents for r in rw_roots
+        ):
             continue
+        chain = _chain(path)
+        aliases = _aliases(path, mounts)
+        if (
+            mounts is None
+            or not chain
+            or any(aliases & _chain(rw) or _ident(rw) in chain for rw in writes)
+            or any(_ident(r) in chain for r in rw_roots)
+        ):
+            continue  # one that cannot be told apart is searched (fails closed)
         out.append(path)
     return out
+
+
+def _ident(path: Path | str) -> tuple[int, int] | None:
+    """Device and inode of the folder ``path`` (links followed); ``None`` where it cannot be
+    read."""
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    return info.st_dev, info.st_ino
+
+
+def _chain(path: Path | str) -> set[tuple[int, int]]:
+    """Device and inode of ``path`` (its links resolved) and of each folder above it: the
+    folders it lies in, whatever names (links, binds) reach them."""
+    real = Path(os.path.realpath(path))
+    return {i for i in (_ident(p) for p in (real, *real.parents)) if i is not None}
+
+
+def _mount_points() -> list[Path] | None:
+    """This process's mount points (``/proc/self/mountinfo``); ``None`` where it cannot be
+    read."""
+    try:
+        with open("/proc/self/mountinfo", "rb") as fh:
+            lines = fh.read().splitlines()
+    except OSError:
+        return None
+    out = []
+    for line in lines:
+        fields = line.split(b" ")
+        if len(fields) > 4:
+            raw = fields[4].decode("unicode_escape").encode("latin-1")  # \040 and the like
+            out.append(Path(os.fsdecode(raw)))
+    return out
+
+
+def _aliases(path: Path, mounts: Sequence[Path] | None) -> set[tuple[int, int]]:
+    """Device and inode of the folder ``path`` (its links resolved) and of every mount point
+    at or below it (a bind there reaches another folder under its own name)."""
+    real = Path(os.path.realpath(path))
+    out = {_ident(real)}
+    for mount in mounts or ():
+        if mount == real or real in mount.parents:
+            out.add(_ident(mount))
+    out.discard(None)
+    return out  # type: ignore[return-value]
 
 
 #: How many folders beyond a cut of a read-only folder the candidate's code writes are hidden
@@ -743,6 +837,63 @@ def _mountable(root: Path, paths: list[Path]) -> list[Path]:
     out = list(dict.fromkeys(out))
     there = set(out)
     return [p for p in out if not any(a in there for a in p.parents)]
+
+
+def _lift_long(
+    git_dirs: list[Path],
+    hide: list[tuple[Path, str]],
+    roots: Iterable[Path | str],
+    keep: Iterable[Path | str],
+) -> tuple[list[Path], list[tuple[Path, str]]]:
+    """(``git_dirs`` less those to hide, ``hide`` with them): a task repository whose path is
+    too long to be a mount point (over :data:`_MOUNT_PATH_MAX` bytes) is neither pruned nor
+    hidden at its own path — bwrap cannot make that mount point and the box would not start
+    (M2 of the s15 guard red team's second round) — but hidden with its deepest parent that can
+    be one (:func:`_mountable`, never above its root), said with what that parent holds; the
+    other repositories there are hidden with it. :class:`ReadPathCut` where that parent is or
+    holds a folder the phase must see (``keep``: read-write, masked), as a cut there does."""
+    bases = [Path(p).absolute() for p in roots]
+    kept = [Path(p).absolute() for p in keep]
+    lifted: list[tuple[Path, str]] = []
+    for gd in git_dirs:
+        size = len(os.fsencode(gd))
+        if size <= _MOUNT_PATH_MAX:
+            continue
+        holders = [r for r in bases if _holds(r, [gd])]
+        root = max(holders, key=lambda r: len(r.parts)) if holders else gd.parent
+        path = _mountable(root, [gd])[0]
+        why = (
+            f"{gd} could not be pruned at its base, so it was hidden: its path is {size:,} "
+            f"bytes, too long to be a mount point (over {_MOUNT_PATH_MAX:,}), so {path} was "
+            "hidden in its place"
+        )
+        if _holds(path, kept) or len(os.fsencode(path)) > _MOUNT_PATH_MAX:
+            raise ReadPathCut(root, why, written=True)
+        lifted.append((path, why))
+    if not lifted:
+        return git_dirs, hide
+    merged = [*hide, *lifted]
+    paths = {p for p, _ in merged}
+    tops: dict[Path, str] = {}
+    for p, w in merged:  # those in another are hidden with it, their reasons said with it
+        if not any(a in paths for a in p.parents):
+            tops[p] = f"{tops[p]}; {w}" if p in tops else w
+    for p, w in merged:
+        top = next((t for t in tops if t in p.parents), None)
+        if top is not None:
+            tops[top] = f"{tops[top]}; {w}"
+    out_hide = list(tops.items())
+    out_dirs = []
+    for gd in git_dirs:
+        holder = next((j for j, (p, _) in enumerate(out_hide) if _holds(p, [gd])), None)
+        if holder is None:
+            out_dirs.append(gd)
+        else:
+            path, why = out_hide[holder]
+            if str(gd) not in why:
+                why = f"{why}; the task repository {gd} there was hidden with it"
+            out_hide[holder] = (path, why)
+    return out_dirs, out_hide
 
 
 def _read_only_order(read_only: Iterable[Path | str], read_write: Sequence[Path]) -> list[Path]:
@@ -862,6 +1013,7 @@ def before_phase(
     folders beyond the cut (:func:`_search`). What is hidden is said in the snapshot's
     ``hidden`` and kept for the run's record (:func:`take_notes`)."""
     git_dirs, problems, said, frozen, operator, cut = _search(read_write, read_only, skip, written)
+    git_dirs, cut = _lift_long(git_dirs, cut, [*read_write, *read_only], [*read_write, *skip])
     capped = [gd for gd in git_dirs if gd not in operator]
     git_prune.remove_copies(trace)
     sources = list(git_dirs)

@@ -7,27 +7,36 @@ shared cache, read by every later run's train phase), same future (``FUTURE_SECR
 outcome, its reason the mechanism; a stopped attack is a plain test, its docstring saying by
 what; each has a control that shows it ran. Against 348a17e:
 
-- M1 (WON): an object store laid out for git whose ``pack`` (or a loose-object folder ``xx``)
-  is a relative link to a folder of another name (``S/pack -> ../blobs/data``):
+- M1 (WON, CLOSED): an object store laid out for git whose ``pack`` (or a loose-object folder
+  ``xx``) is a relative link to a folder of another name (``S/pack -> ../blobs/data``):
   ``is_object_store`` takes only real folders (``is_dir(follow_symlinks=False)``) and the
   folder of packs has no ``pack`` of its own, so neither is found; git in the train box takes
   ``S`` as an alternate of a repository of its own in ``/tmp`` and prints every object. Made by
   renames and a link only (no open of git's storage). The threat model's "a pack copied to
   another name in another folder" is wider (the box could make the link itself); M1 is the part
   inside git's layout, which the recogniser claims (L1: a link named ``x.pack`` counts).
-- M2 (WON, a K6 of its own): ``_mountable`` lifts only folders beyond a cut; a clone whose
+  Closed: ``is_object_store`` takes a link of a store's name (``pack``, ``info``, ``xx``) as
+  git does, followed and read by the same rules (one that cannot be read but exists counts):
+  ``S`` is found, cannot be pruned alone, hidden and said.
+- M2 (WON, a K6 of its own; CLOSED): ``_mountable`` lifts only folders beyond a cut; a clone whose
   ``.git`` is 4,091 bytes long is listed, found, cannot be pruned there and is hidden by an
   empty folder bound at its own path, which bwrap cannot make under ``/newroot``: every later
-  run's train box exits 1 ("File name too long").
-- M5 (WON): K5's ``_attested`` compares paths as written: an operator's read path
+  run's train box exits 1 ("File name too long"). Closed: a repository whose path is over
+  ``_MOUNT_PATH_MAX`` is neither pruned nor hidden at its own path but hidden with its deepest
+  parent that can be a mount point (``_lift_long``), the repositories there with it, said.
+- M5 (WON, CLOSED): K5's ``_attested`` compares paths as written: an operator's read path
   ``/datasets`` that is a link to (or a bind of) ``/data``, which holds the workspace's cache,
   attested under that name, is not searched; the cache's clone is pruned at its own path but
   bound whole under ``/datasets``, nothing said. (Not attested, it is bound whole too, said as
   a row: a git directory reached through a link is not locked - the documented remainder.)
-- M6 (WON): K3's fix makes a folder that cannot be listed a cut, but a ``.git`` is never
+  Closed: ``_attested`` compares the folders (links resolved; device and inode of the folder,
+  of each above it and of the mount points below it), so the alias is searched, said.
+- M6 (WON, CLOSED): K3's fix makes a folder that cannot be listed a cut, but a ``.git`` is never
   listed: ``is_git_dir``'s ``lstat`` of a ``.git`` past ``PATH_MAX`` whose work tree (4,092
   bytes) is listable fails and reads as "no git directory"; neither found nor cut, the clone is
-  bound whole and the train box reaches it with relative opens (K3's reader).
+  bound whole and the train box reaches it with relative opens (K3's reader). Closed: a
+  ``.git`` whose ``lstat`` fails other than ``ENOENT`` is a cut (hidden with its deepest
+  mountable parent, said); ``is_git_dir`` takes it for a git directory, never for absent.
 - M3 (stopped): bytes that are not UTF-8 in folder names (``d\xff/p\xfe``) and in ``HEAD``
   (``ref: refs/heads/x\xff``): found, pruned, bound; git reads the base (or an unborn branch).
 - M4 (stopped): the ``O_PATH`` descriptors of noted copies are close-on-exec and do not pile
@@ -52,6 +61,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -150,13 +160,20 @@ def _linked_store(cache: Path, upstream: Path) -> Path:
 
 def test_m1_control_the_same_store_with_a_real_pack_folder_is_found(tmp_path: Path) -> None:
     """The control of M1: the same packs in a real ``S/pack`` folder make ``S`` an object store
-    the search finds (and the start hides: it cannot be pruned alone)."""
+    the search finds (and the start hides: it cannot be pruned alone). The attack's layout (a
+    link) is found the same since the fix; a link of a store's name whose folder holds nothing
+    git reads, or that names nothing, is not."""
     cache = tmp_path / "ws" / "cache"
     cache.mkdir(parents=True)
     _task(tmp_path / "upstream")
     store = _linked_store(cache, tmp_path / "upstream")
     found, _ = git_guard.find_git_dirs([cache])
-    assert not found, found  # the attack's layout: nothing found...
+    assert found == [store], found  # the attack's layout: found since the fix...
+    (tmp_path / "plain").mkdir()
+    (tmp_path / "plain" / "notes.txt").write_text("x")
+    os.symlink(tmp_path / "plain", cache / "blobs" / "pack")
+    os.symlink(tmp_path / "absent", cache / "blobs" / "ab")
+    assert not git_guard.is_object_store(cache / "blobs")  # links to no store: none
     os.unlink(store / "pack")
     os.rename(cache / "blobs" / "data", store / "pack")  # ...a real folder: a store, found
     assert git_guard.is_object_store(store)
@@ -165,22 +182,16 @@ def test_m1_control_the_same_store_with_a_real_pack_folder_is_found(tmp_path: Pa
 
 
 @pytest.mark.parametrize("layout", ["pack", "fanout"])
-@pytest.mark.xfail(
-    strict=True,
-    reason="M1 (WON): is_object_store takes only real folders (is_dir(follow_symlinks=False)), "
-    "so a store whose pack/ is a symbolic link to a folder of another name (blobs/data) is no "
-    "store, and that folder is no store either (no sub named pack): the search finds neither, "
-    "the cache is bound whole, and git in the train box follows the link from an alternate of "
-    "its own repository in /tmp and reads every object of the clone, the future's too (a "
-    "loose-object folder S/xx linked to a folder of another name the same)",
-)
 def test_m1_a_store_whose_pack_folder_is_a_link_is_not_bound_whole(
     tmp_path: Path, seccomp: None, layout: str
 ) -> None:
-    """M1: the prepare phase (the cache read-write) leaves the task's packs under ``blobs/data``
-    and a store ``S`` with ``pack -> ../blobs/data`` (``fanout``: a loose object's folder moved
-    to ``blobs/l``, ``S/xx -> ../blobs/l``); a later run's train box borrows ``S`` as an
-    alternate and prints every object."""
+    """M1 (was WON at 348a17e: ``is_object_store`` took only real folders, so neither ``S``
+    nor the folder its link names was found, the cache bound whole): the prepare phase (the
+    cache read-write) leaves the task's packs under ``blobs/data`` and a store ``S`` with
+    ``pack -> ../blobs/data`` (``fanout``: a loose object's folder moved to ``blobs/l``,
+    ``S/xx -> ../blobs/l``); a later run's train box borrows ``S`` as an alternate and prints
+    every object. Closed: a link of a store's name counts, followed as git follows it, so ``S``
+    is found, cannot be pruned alone and is hidden, said; the alternate reads nothing."""
     cache = tmp_path / "ws" / "cache"
     cache.mkdir(parents=True)
     ids = _task(tmp_path / "upstream")
@@ -193,7 +204,8 @@ def test_m1_a_store_whose_pack_folder_is_a_link_is_not_bound_whole(
     spec = _train_spec(tmp_path, cache)
     proc, seen, binds = _run_box(tmp_path, spec, _ALTERNATE_READER, str(store))
     assert "rc 0" in proc.stdout, proc  # control: git ran in the box, the alternate taken
-    assert not seen["hidden"] and not seen["problems"], seen  # nothing said
+    assert any(str(store) in h and "could not be pruned" in h for h in seen["hidden"]), seen
+    assert [s for _, s, d in binds if d == store and s.name.endswith(".hidden")], binds
     assert SECRET not in proc.stdout, (
         "the train box read the task's future through S's linked folder"
     )
@@ -226,20 +238,16 @@ def _long_clone(cache: Path, upstream: Path, length: int) -> Path:
     return Path(cache, *names)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="M2 (WON): _mountable lifts only the folders beyond a cut; a repository the search "
-    "found (its .git 4,091 bytes long: listed, under PATH_MAX) that cannot be pruned there is "
-    "hidden by an empty folder bound at its own path, which bwrap cannot make below its new "
-    "root ('/newroot' + 4,091 bytes > PATH_MAX): 'File name too long', the box exits 1 - every "
-    "later run's train phase fails, charged to its candidate, as K6 did",
-)
 def test_m2_a_clone_just_under_path_max_does_not_stop_later_train_boxes(
     tmp_path: Path, seccomp: None
 ) -> None:
-    """M2: the prepare phase moves a clone to a work tree 4,086 bytes long in the cache (its
+    """M2 (was WON at 348a17e: ``_mountable`` lifted only the folders beyond a cut; the
+    repository, unprunable there, was hidden by an empty folder bound at its own path, which
+    bwrap cannot make below its new root - 'File name too long', every later train box exited
+    1): the prepare phase moves a clone to a work tree 4,086 bytes long in the cache (its
     ``.git`` 4,091); a later run's train box. Control: the same at 4,080 bytes starts (the
-    repository hidden, said, as git cannot work there)."""
+    repository hidden, said). Closed: a repository whose path is too long to be a mount point
+    is hidden with its deepest parent that can be one, said; the box starts."""
     cache = tmp_path / "ws" / "cache"
     cache.mkdir(parents=True)
     _task(tmp_path / "upstream")
@@ -256,6 +264,7 @@ def test_m2_a_clone_just_under_path_max_does_not_stop_later_train_boxes(
         subprocess.run(["rm", "-rf", str(cache)], check=False)
     assert "started" in proc.stdout or "File name too long" in proc.stderr, proc
     assert "started" in proc.stdout, f"the later run's train box did not start: {proc.stderr}"
+    assert any("too long to be a mount point" in h for h in seen["hidden"]), seen
 
 
 # ----------------------------- M3: bytes that are not UTF-8 in folder names and in HEAD
@@ -344,21 +353,16 @@ def test_m4_noted_copies_hold_no_descriptor_in_the_box_and_do_not_pile_up(
 # ------------------ M5: an attested read path that reaches the cache through another path
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="M5 (WON): _attested (K5's fix) compares paths as written: an operator's read path "
-    "/datasets that is a link to /data (or a bind of it), attested in "
-    "EVOTREE_READ_PATHS_WITHOUT_REPOS, holds the workspace's cache /data/proj/.evotree/cache "
-    "under another name, so it is not searched; the cache's clone is pruned at its own path "
-    "but bound whole at /datasets/proj/.evotree/cache/proj/.git, nothing said: git in the "
-    "train box reads the future there",
-)
 def test_m5_an_attested_alias_of_the_cache_does_not_bind_its_clone_whole(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, seccomp: None
 ) -> None:
-    """M5: ``/data`` holds the datasets and the workspace; the operator reads it as
-    ``/datasets`` (a link) and attests that name. Control: not attested, the alias is searched
-    and the clone there said (a ``git_state`` row: reached through a link, not locked)."""
+    """M5 (was WON at 348a17e: ``_attested`` compared paths as written, so the alias was not
+    searched and the clone bound whole there, nothing said): ``/data`` holds the datasets and
+    the workspace; the operator reads it as ``/datasets`` (a link) and attests that name.
+    Control: not attested, the alias is searched and the clone there said (a ``git_state``
+    row: reached through a link, not locked). Closed: ``_attested`` compares the folders
+    themselves (links resolved, device and inode of each folder on the way and of the mount
+    points below the attested one: a bind too), so the alias is searched as unattested, said."""
     data = tmp_path / "data"
     (data / "imagenet").mkdir(parents=True)
     cache = data / "proj" / ".evotree" / "cache"
@@ -383,6 +387,65 @@ def test_m5_an_attested_alias_of_the_cache_does_not_bind_its_clone_whole(
     proc, seen, _ = _run_box(tmp_path, spec, _LOG_READER, str(gd))
     assert "rc 0" in proc.stdout, proc  # control: git read the clone through the alias
     assert SECRET not in proc.stdout or seen["problems"], "the future read, nothing said"
+    assert any("symbolic link" in p and str(gd) in p for p in seen["problems"]), seen
+
+
+def test_m5_the_alias_check_by_folder_identity(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """M5's check itself: an attested folder is left out only when neither it nor a mount
+    point below it is, holds or lies in a folder the candidate writes - compared by the
+    folders (links resolved, device and inode), not by their names. Control: an honest
+    dataset folder beside the cache stays attested."""
+    data = tmp_path / "data"
+    cache = data / "proj" / ".evotree" / "cache"
+    cache.mkdir(parents=True)
+    (tmp_path / "imagenet").mkdir()
+    os.symlink(data, tmp_path / "datasets")
+    os.symlink(cache, tmp_path / "cache-link")
+    os.symlink(data / "proj", tmp_path / "proj-link")
+    words = ["datasets", "cache-link", "proj-link", "imagenet"]
+    monkeypatch.setenv(git_guard.ENV_NO_REPOS, os.pathsep.join(str(tmp_path / w) for w in words))
+    run = tmp_path / "run"
+    attested = git_guard._attested([run / "candidate"], [run, cache], [cache])
+    assert attested == [tmp_path / "imagenet"], attested
+    # binds (a private mount namespace): an attested bind of /data, and an attested folder
+    # with a bind of /data below it, are left out as well; the dataset stays attested
+    for name in ("bound", "other", "other/x"):
+        (tmp_path / name).mkdir()
+    script = (
+        "import json, sys; from pathlib import Path; from evotree.harness import git_guard; "
+        "a = [Path(p) for p in json.loads(sys.argv[1])]; "
+        "print(json.dumps([str(p) for p in git_guard._attested(a[:1], a[1:3], a[2:3])]))"
+    )
+    folders = json.dumps([str(run / "candidate"), str(run), str(cache)])
+    env = dict(os.environ) | {
+        git_guard.ENV_NO_REPOS: os.pathsep.join(
+            str(tmp_path / w) for w in ("bound", "other", "imagenet")
+        )
+    }
+    proc = subprocess.run(
+        [
+            "unshare",
+            "--mount",
+            "sh",
+            "-c",
+            f"mount --bind {data} {tmp_path / 'bound'} && "
+            f"mount --bind {data} {tmp_path / 'other' / 'x'} && "
+            f'exec "$0" -c "$1" "$2"',
+            sys.executable,
+            script,
+            folders,
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+    )
+    if proc.returncode != 0 and "mount" in proc.stderr + proc.stdout:
+        pytest.skip(f"no private mount namespace here: {proc.stderr[-200:]}")
+    assert proc.returncode == 0, proc
+    assert json.loads(proc.stdout) == [str(tmp_path / "imagenet")], proc.stdout
 
 
 # ------------------------- M6: a .git past PATH_MAX in a work tree that can still be listed
@@ -391,6 +454,7 @@ def test_m5_an_attested_alias_of_the_cache_does_not_bind_its_clone_whole(
 #: opens again), and run git there (K3's reader).
 _DEEP_READER = """
 import os, subprocess, sys
+print('walking', flush=True)
 fd = os.open(sys.argv[1], os.O_RDONLY | os.O_DIRECTORY)
 for name in sys.argv[2].split('/') + ['.git']:
     fd = os.open(name, os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
@@ -413,20 +477,16 @@ print('rc', out.returncode, 'seen', out.stdout.replace(chr(10), ' | ')[-3000:], 
 """
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="M6 (WON): K3's fix makes a folder that cannot be listed a cut, but a .git is never "
-    "listed: find_git_dirs asks is_git_dir, whose lstat of a .git past PATH_MAX (its work tree "
-    "4,092 bytes: listed) fails ENAMETOOLONG and is read as 'no git directory' - neither found "
-    "nor cut, nothing said; the clone is bound whole in the cache, and the train box reaches "
-    "its .git with relative opens and reads the future",
-)
 def test_m6_a_git_dir_past_path_max_in_a_listable_work_tree_is_not_bound_whole(
     tmp_path: Path, seccomp: None
 ) -> None:
-    """M6: the prepare phase moves a clone to a work tree 4,092 bytes long in the cache (its
-    ``.git`` 4,097: past ``PATH_MAX``, the work tree not); a later run's train box. Control:
-    at 4,080 bytes the same clone is found (and hidden: git cannot prune it there)."""
+    """M6 (was WON at 348a17e: ``is_git_dir``'s ``lstat`` of the ``.git`` failed
+    ``ENAMETOOLONG`` and read as "no git directory", the clone bound whole, nothing said): the
+    prepare phase moves a clone to a work tree 4,092 bytes long in the cache (its ``.git``
+    4,097: past ``PATH_MAX``, the work tree not); a later run's train box walks to it with
+    relative opens. Control: at 4,080 bytes the same clone is found (and hidden). Closed: a
+    ``.git`` that cannot be looked at for another reason than its absence is a cut, hidden with
+    its deepest mountable parent, said; the reader's walk ends at the empty folder."""
     cache = tmp_path / "ws" / "cache"
     cache.mkdir(parents=True)
     _task(tmp_path / "upstream")
@@ -441,11 +501,10 @@ def test_m6_a_git_dir_past_path_max_in_a_listable_work_tree_is_not_bound_whole(
         proc, seen, _ = _run_box(tmp_path, spec, _DEEP_READER, str(cache), names)
     finally:
         subprocess.run(["rm", "-rf", str(cache)], check=False)
-    assert "rc 0" in proc.stdout, proc  # control: the box started, git read the stolen copy
-    assert "base" in proc.stdout, proc
-    assert SECRET not in proc.stdout or seen["hidden"] or seen["problems"], (
-        "the train box read the task's future, nothing hidden or said"
-    )
+    assert "walking" in proc.stdout, proc  # control: the box started, the reader ran
+    assert any("could not be looked at" in h for h in seen["hidden"]), seen
+    assert "FileNotFoundError" in proc.stderr, proc  # the walk ends at the hidden folder
+    assert SECRET not in proc.stdout, "the train box read the task's future"
 
 
 # --------------------------- H1: honest layouts beside the fixes: nothing hidden, nothing said
