@@ -898,6 +898,13 @@ def _sandbox_argv(
         exe,
         "--unshare-all",
         "--unshare-user",
+        # uid 0 inside whoever the auditor is (the host's uid outside): the setup's ``mount``
+        # (util-linux refuses any other uid) and the same user in every step as for a root
+        # auditor
+        "--uid",
+        "0",
+        "--gid",
+        "0",
         "--die-with-parent",
         "--new-session",
         "--cap-drop",
@@ -1061,7 +1068,7 @@ def _nested() -> list[str]:
     exe = _bwrap()
     assert exe is not None
     return [
-        exe, "--unshare-user", "--disable-userns", "--dev-bind", "/", "/", "--unshare-pid",
+        exe, "--unshare-user", *_no_userns(exe), "--dev-bind", "/", "/", "--unshare-pid",
         "--proc", "/proc",
         # the kernel's settings read-only (a process the host's uid 0 maps to writes a sysctl
         # without any capability): the run's own, bound over the step's fresh ``/proc``
@@ -1069,6 +1076,14 @@ def _nested() -> list[str]:
         "--new-session", "--die-with-parent", "--cap-drop", "ALL", "--",
         "/bin/bash", "--noprofile", "--norc",
     ]  # fmt: skip
+
+
+def _no_userns(exe: str) -> list[str]:
+    """``--disable-userns`` where this bubblewrap has it (0.8 and later): a step makes no user
+    namespace of its own (older: it may, where the run's mounts are locked all the same)."""
+    from evotree.harness.sandbox_nested import bwrap_help
+
+    return ["--disable-userns"] if "--disable-userns" in bwrap_help(exe) else []
 
 
 #: what of a step's ``/proc`` is the host's: bound read-only from the run's (itself read-only)
