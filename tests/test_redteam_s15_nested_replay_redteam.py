@@ -18,7 +18,9 @@ another, each ended whole before the next starts), W4 closed (the run's setup mo
 and no new privileges; each step's box is a user namespace of its own, where the run's mounts are
 locked): plain tests now (W4's attack is put in the driver's script, W1 being closed). Left: code
 run as the driver (no known way now) could still write a kernel setting through the bare
-``/proc`` as a root auditor's uid 0. Found on the way and closed:
+``/proc`` as a root auditor's uid 0. The box is uid 0 inside for any auditor now (the setup's
+``mount`` needs it): ``test_the_replay_runs_and_holds_for_an_auditor_that_is_not_root`` runs the
+replay's argv as nobody. Found on the way and closed:
 a step's fresh ``/proc`` left ``/proc/sys`` writable, and a process the host's uid 0 maps to
 writes a kernel setting without a capability (``test_proc_sys_is_read_only_in_a_step``).
 
@@ -93,6 +95,7 @@ Stopped (plain tests):
 from __future__ import annotations
 
 import base64
+import os
 import struct
 from pathlib import Path
 
@@ -502,3 +505,52 @@ def test_proc_sys_is_read_only_in_a_step(tolls: Repo) -> None:
     real, again, neutral = replay._run_worlds(worlds, [_SYSCTL, "cat /proc/sys/kernel/ostype"])
     assert real[1] == "Linux\n", real  # control: the settings are readable
     assert [real[0], again[0], neutral[0]] == [""] * 3, real
+
+
+# --- the fixes as another user: the replay still runs, the defences hold ---------------------
+
+
+@pytest.mark.skipif(
+    os.geteuid() != 0 or not Path("/usr/bin/setpriv").exists(),
+    reason="runs the replay's sandbox as nobody: needs root to switch user, and setpriv",
+)
+def test_the_replay_runs_and_holds_for_an_auditor_that_is_not_root(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The box is uid 0 inside whoever the auditor is (the setup's ``mount`` refuses any other
+    uid: as nobody every run once failed closed). Here the replay's own argv runs as nobody
+    (65534) over files nobody owns: the steps run and carry, and a step can neither write the
+    root, remount the task's ``.git``, make a user namespace nor write a kernel setting."""
+    import shutil
+    import subprocess
+    import tempfile
+
+    home = Path(tempfile.mkdtemp(prefix="evotree-s15-nobody-"))
+    try:
+        home.chmod(0o755)
+        tolls = _task(home / "tolls", FIXED)
+        worlds = _worlds(tolls)
+        argv = replay._sandbox_argv
+
+        def as_nobody(*args: object, **kwargs: object) -> list[str]:
+            folder = Path(str(args[2]))
+            for path in (home, Path(worlds.tmp.name), folder.parent):
+                subprocess.run(["chown", "-R", "65534:65534", str(path)], check=True)
+            return ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"] + argv(
+                *args,  # type: ignore[arg-type]
+                **kwargs,  # type: ignore[arg-type]
+            )
+
+        monkeypatch.setattr(replay, "_sandbox_argv", as_nobody)
+        steps = [
+            "echo x >f; id -u; touch /x 2>/dev/null || echo ro; unshare -Ur true 2>/dev/null || :",
+            "cat f; mount -o remount,bind,rw .git 2>/dev/null || echo refused; "
+            "v=$(cat /proc/sys/kernel/printk_ratelimit) && { echo $v "
+            ">/proc/sys/kernel/printk_ratelimit; } 2>/dev/null && echo WROTE; :",
+        ]
+        real, again, neutral = replay._run_worlds(worlds, steps)
+        assert real == again == ["0\nro\n", "x\nrefused\n"], real
+        assert neutral[1] == "x\nrefused\n", neutral
+    finally:
+        subprocess.run(["chown", "-R", "0:0", str(home)], check=False)
+        shutil.rmtree(home, ignore_errors=True)
