@@ -561,3 +561,38 @@ def test_h1_common_layouts_in_a_candidate_are_neither_hidden_nor_said(tmp_path: 
     assert [s for _, s, d in binds if d == work / "task" / ".git"]  # control: the task found
     assert not seen["hidden"] and not seen["problems"], seen
     assert not [s for _, s, _ in binds if s.name.endswith(".hidden")], binds
+
+
+def test_m6_in_the_judges_copy_and_an_operators_folder_the_long_git_dir_is_never_whole(
+    tmp_path: Path,
+) -> None:
+    """M6 beside the train box, stopped: the judge's copy of a candidate holding the same clone
+    (its work tree 4,092 bytes, its ``.git`` past ``PATH_MAX``) refuses the ``.git`` (it cannot
+    be read) and copies no git directory; an operator's read path holding it refuses the phase
+    (:class:`~evotree.harness.git_guard.ReadPathCut`), never binds it whole. Control: a file of
+    the candidate's beside it is copied."""
+    from evotree.harness.sandbox_copy import copy_regular_files
+
+    src = tmp_path / "cand"
+    src.mkdir()
+    _task(tmp_path / "upstream")
+    _long_clone(src, tmp_path / "upstream", 4_092)
+    (src / "notes.txt").write_text("mine")
+    dst = tmp_path / "copy"
+    dst.mkdir()
+    try:
+        report = copy_regular_files(src, dst, max_files=10_000, max_bytes=1 << 30)
+        gits = subprocess.run(
+            ["find", str(dst), "-name", ".git"], capture_output=True, text=True, check=False
+        ).stdout
+        files = subprocess.run(
+            ["find", str(dst), "-type", "f"], capture_output=True, text=True, check=False
+        ).stdout
+        assert files.strip() == str(dst / "notes.txt"), files  # control: the copy was made
+        assert not gits.strip(), gits
+        assert any(r.endswith("/.git: cannot be read (File name too long)") for r in report.refused)
+        with pytest.raises(git_guard.ReadPathCut, match="could not be looked at"):
+            git_guard.before_phase([], tmp_path / "raw.trace", read_only=[src])
+    finally:
+        git_prune.remove_copies(tmp_path / "raw.trace")
+        subprocess.run(["rm", "-rf", str(src), str(dst)], check=False)
