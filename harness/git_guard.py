@@ -229,8 +229,8 @@ def _reads_pack(folder: Path, names: list[str]) -> bool:
 
 
 def is_git_dir(path: Path) -> bool:
-    """Whether the folder ``path`` is a git directory: a folder named ``.git`` (not a link), or
-    one holding ``HEAD`` (a regular file or a link), ``objects`` and ``refs`` (folders or
+    """Whether the folder ``path`` is a git directory: a folder named ``.git`` (not a link; one
+    that cannot be looked at for another reason than its absence counts), or one holding ``HEAD`` (a regular file or a link), ``objects`` and ``refs`` (folders or
     links) — a bare repository or a separate git directory — or a bare object store
     (:func:`is_object_store`). The one recogniser of task repositories: the phases' search
     (:func:`find_git_dirs`) and the judge's copy of the candidate
@@ -239,8 +239,8 @@ def is_git_dir(path: Path) -> bool:
     if path.name == ".git":
         try:
             return stat.S_ISDIR(os.lstat(path).st_mode)
-        except FileNotFoundError:
-            return False
+        except (FileNotFoundError, NotADirectoryError):
+            return False  # absent (or its folder is a file)
         except OSError:  # past PATH_MAX, say: taken for one, never for absent (M6, round 2)
             return True
     return _is_bare(path) or is_object_store(path)
