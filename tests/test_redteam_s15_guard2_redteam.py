@@ -596,3 +596,38 @@ def test_m6_in_the_judges_copy_and_an_operators_folder_the_long_git_dir_is_never
     finally:
         git_prune.remove_copies(tmp_path / "raw.trace")
         subprocess.run(["rm", "-rf", str(src), str(dst)], check=False)
+
+
+def test_m2_a_repository_in_the_lifted_parent_is_hidden_with_it(
+    tmp_path: Path, seccomp: None
+) -> None:
+    """M2's lift beside a repository that is not too long: a clone at ``A/q...q`` (its ``.git``
+    over 3,800 bytes) is hidden with ``A``, its deepest mountable parent, and the clone
+    ``A/s`` (short enough to be pruned) is hidden with it, said, never bound inside the empty
+    folder (bwrap could not make that mount point: K6's lesson); the box starts. Control: the
+    short clone alone in ``A`` is pruned and bound."""
+    cache = tmp_path / "ws" / "cache"
+    cache.mkdir(parents=True)
+    _task(tmp_path / "upstream")
+    depth = (3_700 - len(os.fsencode(cache))) // 201
+    top = cache / "/".join(["f" * 200] * depth)
+    top.mkdir(parents=True)
+    for name in ("s", "long"):
+        _git(cache, "clone", "-q", "--no-local", str(tmp_path / "upstream"), name)
+    os.rename(cache / "s", top / "s")
+    spec = _train_spec(tmp_path, cache)
+    try:
+        control, seen, binds = _run_box(tmp_path, spec, "print('started')")
+        assert "started" in control.stdout, control
+        assert [s for _, s, d in binds if d == top / "s" / ".git" and "hidden" not in s.name]
+        assert not seen["hidden"], seen  # control: the short clone pruned, nothing hidden
+        long = top / ("q" * (3_805 - len(os.fsencode(top))))
+        os.rename(cache / "long", long)
+        proc, seen, binds = _run_box(tmp_path, spec, "print('started')")
+    finally:
+        subprocess.run(["rm", "-rf", str(cache)], check=False)
+    assert "started" in proc.stdout, proc
+    assert [s for _, s, d in binds if d == top and s.name.endswith(".hidden")], binds
+    assert not [d for _, _, d in binds if top in d.parents], binds
+    said = " ".join(seen["hidden"])
+    assert "too long to be a mount point" in said and str(top / "s" / ".git") in said, seen
