@@ -10,7 +10,8 @@ asserting the safe outcome, its reason the mechanism; a stopped attack is a plai
   evotree's own working folder (no pack there: not a store); git in the train box, run with
   its working folder in the cache's ``blobs/data`` (the task's packs, moved there by renames),
   follows it to the packs. ``S`` is neither found nor hidden; an alternate of a repository of
-  the box's own prints the future. (The threat model's "a pack copied to another name, the
+  the box's own prints the future. The same with ``/proc/self/fd/200`` (git started holding
+  ``blobs/data`` open as its descriptor 200; the guard has no such descriptor: ENOENT). (The threat model's "a pack copied to another name, the
   box could make the link itself" is wider; N1 is the layout M1's fix claims.)
 - N2 (WON): M1's fix follows every link of a store's name with a full ``listdir``, outside the
   entry cap: folders each holding 258 links (``pack``, ``info``, ``00``..``ff``) to one big
@@ -24,7 +25,8 @@ asserting the safe outcome, its reason the mechanism; a stopped attack is a plai
   attested folder (``/home`` bound from ``/data/home``, ``/data`` attested as datasets) - the
   cache's path never lies under ``/data`` by name nor by the device/inode chain (the chain of a
   bind's path climbs the mount, not the folder it was bound from), so ``/data`` is left out and
-  the cache's clone is bound whole under ``/data/...``, nothing said.
+  the cache's clone is bound whole under ``/data/...``, nothing said. (Control: ``ws`` a link
+  to ``data/home`` is caught - ``realpath`` climbs through ``data``; only the bind is missed.)
 - N4 (stopped): links that chain (``pack -> a -> b -> packs``) are followed to the packs and
   found; a link loop (``pack -> p2 -> pack``, ELOOP) counts as a store (fails closed).
 - N5 (stopped): a mount point whose name holds a space, a newline, a tab and a backslash
@@ -80,41 +82,49 @@ def _first_line_on(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
 #: In the train box: a repository of the box's own borrowing ``S`` as an alternate; git runs
 #: with its working folder in the cache's ``blobs/data`` (no ``-C``: ``/proc/self/cwd`` is it).
 _CWD_READER = """
-import subprocess, sys
+import os, subprocess, sys
 subprocess.run(['git', 'init', '-q', '/tmp/g'], check=True)
 with open('/tmp/g/.git/objects/info/alternates', 'w') as fh:
     fh.write(sys.argv[1] + '\\n')
+fd = os.open(sys.argv[2], os.O_RDONLY | os.O_DIRECTORY)
+os.dup2(fd, 200)  # inheritable: /proc/self/fd/200 in git is the packs' folder
+cwd = sys.argv[2] if sys.argv[3] == 'cwd' else '/tmp'
 out = subprocess.run(['git', '--git-dir', '/tmp/g/.git', 'cat-file', '--batch-all-objects',
-                      '--batch'], capture_output=True, text=True, errors='replace', cwd=sys.argv[2])
+                      '--batch'], capture_output=True, text=True, errors='replace', cwd=cwd,
+                     pass_fds=(200,))
 print('rc', out.returncode, 'seen', out.stdout.replace(chr(10), ' | ')[-4000:], out.stderr[-300:])
 """
+#: Where ``S/pack`` points: the reader's working folder, or its descriptor 200.
+_PROC_LINKS = {"cwd": "/proc/self/cwd", "fd": "/proc/self/fd/200"}
 
 
 @pytest.mark.xfail(
     strict=True,
-    reason="N1: S/pack -> /proc/self/cwd: the guard follows it to its own working folder (no "
-    "pack: not a store), git in the box to its own working folder (the cache's moved packs)",
+    reason="N1: S/pack -> /proc/self/cwd (or fd/200): the guard follows it to its own working "
+    "folder (no pack: not a store) or nothing, git in the box to its own (the cache's moved packs)",
 )
+@pytest.mark.parametrize("via", ["cwd", "fd"])
 def test_n1_a_store_whose_pack_link_names_the_readers_working_folder(
-    tmp_path: Path, seccomp: None
+    tmp_path: Path, seccomp: None, via: str
 ) -> None:
     """N1: M1's layout, ``S/pack`` a link to ``/proc/self/cwd``; the train box runs git in
-    ``blobs/data``. Control: git ran and took the alternate (rc 0); the guard's view of ``S``
-    is evotree's working folder, which holds no pack."""
+    ``blobs/data`` (``fd``: ``/proc/self/fd/200``, git started holding ``blobs/data`` open as
+    its descriptor 200). Control: git ran and took the alternate (rc 0); the guard's view of
+    ``S`` is evotree's working folder (or its own descriptor 200: none), which holds no pack."""
     cache = tmp_path / "ws" / "cache"
     cache.mkdir(parents=True)
     _task(tmp_path / "upstream")
     store = _linked_store(cache, tmp_path / "upstream")
     os.unlink(store / "pack")
-    os.symlink("/proc/self/cwd", store / "pack")
+    os.symlink(_PROC_LINKS[via], store / "pack")
     assert not git_guard.is_object_store(store)  # the guard's view: its own working folder
     spec = _train_spec(tmp_path, cache)
     proc, seen, binds = _run_box(
-        tmp_path, spec, _CWD_READER, str(store), str(cache / "blobs" / "data")
+        tmp_path, spec, _CWD_READER, str(store), str(cache / "blobs" / "data"), via
     )
     assert "rc 0" in proc.stdout, proc  # control: git ran in the box, the alternate taken
     assert SECRET not in proc.stdout, (
-        f"the train box read the task's future through S/pack -> /proc/self/cwd: {seen}"
+        f"the train box read the task's future through S/pack -> {_PROC_LINKS[via]}: {seen}"
     )
 
 
@@ -271,7 +281,12 @@ def test_n3_a_workspace_bound_from_inside_an_attested_folder(tmp_path: Path) -> 
     control = _in_namespace(tmp_path, "", folders, [data])
     assert control["attested"] == [str(data)], control
     assert control["found"] == [str(cache / "proj" / ".git")], control
-    subprocess.run(["rm", "-rf", str(ws / "proj")], check=True)
+    subprocess.run(["rm", "-rf", str(ws)], check=True)
+    os.symlink(data / "home", ws)  # control: ws a link to data/home - data searched, found
+    linked = _in_namespace(tmp_path, "", folders, [data])
+    assert linked["attested"] == [] and str(whole) in linked["found"], linked
+    os.unlink(ws)
+    ws.mkdir()
     seen = _in_namespace(tmp_path, f"mount --bind {data / 'home'} {ws} &&", folders, [data])
     assert str(cache / "proj" / ".git") in seen["found"], seen  # the cache's own path: found
     assert seen["attested"] == [] or str(whole) in seen["found"], (
