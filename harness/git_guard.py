@@ -176,18 +176,85 @@ def is_object_store(path: Path) -> bool:
     except OSError:
         return False
     for sub in subs:
+        linked = sub.is_symlink()
+        if linked and _through_proc(sub.path):
+            return True  # /proc/self/cwd, /proc/self/fd/N: what the box's git reads there is
+            # not what this process would (N1 of the s15 guard red team's third round)
         try:
-            names = os.listdir(sub.path)  # a link followed, as git follows it
+            names = _linked_names(sub.path) if linked else os.listdir(sub.path)
         except OSError as exc:
-            if sub.is_symlink() and exc.errno not in (errno.ENOENT, errno.ENOTDIR):
+            if linked and exc.errno not in (errno.ENOENT, errno.ENOTDIR):
                 return True  # a linked folder that cannot be read: taken for a store
             continue
+        if names is None:
+            return True  # a linked folder too large to list within the bound: fails closed
         if sub.name == "pack" and _reads_pack(Path(sub.path), names):
             return True
         if sub.name == "info" and any(n in ("alternates", "packs") for n in names):
             return True
         if _is_fanout(sub.name) and any(_hex(n, (38, 62)) for n in names):
             return True
+    return False
+
+
+#: the most names a folder reached through a store-named link is listed for (more: taken for a
+#: store), and how many such folders' names are remembered (by device, inode and times), so
+#: that a million links to one folder list it once (N2 of the s15 guard red team's third round)
+MAX_LINKED_NAMES = 10_000
+_LINKED_SEEN: dict[tuple[int, int, int, int], list[str] | None] = {}
+
+
+def _linked_names(path: str) -> list[str] | None:
+    """The names of the folder the link ``path`` leads to, None past :data:`MAX_LINKED_NAMES`;
+    each folder listed once while unchanged."""
+    info = os.stat(path)
+    key = (info.st_dev, info.st_ino, info.st_mtime_ns, info.st_ctime_ns)
+    if key in _LINKED_SEEN:
+        return _LINKED_SEEN[key]
+    names: list[str] | None = []
+    with os.scandir(path) as it:
+        for entry in it:
+            if len(names) >= MAX_LINKED_NAMES:
+                names = None
+                break
+            names.append(entry.name)
+    if len(_LINKED_SEEN) > 4096:
+        _LINKED_SEEN.clear()
+    _LINKED_SEEN[key] = names
+    return names
+
+
+def _through_proc(path: str, hops: int = 40) -> bool:
+    """Whether resolving ``path`` as the kernel does passes through ``/proc`` or ``/dev`` (whose
+    links name the reader's own folder or descriptors, not this process's), or loops: each
+    component resolved in turn, every link's target followed as text, never through a magic
+    link of this process."""
+    pending = list(Path(path).parts)
+    resolved = "/"
+    while pending:
+        part = pending.pop(0)
+        if part == "/":
+            resolved = "/"
+            continue
+        if part in ("", "."):
+            continue
+        if part == "..":
+            resolved = os.path.dirname(resolved) or "/"
+            continue
+        candidate = os.path.join(resolved, part)
+        if candidate in ("/proc", "/dev") or candidate.startswith(("/proc/", "/dev/")):
+            return True
+        if os.path.islink(candidate):
+            hops -= 1
+            if hops < 0:
+                return True  # a loop: git gives up as ELOOP, the guard fails closed
+            try:
+                target = os.readlink(candidate)
+            except OSError:
+                return True
+            pending = list(Path(target).parts) + pending
+            continue
+        resolved = candidate
     return False
 
 

@@ -1,4 +1,9 @@
-"""Red team (third round) of the s15 guard fixes (issue 29): 9a00868, 6d37ba0, 839feae and
+"""State after the lead's fixes (fifteenth session): N1 and N2 closed (plain tests now) — a
+store-named link whose resolution passes through /proc or /dev is taken for a store, and a
+folder reached through such a link is listed once (by device, inode and times) and at most
+10,000 names (more: a store); N3 (a bind's root in mountinfo) is still WON (an xfail).
+
+Red team (third round) of the s15 guard fixes (issue 29): 9a00868, 6d37ba0, 839feae and
 a2420d9 (M1, M2, M5, M6 of ``tests/test_redteam_s15_guard2_redteam.py`` closed), by a helper
 who wrote none of them. Same attacker (the candidate's code: what its prepare phase leaves in
 the workspace's shared cache, read by every later run's train phase), same future
@@ -98,31 +103,26 @@ print('rc', out.returncode, 'seen', out.stdout.replace(chr(10), ' | ')[-4000:], 
 _PROC_LINKS = {"cwd": "/proc/self/cwd", "fd": "/proc/self/fd/200"}
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="N1: S/pack -> /proc/self/cwd (or fd/200): the guard follows it to its own working "
-    "folder (no pack: not a store) or nothing, git in the box to its own (the cache's moved packs)",
-)
 @pytest.mark.parametrize("via", ["cwd", "fd"])
 def test_n1_a_store_whose_pack_link_names_the_readers_working_folder(
     tmp_path: Path, seccomp: None, via: str
 ) -> None:
-    """N1: M1's layout, ``S/pack`` a link to ``/proc/self/cwd``; the train box runs git in
-    ``blobs/data`` (``fd``: ``/proc/self/fd/200``, git started holding ``blobs/data`` open as
-    its descriptor 200). Control: git ran and took the alternate (rc 0); the guard's view of
-    ``S`` is evotree's working folder (or its own descriptor 200: none), which holds no pack."""
+    """N1 (was WON: M1's layout, ``S/pack`` a link to ``/proc/self/cwd``; the train box ran git
+    in ``blobs/data`` — ``fd``: ``/proc/self/fd/200``, git holding ``blobs/data`` as its
+    descriptor 200 — and the guard, following the link to its own working folder, saw no
+    pack). Closed: a store-named link whose resolution passes through ``/proc`` or ``/dev`` is
+    taken for a store (``git_guard._through_proc``): ``S`` is hidden, the future not read."""
     cache = tmp_path / "ws" / "cache"
     cache.mkdir(parents=True)
     _task(tmp_path / "upstream")
     store = _linked_store(cache, tmp_path / "upstream")
     os.unlink(store / "pack")
     os.symlink(_PROC_LINKS[via], store / "pack")
-    assert not git_guard.is_object_store(store)  # the guard's view: its own working folder
+    assert git_guard.is_object_store(store)  # taken for a store: fails closed
     spec = _train_spec(tmp_path, cache)
     proc, seen, binds = _run_box(
         tmp_path, spec, _CWD_READER, str(store), str(cache / "blobs" / "data"), via
     )
-    assert "rc 0" in proc.stdout, proc  # control: git ran in the box, the alternate taken
     assert SECRET not in proc.stdout, (
         f"the train box read the task's future through S/pack -> {_PROC_LINKS[via]}: {seen}"
     )
@@ -168,11 +168,6 @@ def _timed_search(root: Path, timeout: float) -> str | None:
 
 
 @pytest.mark.heavy
-@pytest.mark.xfail(
-    strict=True,
-    reason="N2: every link named pack/info/xx is followed with a full listdir, outside the "
-    "entry cap: (links x target) names listed for (links + target) entries counted",
-)
 def test_n2_links_of_store_names_multiply_the_search_past_its_cap(tmp_path: Path) -> None:
     """N2: the cache holds a folder of 40,000 files and 40 folders of 258 links each to it
     (about 50,000 entries in all, 2.5% of the read-only cap); the search lists 413 million names.
