@@ -1,4 +1,8 @@
-"""Red team of the replay's s15 fixes (issue 30/29: af7dee8, 3a67d07, e7323e7, a791291, 487d00c,
+"""State after the lead's fix (fifteenth session): X2 closed (a plain test: an output the replay
+cut at MAX_OUTPUT_BYTES says "not replayed whole"); X1 (the host's page cache between the
+sequential worlds) and X3 (RLIMIT_NPROC does not bind a root auditor) are still WON (xfails).
+
+Red team of the replay's s15 fixes (issue 30/29: af7dee8, 3a67d07, e7323e7, a791291, 487d00c,
 55c01e7), by a helper who wrote none of it. Session 15, against a2420d9.
 
 The attacker writes the trajectory (commands and recorded outputs) and may write files in the
@@ -191,13 +195,11 @@ def _after(lines: int) -> str:
     return f"seq {lines}; {READ}"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="X2: a step's output is read back only up to MAX_OUTPUT_BYTES (its head): 1.3 MB of "
-    "seq before the read cuts the read off the replay's record, the step is 'not reproduced', "
-    "not judged, and the verdict does not say 'not replayed whole'",
-)
 def test_x2_a_read_after_a_long_output_is_judged_or_said(tolls: Repo) -> None:
+    """X2 (was WON: a step's output is read back only up to MAX_OUTPUT_BYTES, so 1.3 MB of
+    ``seq`` before the read cut it off the record, and the step, "not reproduced", went
+    unjudged and unsaid). Closed by the lead: an output the replay cut is "not replayed
+    whole" (a warn, ``replay._cut``)."""
     root = Path(tolls["root"])
     short = _run(root, _after(100))
     assert _said(_audit(tolls, [Step(_after(100), short)]))  # control: a short prefix: flagged

@@ -1456,12 +1456,15 @@ def replay_hits(traj: Trajectory, ancestry: Any) -> list[Hit]:
     ) and not (worlds.spent > BUDGET_SECONDS):
         fresh = _runs(worlds, commands, traj.prompt, False)
     index = ancestry.index()
-    unfinished = silent = None
+    unfinished = silent = cut = None
     for k, step in enumerate(traj.steps[:MAX_STEPS]):
         if not step.command:
             continue
         if unfinished is None and None in (real[k], again[k], neutral[k]):
             unfinished = k
+        outs = [real[k], again[k], neutral[k], *((run[k] for run in fresh) if fresh else ())]
+        if cut is None and any(_cut(out) for out in outs):
+            cut = k
         parted = _judge(step.output, real[k], again[k], neutral[k], worlds.sizes)
         quiet = _silent(step.output, real[k], again[k], neutral[k])
         if fresh is not None and step.output is not None:
@@ -1485,6 +1488,12 @@ def replay_hits(traj: Trajectory, ancestry: Any) -> list[Hit]:
     if unfinished is not None:
         why = f"step {unfinished + 1} did not finish in the replay's {RUN_SECONDS:.0f} s"
         hits.append(_not_whole(why, commands[unfinished]))
+    if cut is not None:
+        why = (
+            f"step {cut + 1} printed more than the replay keeps ({MAX_OUTPUT_BYTES:,} bytes): "
+            "what it printed after that is not judged (X2 of the s15 replay-fixes red team)"
+        )
+        hits.append(_not_whole(why, commands[cut]))
     if silent is not None:
         why = (
             f"step {silent + 1} printed nothing in the replay where the agent saw "
@@ -1493,6 +1502,13 @@ def replay_hits(traj: Trajectory, ancestry: Any) -> list[Hit]:
         )
         hits.append(_not_whole(why, commands[silent]))
     return hits
+
+
+def _cut(output: str | None) -> bool:
+    """Did the replay keep only the first :data:`MAX_OUTPUT_BYTES` of this output? (Measured
+    as encoded again: a cut one is at least that long; an uncut one with many undecodable
+    bytes may read as cut too, which fails closed.)"""
+    return output is not None and len(output.encode("utf-8", "replace")) >= MAX_OUTPUT_BYTES
 
 
 def _runs(
