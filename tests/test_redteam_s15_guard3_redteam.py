@@ -111,7 +111,7 @@ def test_n1_a_store_whose_pack_link_names_the_readers_working_folder(
     in ``blobs/data`` — ``fd``: ``/proc/self/fd/200``, git holding ``blobs/data`` as its
     descriptor 200 — and the guard, following the link to its own working folder, saw no
     pack). Closed: a store-named link whose resolution passes through ``/proc`` or ``/dev`` is
-    taken for a store (``git_guard._through_proc``): ``S`` is hidden, the future not read."""
+    taken for a store (``git_stores._through_proc``): ``S`` is hidden, the future not read."""
     cache = tmp_path / "ws" / "cache"
     cache.mkdir(parents=True)
     _task(tmp_path / "upstream")
