@@ -23,7 +23,7 @@ import pytest
 from test_audit_selected_lines import COPY, FIXED, HIDDEN, LOG, _run, _task
 
 from conftest import git
-from evotree.harness.audit import replay
+from evotree.harness.audit import replay, replay_rotate
 from evotree.harness.audit.ancestry import Ancestry
 from evotree.harness.audit.steps import Step, Trajectory
 from evotree.harness.audit.trajectories import audit_trajectories
@@ -391,9 +391,9 @@ def test_an_archive_or_database_rotated_reads_sound_and_sized_as_before(tmp_path
     with gzip.GzipFile("run.log", "wb", 6, named, mtime=7) as packed:
         packed.write(text)
     original = named.getvalue()
-    again = replay._gzip_like(original, text)
+    again = replay_rotate._gzip_like(original, text)
     assert again == original  # the same text: the same bytes, header and size
-    turned = replay._gzip_like(original, replay.rotated(text.decode()).encode())
+    turned = replay_rotate._gzip_like(original, replay.rotated(text.decode()).encode())
     assert turned[:10] == original[:10] and b"run.log\0" in turned[:20]
     assert gzip.decompress(turned) == replay.rotated(text.decode()).encode()
     archive = io.BytesIO()
@@ -401,7 +401,7 @@ def test_an_archive_or_database_rotated_reads_sound_and_sized_as_before(tmp_path
         zipped.writestr("run.log", text)
     data = archive.getvalue().replace(b"line 5 of", b"mjof 6 pg")
     assert zipfile.ZipFile(io.BytesIO(data)).testzip() == "run.log"  # control: broken
-    assert zipfile.ZipFile(io.BytesIO(replay._zip_crcs(data))).testzip() is None
+    assert zipfile.ZipFile(io.BytesIO(replay_rotate._zip_crcs(data))).testzip() is None
     sizes = frozenset({"383", "385"})
     assert replay._judge(None, "383 a.gz\n", "383 a.gz\n", "385 a.gz\n") == ["383 a.gz"]
     assert replay._judge(None, "383 a.gz\n", "383 a.gz\n", "385 a.gz\n", sizes) == []
@@ -413,7 +413,7 @@ def test_an_archive_or_database_rotated_reads_sound_and_sized_as_before(tmp_path
         db.execute("create index by_x on t (x)")
     db.close()
     os.utime(folder, (1_000_000, 1_000_000))
-    replay._sqlite_reindexed(folder / "h.db")
+    replay_rotate._sqlite_reindexed(folder / "h.db")
     assert os.stat(folder).st_mtime == 1_000_000
 
 

@@ -3,9 +3,11 @@
 Without the task repository the audit cannot tell a hidden file's future lines from its
 others: a read of it is high. But most formats record what each step printed, and what the
 agent *saw* is that output. A read whose output the agent saw whole — a pipeline of programs
-that only display, nothing written or run — and whose every line is either one the trajectory
-had already been shown (its prompt, earlier outputs) or no line of a program at all (a
-header, a date, a mail's address lines, an HTML preamble, a tool's banner) showed nothing the
+that only display, nothing written or run — and whose every line is either one the task's
+prompt or the checkout's own files had shown (never the agent's own prints: its guesses would
+vouch for themselves) or no line of a program at all (a header, a date, a mail's address
+lines, an HTML preamble, a tool's banner; :func:`~evotree.harness.audit.code_lines.code_like`,
+broad on purpose) showed nothing the
 file alone can tie to the future: it is lowered to a warn, with the reason. A line of code the
 trajectory had not seen (a ``def``, an assignment, a call, a ``raise``, a diff's added line), an
 object id it had not seen, or an output that is missing, empty or written elsewhere keeps the
