@@ -386,3 +386,18 @@ def test_counts_before_a_head_listing_keep_it_a_listing(carrek: dict) -> None:
         assert flagged, hits
     finally:
         (root / future).unlink()
+
+
+@pytest.mark.parametrize(
+    ("command", "displayed"),
+    [
+        ("gzip -dc a.gz", True),
+        ("gzip -cd a.gz | tar -xOf - x/PKG-INFO", True),
+        ("xz --decompress --stdout a.xz", True),
+        ("gzip -c a", False),  # compressed to the screen: bytes, no line judged
+        ("gzip -d a.gz", False),  # decompressed into a file
+        ("bzip2 -k a", False),
+    ],
+)
+def test_decompression_to_the_screen_is_a_display(command: str, displayed: bool) -> None:
+    assert displayed_whole(command) is displayed

@@ -322,13 +322,20 @@ def test_a_read_showing_no_piece_of_the_fix_passes_with_the_repository(
 ) -> None:
     """Connection and status lines, ordinary words, base code cut at 64 bytes, the report's
     frame, the mail's header: benign with the repository (recorded, or re-done for a history);
-    alone a read of a hidden file (the policy)."""
+    alone a history is a read of a hidden file (the policy), and a recorded read is never
+    silent: high, or a warn when its output shows no line of a program (the fifteenth
+    session's output judge, docs/audit.md)."""
     printed = _run(Path(fares["root"]), command)
     assert printed.strip(), command
     assert "Decimal" not in printed and "quantize" not in printed, printed
     assert not _flagged(fares, [Step(command, printed)], repo=True), printed
     assert not _flagged(fares, [Step(command, None)], repo=True)
-    assert _flagged(fares, [Step(command, printed)], repo=False)
+    assert _flagged(fares, [Step(command, None)], repo=False)
+    traj = Trajectory("t", "shell", [Step(command, printed)])
+    verdict = audit_trajectories([traj], hidden_paths=HIDDEN).verdicts[0]
+    assert verdict.flagged or any(
+        h.severity == "warn" and "file alone" in h.rule for h in verdict.hits
+    ), verdict.hits
 
 
 def test_pieces_are_never_base_code(fares: dict[str, str | Path]) -> None:

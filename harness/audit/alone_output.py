@@ -101,6 +101,12 @@ def _displays(call: SimpleCommand) -> bool:
     if name == "tar":  # extracted to standard output only (-O / --to-stdout)
         flags = [a for a in args if a.startswith("-")] or args[:1]
         return any("O" in f and not f.startswith("--") or f == "--to-stdout" for f in flags)
+    if name in ("gzip", "bzip2", "xz", "zstd"):  # decompressed to standard output only (a
+        # compression to it prints bytes no line is judged by)
+        short = "".join(a[1:] for a in args if re.fullmatch(r"-[a-zA-Z0-9]+", a))
+        return ("d" in short or "--decompress" in args) and (
+            "c" in short or "--stdout" in args or "--to-stdout" in args
+        )
     if name == "unzip":  # -p / -c: members to standard output, nothing extracted
         return any(re.fullmatch(r"-[a-zA-Z]*[pc][a-zA-Z]*", a) for a in args)
     if name not in _DISPLAY:
