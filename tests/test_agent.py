@@ -251,14 +251,17 @@ def test_a_killed_session_takes_its_server_and_agent_with_it(repo: Path, tmp_pat
     import signal
     import time
 
+    # a duration of this test's own, so that no other process's ``sleep 300`` on the machine
+    # (the test looks at every process) is taken for the agent
+    sleep = f"sleep 300.{os.getpid() % 1000:03d}{int(time.monotonic() * 1000) % 1000:03d}"
     proc = subprocess.Popen(
-        [str(EVOTREE_BIN), "-C", str(repo), "agent", "--", "sleep", "300"],
+        [str(EVOTREE_BIN), "-C", str(repo), "agent", "--", *sleep.split()],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
     try:
         deadline = time.monotonic() + 60
-        while not _pids(f"{repo} serve") or not _pids("sleep 300", exact=True):
+        while not _pids(f"{repo} serve") or not _pids(sleep, exact=True):
             assert time.monotonic() < deadline and proc.poll() is None
             time.sleep(0.1)
         servers = _pids(f"{repo} serve")
@@ -267,13 +270,11 @@ def test_a_killed_session_takes_its_server_and_agent_with_it(repo: Path, tmp_pat
         proc.send_signal(signal.SIGKILL)
         proc.wait()
     deadline = time.monotonic() + 30
-    while (
-        _pids(f"{repo} serve") or _pids("sleep 300", exact=True)
-    ) and time.monotonic() < deadline:
+    while (_pids(f"{repo} serve") or _pids(sleep, exact=True)) and time.monotonic() < deadline:
         time.sleep(0.1)
-    assert not _pids(f"{repo} serve") and not _pids("sleep 300", exact=True), (
+    assert not _pids(f"{repo} serve") and not _pids(sleep, exact=True), (
         _pids(f"{repo} serve"),
-        _pids("sleep 300", exact=True),
+        _pids(sleep, exact=True),
         [(p, open(f"/proc/{p}/cmdline").read()[:200]) for p in _pids("evotree-agent")],
     )
 
