@@ -23,7 +23,7 @@ from collections.abc import Iterable, Sequence
 from evotree.harness.audit.code_lines import OBJECT_ID, code_like
 from evotree.harness.audit.hidden_selected import _sed_args
 from evotree.harness.audit.lexer import SimpleCommand, _basename
-from evotree.harness.audit.shown import HARNESS_FRAMING
+from evotree.harness.audit.shown import _SHELLS, HARNESS_FRAMING  # the same shells
 from evotree.harness.audit.unwrap import parse_shell
 
 __all__ = ["displayed_whole", "names_unchanged", "seen_before", "shows_nothing_new"]
@@ -46,7 +46,6 @@ _ELIDED = re.compile(
     r"\.\.\. ?\(?\d+ (?:more )?(?:lines|characters|chars|bytes)",
     re.IGNORECASE,
 )
-_SHELLS = frozenset({"bash", "sh", "zsh", "dash"})
 #: redirection targets that write nothing anywhere
 _NOWHERE = frozenset({"/dev/null", "&1", "&2", "1", "2"})
 
