@@ -126,3 +126,50 @@ def test_append_whose_ref_update_raised_after_landing_is_not_repeated(ws: Any, r
     )
     assert ledger_commits(repo) == before + 1 and len(calls) == 1
     assert git(repo, "rev-parse", "refs/evotree/ledger") == entry.commit
+
+
+def _create_at(args: tuple[str, int, float, str]) -> bool:
+    """Build a root commit of our own, wait for the common start, then create one ref."""
+    import time
+
+    import pygit2
+
+    from evotree.core.gitio import Git, RefRaceLost
+
+    repo, worker, start, how = args
+    git_ = Git(repo)
+    blob = git_.repo.create_blob(f"worker {worker}".encode())
+    builder = git_.repo.TreeBuilder()
+    builder.insert("f", blob, pygit2.GIT_FILEMODE_BLOB)
+    signature = pygit2.Signature("w", "w@example.com")
+    commit = git_.repo.create_commit(None, signature, signature, "w", builder.write(), [])
+    while time.time() < start:  # every worker checks the ref in the same instant
+        pass
+    if how == "create":
+        return git_.create_ref("refs/evotree/contested", commit, "race")
+    try:
+        git_.cas_ref("refs/evotree/contested", commit, None, "race")
+    except RefRaceLost:
+        return False
+    return True
+
+
+def test_creating_one_ref_at_once_has_one_winner(repo: Path) -> None:
+    """libgit2 checks that a ref is absent before it takes the lock: created by several processes
+    at once, each "won" and the last replaced the others (two versions got the id v6 in CI; a
+    process's whole memory chain was lost). The check is made under the lock now."""
+    import time
+
+    ctx = multiprocessing.get_context("fork")
+    for how in ("create", "cas"):
+        for _ in range(6):
+            git(repo, "update-ref", "-d", "refs/evotree/contested")
+            with ctx.Pool(N_PROCESSES) as pool:
+                start = time.time() + 0.4
+                won = pool.map(_create_at, [(str(repo), w, start, how) for w in range(N_PROCESSES)])
+            assert sum(won) == 1, (how, won)
+            message = git(repo, "log", "-1", "--format=%s", "refs/evotree/contested")
+            # the one that reported winning is the one on the ref
+            assert message == "w" and git(repo, "cat-file", "-p", "refs/evotree/contested:f") == (
+                f"worker {won.index(True)}"
+            )

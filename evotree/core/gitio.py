@@ -40,6 +40,10 @@ class RefRaceLost(Exception):
     """A compare-and-swap ref update found another value than expected (retry on fresh state)."""
 
 
+class _ValueChanged(Exception):
+    """Inside :meth:`Git._swap_locked`: the locked ref holds another value (roll back)."""
+
+
 @dataclass(frozen=True)
 class Identity:
     """A git identity (``Name <email>``) used as creator, actor and commit author."""
@@ -98,15 +102,7 @@ class Git:
 
     def create_ref(self, name: str, target: pygit2.Oid, message: str = "evotree") -> bool:
         """Create ``name`` -> ``target`` only if it does not exist; True when we created it."""
-        try:
-            self.repo.create_reference_direct(name, target, False, message=message)
-            return True
-        except pygit2.AlreadyExistsError:
-            return False
-        except OSError as exc:
-            if _is_lock_failure(exc):  # another process is creating the same ref right now
-                return False
-            raise
+        return self._swap_locked(name, target, None, message)
 
     def cas_ref(
         self, name: str, new: pygit2.Oid, expected: pygit2.Oid | None, message: str = "evotree"
@@ -115,21 +111,40 @@ class Git:
 
         Raises :class:`RefRaceLost` when another process changed it first or holds its lock.
         """
+        if not self._swap_locked(name, new, expected, message):
+            raise RefRaceLost(f"{name} no longer points at {expected or 'nothing'}")
+
+    def _swap_locked(
+        self, name: str, new: pygit2.Oid, expected: pygit2.Oid | None, message: str
+    ) -> bool:
+        """Move ``name`` to ``new`` if it holds ``expected`` (None: absent), deciding under the
+        ref's lock; False when it held something else or another process held the lock.
+
+        libgit2's own create (``create_reference_direct`` without force) checks that the ref is
+        absent *before* it takes the lock, so two processes creating one ref both "succeed" and
+        the later silently replaces the earlier (two versions got one id; a memory chain was
+        lost). Here the lock is taken first, the value is read while it is held, and only then
+        is the new one written: every writer goes through this, so the check and the write are
+        one step.
+        """
         try:
-            if expected is None:
-                self.repo.create_reference_direct(name, new, False, message=message)
-                return
-            ref = self.repo.references.get(name)
-            if ref is None or ref.target != expected:
-                raise RefRaceLost(name)
-            # libgit2 checks the old value under the ref lock (git_reference_create_matching).
-            ref.set_target(new, message)
-        except (pygit2.AlreadyExistsError, pygit2.GitError) as exc:
-            raise RefRaceLost(f"{name}: {exc}") from exc
-        except OSError as exc:
+            with self.repo.transaction() as txn:
+                txn.lock_ref(name)
+                held = self.repo.references.get(name)  # read afresh, while the lock is ours
+                if (held.target if held is not None else None) != expected:
+                    raise _ValueChanged  # another value (a symbolic ref's is a name: never equal)
+                txn.set_target(name, new, message=message)
+        except _ValueChanged:
+            return False
+        except pygit2.GitError as exc:
             if _is_lock_failure(exc):  # another process holds the ref's lock file
-                raise RefRaceLost(f"{name}: {exc}") from exc
+                return False
             raise
+        except OSError as exc:
+            if _is_lock_failure(exc):
+                return False
+            raise
+        return True
 
     def delete_ref(self, name: str) -> None:
         """Delete a ref if it exists."""
