@@ -128,8 +128,11 @@ def test_append_whose_ref_update_raised_after_landing_is_not_repeated(ws: Any, r
     assert git(repo, "rev-parse", "refs/evotree/ledger") == entry.commit
 
 
-def _create_at(args: tuple[str, int, float, str]) -> bool:
-    """Build a root commit of our own, wait for the common start, then create one ref."""
+ROUNDS = 40
+
+
+def _create_at(args: tuple[str, int, float, str]) -> list[bool]:
+    """Per round: build a root commit of our own, wait for the round's start, create its ref."""
     import time
 
     import pygit2
@@ -137,21 +140,27 @@ def _create_at(args: tuple[str, int, float, str]) -> bool:
     from evotree.core.gitio import Git, RefRaceLost
 
     repo, worker, start, how = args
-    git_ = Git(repo)
-    blob = git_.repo.create_blob(f"worker {worker}".encode())
-    builder = git_.repo.TreeBuilder()
-    builder.insert("f", blob, pygit2.GIT_FILEMODE_BLOB)
-    signature = pygit2.Signature("w", "w@example.com")
-    commit = git_.repo.create_commit(None, signature, signature, "w", builder.write(), [])
-    while time.time() < start:  # every worker checks the ref in the same instant
-        pass
-    if how == "create":
-        return git_.create_ref("refs/evotree/contested", commit, "race")
-    try:
-        git_.cas_ref("refs/evotree/contested", commit, None, "race")
-    except RefRaceLost:
-        return False
-    return True
+    won = []
+    for round_ in range(ROUNDS):
+        git_ = Git(repo)
+        blob = git_.repo.create_blob(f"worker {worker}".encode())
+        builder = git_.repo.TreeBuilder()
+        builder.insert("f", blob, pygit2.GIT_FILEMODE_BLOB)
+        signature = pygit2.Signature("w", "w@example.com")
+        commit = git_.repo.create_commit(None, signature, signature, "w", builder.write(), [])
+        ref = f"refs/evotree/contested/{how}{round_}"
+        while time.time() < start + round_ * 0.05:  # every worker checks the ref in one instant
+            pass
+        if how == "create":
+            won.append(git_.create_ref(ref, commit, "race"))
+            continue
+        try:
+            git_.cas_ref(ref, commit, None, "race")
+        except RefRaceLost:
+            won.append(False)
+        else:
+            won.append(True)
+    return won
 
 
 def test_creating_one_ref_at_once_has_one_winner(repo: Path) -> None:
@@ -161,15 +170,13 @@ def test_creating_one_ref_at_once_has_one_winner(repo: Path) -> None:
     import time
 
     ctx = multiprocessing.get_context("fork")
-    for how in ("create", "cas"):
-        for _ in range(6):
-            git(repo, "update-ref", "-d", "refs/evotree/contested")
-            with ctx.Pool(N_PROCESSES) as pool:
-                start = time.time() + 0.4
-                won = pool.map(_create_at, [(str(repo), w, start, how) for w in range(N_PROCESSES)])
-            assert sum(won) == 1, (how, won)
-            message = git(repo, "log", "-1", "--format=%s", "refs/evotree/contested")
-            # the one that reported winning is the one on the ref
-            assert message == "w" and git(repo, "cat-file", "-p", "refs/evotree/contested:f") == (
-                f"worker {won.index(True)}"
-            )
+    with ctx.Pool(N_PROCESSES) as pool:
+        for how in ("create", "cas"):
+            start = time.time() + 0.3
+            won = pool.map(_create_at, [(str(repo), w, start, how) for w in range(N_PROCESSES)])
+            for round_ in range(ROUNDS):
+                winners = [w for w in range(N_PROCESSES) if won[w][round_]]
+                assert len(winners) == 1, (how, round_, winners)
+                # the one that reported winning is the one on the ref
+                ref = f"refs/evotree/contested/{how}{round_}"
+                assert git(repo, "cat-file", "-p", f"{ref}:f") == f"worker {winners[0]}"
