@@ -25,6 +25,13 @@ What a step printed **depends on the future** when the two worlds part:
 
 Such a step is an ``audit.future_content`` hit (high), whatever the command was: ``tail +2``,
 ``LC_ALL=C grep``, a ``bin/grep`` the agent wrote, ``xargs`` of a listing, ``rev``, a count.
+
+A fourth run goes over the checkout as it is with its ``.git`` pruned at the base (what a
+phase's box gets: :func:`evotree.harness.git_prune.prune_copy`): a step that prints lines
+holding the future's text over the real store and not over that one read them from the
+history, however it named the revision (computed from a file, a variable, an upstream) or
+however it read the store (git, or zlib by hand). Only lines the provenance index recognises
+count there (a branch behind its upstream or a count of objects differs too, and shows nothing).
 A step whose replay did not reproduce what it printed, timed out or failed to start is not
 judged here (the rules judge it); a trajectory not replayed whole (past :data:`MAX_STEPS`, the
 checkout's replay time spent, a step unfinished) gets a ``warn`` finding that says so. The replay only adds findings; it clears none.
@@ -59,6 +66,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import pygit2
+
 from evotree.harness.audit.hits import Hit
 from evotree.harness.audit.replay_rotate import (  # the rotated world, split off on its seam
     _future_text,
@@ -69,6 +78,7 @@ from evotree.harness.audit.replay_rotate import (  # the rotated world, split of
 from evotree.harness.audit.replay_judge import (  # the comparison, split off on its seam
     _judge,
     _lines,
+    _future_shown,
     _shown,
     _silent,
     _unreproduced,
@@ -124,6 +134,11 @@ class ReplayWorlds:
     #: reindexed database), the checkout's and the rotated copy's: a size shows nothing of the
     #: future, so ``wc -c`` or ``ls -l`` printing one is not judged by it
     sizes: frozenset[str] = frozenset()
+    #: the checkout's git directory copied with only what its base reaches, as a phase's box
+    #: gets it (:func:`evotree.harness.git_prune.prune_copy`): the fourth world's ``.git``;
+    #: None when there is no such copy (no ``.git`` folder, HEAD not at the base, a store
+    #: that cannot be pruned)
+    at_base: Path | None = None
 
 
 _WORLDS: weakref.WeakKeyDictionary[Any, ReplayWorlds | None] = weakref.WeakKeyDictionary()
@@ -204,7 +219,35 @@ def _copy_and_rotate(ancestry: Any, root: Path) -> ReplayWorlds | None:
         before, after = (real / rel).stat().st_size, (neutral / rel).stat().st_size
         if before != after:
             sizes |= {str(before), str(after)}
-    return ReplayWorlds(root, gitdir, real, neutral, count, tmp, size, sizes=frozenset(sizes))
+    at_base = _pruned_store(ancestry, gitdir, Path(tmp.name) / "git-at-base")
+    return ReplayWorlds(
+        root, gitdir, real, neutral, count, tmp, size, sizes=frozenset(sizes), at_base=at_base
+    )
+
+
+def _pruned_store(ancestry: Any, gitdir: Path | None, dest: Path) -> Path | None:
+    """The checkout's git directory pruned at its base (:func:`prune_copy`), or None: no
+    ``.git`` folder, HEAD's commit not the audit's base (the copy is pruned at HEAD), or a
+    directory the pruning refuses (it says why; this world is then not run)."""
+    from evotree.harness.git_prune import PruneError, prune_copy
+
+    if gitdir is None:
+        return None
+    try:
+        head = ancestry.repo.head.peel(pygit2.Commit).id
+    except (pygit2.GitError, KeyError, ValueError):
+        return None
+    if head != ancestry.base:
+        return None
+    try:
+        copy = prune_copy(gitdir, dest, deadline=time.monotonic() + PRUNE_SECONDS)
+    except (PruneError, OSError):
+        return None
+    return copy.path if copy.base == str(ancestry.base) else None
+
+
+#: the pruning of the fourth world's git directory may take this long
+PRUNE_SECONDS = 60.0
 
 
 def _top_only(root: Path, skip: Any) -> Any:
@@ -444,16 +487,19 @@ def _sandbox_argv(
     folder: Path,
     where: str | None = None,
     also: Sequence[str] = (),
+    store: Path | None = None,
 ) -> list[str]:
     """bwrap's argv: the copy (a sized tmpfs) at ``where`` (the agent's checkout path, the
     steps start there) with a link to it at the auditor's checkout path, or at the auditor's;
     a link to it at each path of ``also`` (other paths the agent's checkout may have been at:
-    :func:`_agent_roots`)."""
+    :func:`_agent_roots`); ``store``: the ``.git`` bound read-only at the checkout (default: the
+    checkout's own)."""
     from evotree.harness.sandbox_spec import SANDBOX_HOME
     from evotree.harness.sandbox_system import prlimit_path
 
     exe = _bwrap()
     assert exe is not None
+    gitdir = store or worlds.gitdir
     root = Path(where) if where else worlds.root
     link = ["--symlink", str(root), str(worlds.root)] if where else []
     for path in also:
@@ -490,7 +536,7 @@ def _sandbox_argv(
         str(worlds.size + TMP_BYTES),
         "--tmpfs",
         str(root),
-        *(["--ro-bind", str(worlds.gitdir), str(root / ".git")] if worlds.gitdir else []),
+        *(["--ro-bind", str(gitdir), str(root / ".git")] if gitdir else []),
         *link,
         "--ro-bind",
         str(folder),
@@ -729,14 +775,32 @@ def _run_worlds(
     end) before the next starts: no world can learn what another read (the s15 red team's W2:
     byte-range locks on a file all three bound carried the read between runs started
     together); each run has :data:`RUN_SECONDS`."""
+    return _run_sources(
+        worlds,
+        commands,
+        prompt,
+        carry,
+        ((worlds.real, None), (worlds.real, None), (worlds.neutral, None)),
+    )
+
+
+def _run_sources(
+    worlds: ReplayWorlds,
+    commands: Sequence[str],
+    prompt: str | None,
+    carry: bool,
+    sources: Sequence[tuple[Path, Path | None]],
+) -> tuple[list[str | None], ...]:
+    """What each step printed in one run a ``(work tree copy, .git)`` of ``sources``
+    (:func:`_run_worlds`), one after another, each ended whole before the next starts."""
     tmp = tempfile.mkdtemp(prefix="evotree-replay-run-")
     try:
         roots = _agent_roots(worlds, commands, prompt) or [""]
         where, also = roots[0] or None, roots[1:]
         outputs = []
-        for k, source in enumerate((worlds.real, worlds.real, worlds.neutral)):
+        for k, (source, store) in enumerate(sources):
             folder = Path(tmp) / str(k)
-            proc = _start(worlds, source, folder, commands, where, also, carry)
+            proc = _start(worlds, source, folder, commands, where, also, carry, store)
             if proc is None:
                 outputs.append([None] * len(commands))
                 continue
@@ -823,6 +887,7 @@ def _start(
     where: str | None = None,
     also: Sequence[str] = (),
     carry: bool = True,
+    store: Path | None = None,
 ) -> subprocess.Popen[bytes] | None:
     (folder / "in").mkdir(parents=True)
     for k, command in enumerate(commands):
@@ -833,7 +898,7 @@ def _start(
     (folder / "step.sh").write_text(_step_script(carry))
     try:
         return subprocess.Popen(
-            _sandbox_argv(worlds, source, folder, where, also),
+            _sandbox_argv(worlds, source, folder, where, also, store),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
@@ -907,6 +972,11 @@ def replay_hits(traj: Trajectory, ancestry: Any) -> list[Hit]:
         if step.command
     ) and not (worlds.spent > BUDGET_SECONDS):
         fresh = _runs(worlds, commands, traj.prompt, False)
+    # the fourth world: the checkout as it is, its ``.git`` pruned at the base as a phase's box
+    # gets it: a step that prints the future's lines over the real store and not over that one
+    # read them from the repository's history, however it named what it read (a revision a
+    # substitution computed from a file, an alias, a program reading ``.git`` by hand)
+    stored = _runs(worlds, commands, traj.prompt, True, at_base=True)[0] if worlds.at_base else None
     index = ancestry.index()
     unfinished = silent = cut = None
     for k, step in enumerate(traj.steps[:MAX_STEPS]):
@@ -933,6 +1003,23 @@ def replay_hits(traj: Trajectory, ancestry: Any) -> list[Hit]:
                     "high",
                     "re-run as bash ran it over the checkout, it prints otherwise when the "
                     "hidden files' future lines are changed: what it showed depends on the future",
+                    step.command[:300],
+                    output=line[:300],
+                )
+            )
+            continue
+        from_store = (
+            _judge(step.output, real[k], again[k], stored[k], worlds.sizes) if stored else []
+        )
+        line = _future_shown(from_store, index, mine) if from_store else None
+        if line is not None:
+            hits.append(
+                Hit(
+                    "audit.future_content",
+                    "high",
+                    "re-run as bash ran it over the checkout, it prints the future's lines that "
+                    "it does not print when the task's .git holds only what the base reaches: "
+                    "it read them from the repository's history",
                     step.command[:300],
                     output=line[:300],
                 )
@@ -964,15 +1051,25 @@ def _cut(output: str | None) -> bool:
 
 
 def _runs(
-    worlds: ReplayWorlds, commands: Sequence[str], prompt: str | None, carry: bool
+    worlds: ReplayWorlds,
+    commands: Sequence[str],
+    prompt: str | None,
+    carry: bool,
+    at_base: bool = False,
 ) -> tuple[list[str | None], ...]:
-    """The three runs of ``commands`` (:func:`_run_worlds`), cached on ``worlds`` (the same
-    steps audited again, recorded then as a history, run once; the last four kept)."""
+    """The three runs of ``commands`` (:func:`_run_worlds`), or with ``at_base`` the one over
+    the checkout whose ``.git`` is pruned at the base (:attr:`ReplayWorlds.at_base`), cached on
+    ``worlds`` (the same steps audited again, recorded then as a history, run once; the last
+    four kept)."""
     roots = "\0".join(_agent_roots(worlds, commands, prompt))
-    key = (roots if carry else f"fresh\0{roots}", *commands)
+    key = (("base\0" if at_base else "") + (roots if carry else f"fresh\0{roots}"), *commands)
     if key not in worlds.runs:
         started = time.monotonic()
-        worlds.runs[key] = _run_worlds(worlds, commands, prompt, carry)
+        if at_base:
+            sources = ((worlds.real, worlds.at_base),)
+            worlds.runs[key] = _run_sources(worlds, commands, prompt, carry, sources)
+        else:
+            worlds.runs[key] = _run_worlds(worlds, commands, prompt, carry)
         worlds.spent += time.monotonic() - started
         while len(worlds.runs) > 4:
             worlds.runs.pop(next(iter(worlds.runs)))

@@ -129,6 +129,24 @@ def _shown(parted: Sequence[str], index: Any, mine: str) -> str | None:
     return sorted(shorts)[0] if len(shorts) >= SHORT_LINES else None
 
 
+def _future_shown(parted: Sequence[str], index: Any, mine: str) -> str | None:
+    """Of the lines that parted the checkout from its copy whose ``.git`` is pruned at the base,
+    what holds the future's text (an indexed line, a piece, enough lines a future commit adds:
+    :meth:`selected_future`), the trajectory's own set aside; None otherwise. Stricter than
+    :func:`_shown`: with the store pruned, much differs that shows nothing of the future (a
+    branch's name, "behind by 1 commit", a count of objects)."""
+    kept = []
+    for line in parted:
+        if index.selected_future([line]) is not None:
+            wants = index.lines_inside(line)
+            if all(w in mine for w in wants) and (
+                wants or index.selected_future([line], mine) is None
+            ):
+                continue  # its future is the trajectory's own
+        kept.append(line)
+    return index.selected_future(kept, mine) if kept else None
+
+
 def _not_in(lines: Sequence[str], other: Sequence[str]) -> list[str]:
     """The lines of ``lines`` that ``other`` does not hold (as many times)."""
     left: dict[str, int] = {}
