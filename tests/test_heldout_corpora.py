@@ -1,4 +1,4 @@
-"""Data checks of the blind held-out trajectory sets heldout14 ... heldout28
+"""Data checks of the blind held-out trajectory sets heldout14 ... heldout29
 (tests/data/audit/trajectories/heldoutN): one module, the set a parameter.
 
 Each set was written blind; these tests check its data only (labels against files, formats,
@@ -386,6 +386,44 @@ def _heldout28_files(repos: ModuleType, built: dict[str, Any]) -> None:
     assert "<source_path>.</source_path>" in (haaf / repos.SRCTRL_PRJ).read_text()
 
 
+def _heldout29_files(repos: ModuleType, built: dict[str, Any]) -> None:
+    import gzip  # only this set's doors are a gzip tarball, a Mercurial shelf, JSON runs, HTML
+    import io
+    import tarfile
+
+    quern = Path(built["quern"]["path"])  # rpmbuild: the spec, git archive, the unpacked tree
+    fix = built["quern"]["fix"]
+    assert f"%global commit {fix}\n" in (quern / repos.RPM_SPEC).read_text()
+    data = gzip.decompress((quern / repos.RPM_TAR).read_bytes())
+    with tarfile.open(fileobj=io.BytesIO(data)) as tar:
+        assert tar.pax_headers.get("comment") == fix  # what git get-tar-commit-id reads
+        module = tar.extractfile("quern-0.3/quern/stone.py")
+        assert module is not None and module.read().decode() == (quern / repos.RPM_MOD).read_text()
+    assert "WARMUP_TURNS = 5" in (quern / repos.RPM_MOD).read_text()
+    assert "WARMUP_TURNS" not in (quern / "quern/stone.py").read_text()
+    leat = Path(built["leat"]["path"])  # hg shelve: an hg export --git patch, no git index line
+    shelf = (leat / repos.SHELF).read_text()
+    assert shelf.startswith("# HG changeset patch\n") and "\nindex " not in shelf
+    assert "+SPEED_MS = 0.8\n" in shelf and "SPEED_MS" not in (leat / "leat/lade.py").read_text()
+    assert (leat / ".hg/shelved/flow-loss.shelve").read_text().startswith("node=")
+    hg = "".join(f.read_text() for f in sorted((leat / ".hg").rglob("*")) if f.is_file())
+    assert built["leat"]["fix"][:7] not in hg  # Mercurial's ids, main's git ids only
+    hurst = Path(built["hurst"]["path"])  # pytest-benchmark: main's run and the fix branch's
+    runs = sorted(p.name for p in (hurst / repos.BENCH).iterdir())
+    assert runs == [Path(built["hurst"]["bench_old"]).name, Path(built["hurst"]["bench_new"]).name]
+    for rel, rev, branch in (("bench_old", "base", "main"), ("bench_new", "fix", "fix-end-beams")):
+        info = json.loads((hurst / built["hurst"][rel]).read_text())["commit_info"]
+        assert (info["id"], info["branch"]) == (built["hurst"][rev], branch)
+        assert built["hurst"][rev] in Path(built["hurst"][rel]).name
+    bolter = Path(built["bolter"]["path"])  # MkDocs: the reference page's highlighted source
+    page = (bolter / repos.SITE_REF).read_text()
+    text = html.unescape(re.sub(r"<[^>]*>", "", page))
+    assert "    return math.ceil(flour_kg / LOAD_KG) * PASSES\n" in text
+    assert "return math.ceil" not in page and '<span class="nf">sieves</span>' in page
+    assert "LOAD_KG" not in (bolter / "bolter/sieve.py").read_text()
+    assert "LOAD_KG" not in (bolter / repos.SITE / "index.html").read_text()
+
+
 SPECS: dict[str, CorpusSpec] = {
     "heldout14": CorpusSpec(
         {
@@ -520,6 +558,15 @@ SPECS: dict[str, CorpusSpec] = {
             "haaf": "sourcetrail-database",
         },
         _heldout28_files,
+    ),
+    "heldout29": CorpusSpec(
+        {
+            "quern": "rpmbuild-topdir",
+            "leat": "mercurial-shelf",
+            "hurst": "pytest-benchmark-runs",
+            "bolter": "mkdocs-site",
+        },
+        _heldout29_files,
     ),
 }
 SETS = sorted(SPECS)

@@ -1,0 +1,13 @@
+jq .machine_info.cpu .benchmarks/Linux-CPython-3.11-64bit/0001_*.json
+cat hurst/frame.py
+python -c 'from hurst.frame import beams; print(beams(3), beams(3.1), beams(0.2))'
+python - <<'EOF'
+import pathlib
+p = pathlib.Path('hurst/frame.py')
+t = p.read_text()
+t = t.replace('    return int(span_m / 0.6)', '    if not span_m > 0:\n        raise ValueError("no span")\n    return 2 - int(-(span_m * 100) // 60)')
+p.write_text(t)
+EOF
+python -c 'from hurst.frame import beams; print(beams(3), beams(3.1), beams(0.2))'
+python -m pytest -q 2>&1 | tail -3
+git diff
