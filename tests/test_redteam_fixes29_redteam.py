@@ -113,7 +113,7 @@ from test_redteam_judge_copy_redteam import (
 )
 from test_task_prune import _ENV, SECRET, _commit, _git, _task
 
-from evotree.harness import git_guard, git_prune
+from evotree.harness import git_guard, git_phase_search, git_prune
 from evotree.harness.sandbox import finish_trace
 from evotree.harness.sandbox_spec import SandboxSpec
 from test_redteam_trace_deputy import seccomp as seccomp  # noqa: F401 - the fixture
@@ -437,7 +437,7 @@ def test_the_judge_binds_a_repository_beyond_the_read_only_bound_whole(
     assert SECRET not in first  # control: the judge's start pruned the repository it found
     assert second.startswith("0") and "base" in second, proc.stdout  # control: git read it
     assert SECRET not in second
-    monkeypatch.setattr(git_guard, "MAX_READ_ONLY_ENTRIES", _FLOOD // 2)
+    monkeypatch.setattr(git_phase_search, "MAX_READ_ONLY_ENTRIES", _FLOOD // 2)
     with pytest.raises(SandboxUnavailable) as refused:
         _box(_judge_spec(root, copy, (data,)), script)
     assert f"the read path {data} could not be searched whole" in refused.value.message
@@ -465,7 +465,7 @@ def test_an_honest_dataset_over_the_bound_is_no_row(
     snap = json.loads(git_guard.snapshot_path(trace).read_text())
     assert snap["repos"] == [] and snap["problems"] == [] and snap["hidden"] == [], snap
     assert rows == [], rows
-    monkeypatch.setattr(git_guard, "MAX_READ_ONLY_ENTRIES", _FLOOD // 2)
+    monkeypatch.setattr(git_phase_search, "MAX_READ_ONLY_ENTRIES", _FLOOD // 2)
     with pytest.raises(git_guard.ReadPathCut, match="could not be searched whole"):
         git_guard.before_phase([work], trace, read_only=[data])
     monkeypatch.setenv(git_guard.ENV_NO_REPOS, str(data))

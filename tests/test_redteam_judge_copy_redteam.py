@@ -70,7 +70,7 @@ from pathlib import Path
 import pytest
 from test_task_prune import _ENV, SECRET, _commit, _git, _task
 
-from evotree.harness import git_guard, git_prune
+from evotree.harness import git_guard, git_phase_search, git_prune
 from evotree.harness.sandbox import finish_trace, wrap
 from evotree.harness.sandbox_copy import copy_regular_files
 from evotree.harness.sandbox_launch import accounted, sandbox_env
@@ -441,13 +441,13 @@ def test_a_flood_in_the_run_directory_cuts_the_search_of_the_operators_read_path
 ) -> None:
     # the bound set low (947e2b1 raised it to 2,000,000 entries: as many files made here took
     # the test past its 300 s under load); the flood is one more entry than the bound, as before
-    monkeypatch.setattr(git_guard, "MAX_READ_ONLY_ENTRIES", 50_000)
+    monkeypatch.setattr(git_phase_search, "MAX_READ_ONLY_ENTRIES", 50_000)
     root = tmp_path / "run"
     work = root / "candidate"
     work.mkdir(parents=True)
     flood = root / "evidence" / "prepare"
     flood.mkdir(parents=True)
-    for i in range(git_guard.MAX_READ_ONLY_ENTRIES + 1):
+    for i in range(git_phase_search.MAX_READ_ONLY_ENTRIES + 1):
         os.close(os.open(flood / f"{i:06d}", os.O_CREAT | os.O_WRONLY, 0o644))
     (root / "evidence" / "train").mkdir()
     data = tmp_path / "data"

@@ -67,7 +67,7 @@ from pathlib import Path
 import pytest
 from test_task_prune import _ENV, SECRET, _git, _task
 
-from evotree.harness import git_guard, git_prune, sandbox
+from evotree.harness import git_guard, git_phase_search, git_prune, sandbox
 from evotree.harness.sandbox import finish_trace
 from evotree.harness.sandbox_launch import accounted, sandbox_env
 from evotree.harness.sandbox_spec import SandboxSpec
@@ -408,16 +408,16 @@ def test_m5_the_alias_check_by_folder_identity(
     words = ["datasets", "cache-link", "proj-link", "imagenet"]
     monkeypatch.setenv(git_guard.ENV_NO_REPOS, os.pathsep.join(str(tmp_path / w) for w in words))
     run = tmp_path / "run"
-    attested = git_guard._attested([run / "candidate"], [run, cache], [cache])
+    attested = git_phase_search._attested([run / "candidate"], [run, cache], [cache])
     assert attested == [tmp_path / "imagenet"], attested
     # binds (a private mount namespace): an attested bind of /data, and an attested folder
     # with a bind of /data below it, are left out as well; the dataset stays attested
     for name in ("bound", "other", "other/x"):
         (tmp_path / name).mkdir()
     script = (
-        "import json, sys; from pathlib import Path; from evotree.harness import git_guard; "
+        "import json, sys; from pathlib import Path; from evotree.harness import git_phase_search; "
         "a = [Path(p) for p in json.loads(sys.argv[1])]; "
-        "print(json.dumps([str(p) for p in git_guard._attested(a[:1], a[1:3], a[2:3])]))"
+        "print(json.dumps([str(p) for p in git_phase_search._attested(a[:1], a[1:3], a[2:3])]))"
     )
     folders = json.dumps([str(run / "candidate"), str(run), str(cache)])
     env = dict(os.environ) | {

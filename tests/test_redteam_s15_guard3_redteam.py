@@ -195,11 +195,11 @@ _ATTESTED = textwrap.dedent(
     """
     import json, sys
     from pathlib import Path
-    from evotree.harness import git_guard
+    from evotree.harness import git_phase_search
     a = [Path(p) for p in json.loads(sys.argv[1])]
     rw, ro, wrote = a[:1], a[1:4], a[2:3]
-    found = git_guard._search(rw, ro, [], wrote)[0]
-    print(json.dumps({"attested": [str(p) for p in git_guard._attested(rw, ro, wrote)],
+    found = git_phase_search._search(rw, ro, [], wrote)[0]
+    print(json.dumps({"attested": [str(p) for p in git_phase_search._attested(rw, ro, wrote)],
                       "found": [str(p) for p in found]}))
     """
 )

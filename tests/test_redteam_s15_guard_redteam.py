@@ -106,7 +106,7 @@ import pytest
 from test_redteam_judge_copy_redteam import _box, _log_all
 from test_task_prune import _ENV, SECRET, _commit, _git, _task
 
-from evotree.harness import git_guard, git_prune, sandbox
+from evotree.harness import git_guard, git_phase_search, git_prune, sandbox
 from evotree.harness.sandbox import finish_trace
 from evotree.harness.sandbox_copy import copy_regular_files
 from evotree.harness.sandbox_launch import accounted, sandbox_env
@@ -173,7 +173,7 @@ def test_k1_control_a_git_dir_sorted_first_is_pruned_at_the_same_cut(
 ) -> None:
     """The control of K1: the same flood and cut, the sibling named ``x`` (after ``.git``): the
     ``.git`` is found before the cut and bound pruned; ``x`` is hidden."""
-    monkeypatch.setattr(git_guard, "MAX_READ_ONLY_ENTRIES", 2_000)
+    monkeypatch.setattr(git_phase_search, "MAX_READ_ONLY_ENTRIES", 2_000)
     root = _flooded_run(tmp_path, "x", 2_000)
     spec = _prepare_spec(tmp_path, root)
     try:
@@ -194,7 +194,7 @@ def test_k1_a_git_dir_after_a_cut_sibling_is_not_bound_whole(
     """K1, closed: ``find_git_dirs`` takes a folder's ``.git`` before its siblings, whatever sorts
     before it, so a cut of the entries falls on ``-x`` (hidden) and the ``.git`` is found and
     bound pruned: the prepare phase's ``git log --all`` sees the base, not the future."""
-    monkeypatch.setattr(git_guard, "MAX_READ_ONLY_ENTRIES", 2_000)
+    monkeypatch.setattr(git_phase_search, "MAX_READ_ONLY_ENTRIES", 2_000)
     root = _flooded_run(tmp_path, "-x", 2_000)
     spec = _prepare_spec(tmp_path, root)
     task_git = root / "candidate" / "task" / ".git"
@@ -215,10 +215,10 @@ def test_l3_a_git_dir_after_many_cut_siblings_is_hidden_with_its_folder(
 ) -> None:
     """Stopped: K1 with ``MAX_HIDDEN_CUTS + 1`` siblings before ``.git``: ``_coarsen`` lifts
     them to their parent, the task's work tree, hidden whole (its ``.git`` with it)."""
-    monkeypatch.setattr(git_guard, "MAX_READ_ONLY_ENTRIES", 2_000)
+    monkeypatch.setattr(git_phase_search, "MAX_READ_ONLY_ENTRIES", 2_000)
     root = _flooded_run(tmp_path, "-x", 2_000)
     task = root / "candidate" / "task"
-    for i in range(git_guard.MAX_HIDDEN_CUTS):
+    for i in range(git_phase_search.MAX_HIDDEN_CUTS):
         (task / f"-{i:03d}").mkdir()
     spec = _prepare_spec(tmp_path, root)
     try:
@@ -236,7 +236,7 @@ def test_k6_lead_a_queued_cut_holding_a_read_write_folder_refuses_the_phase(
     search while ``evidence`` (holding the read-write ``evidence/prepare``) is still queued; an
     empty folder over it would leave bwrap no mount point for the read-write folder, so the
     phase is refused (``ReadPathCut``, said) rather than given a box that cannot start."""
-    monkeypatch.setattr(git_guard, "MAX_READ_ONLY_ENTRIES", 2_000)
+    monkeypatch.setattr(git_phase_search, "MAX_READ_ONLY_ENTRIES", 2_000)
     root = tmp_path / "run"
     _task(root / "candidate" / "task")
     for i in range(2_000):
@@ -565,7 +565,8 @@ def test_k6_a_cut_lifted_above_a_found_repository_does_not_stop_later_train_boxe
 ) -> None:
     """K6, closed: a repository in a folder hidden by a cut (lifted by ``_coarsen``) is hidden
     with it, said, never bound inside it: the later run's train box starts."""
-    monkeypatch.setattr(git_guard, "MAX_HIDDEN_CUTS", 8)  # 256 in production: 257 folders then
+    # 256 in production: 257 folders then
+    monkeypatch.setattr(git_phase_search, "MAX_HIDDEN_CUTS", 8)
     cache = tmp_path / "ws" / "cache"
     repo = cache / "P" / "r"  # what a prepare phase left: a small clone...
     repo.mkdir(parents=True)
@@ -577,7 +578,7 @@ def test_k6_a_cut_lifted_above_a_found_repository_does_not_stop_later_train_boxe
     try:
         control = _box(spec, script)  # control: the later train box starts
         assert "started" in control.stdout, control
-        for i in range(git_guard.MAX_HIDDEN_CUTS + 1):  # ...and folders 66 deep beside it
+        for i in range(git_phase_search.MAX_HIDDEN_CUTS + 1):  # ...and folders 66 deep beside it
             (cache / "P" / f"d{i:03d}" / "/".join(["d"] * 66)).mkdir(parents=True)
         proc = _box(spec, script)
     finally:

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from evotree.harness import git_guard, git_prune
+from evotree.harness import git_guard, git_phase_search, git_prune
 from evotree.harness.sandbox import finish_trace, wrap
 from evotree.harness.sandbox_launch import accounted, sandbox_env
 from evotree.harness.sandbox_spec import SandboxSpec
@@ -679,7 +679,7 @@ def test_a_cut_search_of_a_read_only_folder_refuses_the_phase_and_cuts_no_other_
     work.mkdir()
     data = tmp_path / "data"
     _task(data / "task")
-    monkeypatch.setattr(git_guard, "MAX_READ_ONLY_ENTRIES", 3)
+    monkeypatch.setattr(git_phase_search, "MAX_READ_ONLY_ENTRIES", 3)
     binds = git_guard.before_phase([work], tmp_path / "raw.trace", read_only=[run, data])
     hidden = [(o, s, d) for o, s, d in binds if s.name.startswith("cut")]
     assert [d for _, _, d in hidden] == [run / "evidence" / f"d{i}" for i in range(5)], binds
@@ -699,7 +699,7 @@ def test_a_cut_search_of_a_read_only_folder_refuses_the_phase_and_cuts_no_other_
     with pytest.raises(git_guard.ReadPathCut) as exc:  # the operator's: refused, the way out
         git_guard.before_phase([work], tmp_path / "raw.trace", read_only=[cache])
     assert exc.value.root == cache and git_guard.ENV_NO_REPOS in exc.value.fix, exc.value
-    monkeypatch.setattr(git_guard, "MAX_READ_ONLY_ENTRIES", 8)  # run: 7 entries
+    monkeypatch.setattr(git_phase_search, "MAX_READ_ONLY_ENTRIES", 8)  # run: 7 entries
     git_guard.before_phase([work], tmp_path / "raw.trace", read_only=[run, data])
     snap = json.loads(git_guard.snapshot_path(tmp_path / "raw.trace").read_text())
     assert [r["path"] for r in snap["repos"]] == [str(data / "task" / ".git")]
@@ -723,14 +723,14 @@ def test_the_operators_attested_read_paths_are_not_searched_and_none_that_phases
     data = tmp_path / "data"
     for i in range(5):
         (data / f"d{i}").mkdir(parents=True)
-    monkeypatch.setattr(git_guard, "MAX_READ_ONLY_ENTRIES", 3)
+    monkeypatch.setattr(git_phase_search, "MAX_READ_ONLY_ENTRIES", 3)
     trace = tmp_path / "raw.trace"
     with pytest.raises(git_guard.ReadPathCut, match=git_guard.ENV_NO_REPOS) as exc:
         git_guard.before_phase([work], trace, read_only=[data])
     assert exc.value.root == data and str(data) in str(exc.value)
     named = os.pathsep.join([str(data), "relative/x", str(run), str(run / "evidence"), str(work)])
     monkeypatch.setenv(git_guard.ENV_NO_REPOS, named)
-    monkeypatch.setattr(git_guard, "MAX_READ_ONLY_ENTRIES", 100)
+    monkeypatch.setattr(git_phase_search, "MAX_READ_ONLY_ENTRIES", 100)
     git_guard.before_phase([work], trace, read_only=[data, run])
     snap = json.loads(git_guard.snapshot_path(trace).read_text())
     found = sorted(r["path"] for r in snap["repos"])
@@ -1025,13 +1025,13 @@ def test_many_cuts_of_what_the_candidate_wrote_hide_the_folders_above_them(
     (run / "evidence" / "eval").mkdir(parents=True)
     cache = tmp_path / "cache"
     deep = "/".join(["d"] * 66)
-    for i in range(git_guard.MAX_HIDDEN_CUTS + 44):
+    for i in range(git_phase_search.MAX_HIDDEN_CUTS + 44):
         (run / "evidence" / "train" / f"x{i}" / deep).mkdir(parents=True)
         (cache / f"x{i}" / deep).mkdir(parents=True)
     rw = [run / "evidence" / "eval"]
-    hide = git_guard._search(rw, [run], [])[5]
+    hide = git_phase_search._search(rw, [run], [])[5]
     assert [p for p, _ in hide] == [run / "evidence" / "train"], hide[:3]
-    hide = git_guard._search(rw, [cache], [], [cache])[5]
+    hide = git_phase_search._search(rw, [cache], [], [cache])[5]
     assert [p for p, _ in hide] == [cache], hide[:3]
     with pytest.raises(git_guard.ReadPathCut):
-        git_guard._search(rw, [cache], [])
+        git_phase_search._search(rw, [cache], [])
