@@ -1,5 +1,5 @@
 """What git reads as a repository or an object store: the one recogniser of the phases' search
-(:func:`evotree.harness.git_guard.find_git_dirs`) and the judge's copy of the candidate
+(:func:`evotree.harness.git_search.find_git_dirs`) and the judge's copy of the candidate
 (:func:`evotree.harness.sandbox_copy.copy_regular_files`). A store is known by what git itself
 reads there (packs and indexes by git's magic, loose objects by their names), a store-named link
 as git takes it (followed; through ``/proc`` or ``/dev``, looping, unreadable or too large: a

@@ -104,7 +104,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from evotree.harness import git_guard, git_prune
+from evotree.harness import git_guard, git_phase_search, git_prune, git_untraced
 from evotree.harness.audit.trace import TRACE_FILE, TRACE_SYSCALLS, write_trace
 from evotree.harness.sandbox_launch import sandbox_env
 from evotree.harness.sandbox_nested import (
@@ -205,13 +205,13 @@ def _guard_task_repositories(spec: SandboxSpec) -> list[tuple[str, Path, Path]]:
     if spec.trace is None:
         # an untraced phase (the judge) binds task repositories pruned too, never whole
         try:
-            return git_guard.before_untraced(
+            return git_untraced.before_untraced(
                 spec.read_write, spec.read_only, spec.masked, written=spec.written
             )
         except git_prune.PruneError as exc:
             raise SandboxUnavailable(
                 f"task repositories cannot be bound pruned: {exc}",
-                fix=exc.fix if isinstance(exc, git_guard.ReadPathCut) else OFF_FIX,
+                fix=exc.fix if isinstance(exc, git_phase_search.ReadPathCut) else OFF_FIX,
             ) from exc
     # read-only folders too: a task repository the phase can only read is read whole otherwise
     try:
@@ -222,7 +222,7 @@ def _guard_task_repositories(spec: SandboxSpec) -> list[tuple[str, Path, Path]]:
             skip=spec.masked,
             written=spec.written,
         )
-    except git_guard.ReadPathCut as exc:  # a read path not searched whole: refused, said
+    except git_phase_search.ReadPathCut as exc:  # a read path not searched whole: refused, said
         raise SandboxUnavailable(
             f"task repositories cannot be guarded: {exc}", fix=exc.fix
         ) from exc
@@ -240,7 +240,7 @@ def release_untraced(argv: Sequence[str]) -> None:
     (``argv``: the command line that ran it, as :func:`wrap` made it, through
     :func:`~evotree.harness.sandbox_launch.accounted` too); nothing for a traced phase
     (:func:`finish_trace` removes its copies)."""
-    git_guard.release_untraced(argv)
+    git_untraced.release_untraced(argv)
 
 
 def _seccomp_tracing(spec: SandboxSpec) -> bool:

@@ -41,7 +41,7 @@ def copy_regular_files(src: Path, dst: Path, *, max_files: int, max_bytes: int) 
     judge reads the task repository as the phase saw it, its future absent), or refused. The
     walk is a loop (no folder depth makes it recurse).
     """
-    from evotree.harness import git_guard, git_prune
+    from evotree.harness import git_prune, git_stores, git_untraced
 
     report = CopyReport()
     over = False
@@ -72,7 +72,7 @@ def copy_regular_files(src: Path, dst: Path, *, max_files: int, max_bytes: int) 
         mode = info.st_mode
         if stat.S_ISLNK(mode):
             refuse(name, f"symbolic link to {os.readlink(item.path)!r} (not followed)")
-        elif stat.S_ISDIR(mode) and git_guard.is_git_dir(Path(item.path)):
+        elif stat.S_ISDIR(mode) and git_stores.is_git_dir(Path(item.path)):
             git_dir(Path(item.path), target / item.name, name)
         elif stat.S_ISDIR(mode):
             try:
@@ -112,7 +112,7 @@ def copy_regular_files(src: Path, dst: Path, *, max_files: int, max_bytes: int) 
 
     def git_dir(source: Path, target: Path, name: str) -> None:
         """A git directory (a ``.git`` folder, a bare repository or a separate git directory:
-        :func:`evotree.harness.git_guard.is_git_dir`, the guard's own recogniser) goes across
+        :func:`evotree.harness.git_stores.is_git_dir`, the guard's own recogniser) goes across
         pruned at its base (what the phase saw, :mod:`evotree.harness.git_prune`), never
         whole: whatever the copy's reader runs finds no future in it. The copy's limits bound
         the pruning as it goes, and host git runs at most :data:`PRUNE_SECONDS` a copy."""
@@ -140,7 +140,7 @@ def copy_regular_files(src: Path, dst: Path, *, max_files: int, max_bytes: int) 
         report.files += len(made)
         report.bytes += size
 
-    if git_guard.is_git_dir(Path(src)):
+    if git_stores.is_git_dir(Path(src)):
         refuse(".", "the candidate folder is itself a git directory (not copied)")
         return report
     # depth first in name order, as a loop: each level is (its entries left, target, rel)
@@ -166,7 +166,7 @@ def copy_regular_files(src: Path, dst: Path, *, max_files: int, max_bytes: int) 
         if sub is not None:
             enter(sub, target / item.name, f"{rel}/{item.name}" if rel else item.name)
     # every git directory in it was pruned here: the judge's start need not prune it again
-    git_guard.note_pruned_copy(Path(dst))
+    git_untraced.note_pruned_copy(Path(dst))
     return report
 
 

@@ -4,7 +4,7 @@
 The fixes: host git gets the task's store C-quoted in ``GIT_ALTERNATE_OBJECT_DIRECTORIES``; one
 recogniser of git directories (``git_guard.is_git_dir``: a ``.git`` folder, or ``HEAD`` (a
 regular file) + ``objects/`` + ``refs/``) for the phases' search and the judge's copy; every
-phase, the untraced judge too, binds task repositories pruned (``git_guard.before_untraced``:
+phase, the untraced judge too, binds task repositories pruned (``git_untraced.before_untraced``:
 copies in a private folder of the process, removed at its exit, a dead process's swept); each
 read-only root its own 100,000-entry bound, a cut there a ``git_state`` row; the copy's config an
 allowlist. The attacker is the candidate (train-phase code writing the candidate folder the judge
@@ -113,7 +113,7 @@ from test_redteam_judge_copy_redteam import (
 )
 from test_task_prune import _ENV, SECRET, _commit, _git, _task
 
-from evotree.harness import git_guard, git_phase_search, git_prune
+from evotree.harness import git_guard, git_phase_search, git_prune, git_untraced
 from evotree.harness.sandbox import finish_trace
 from evotree.harness.sandbox_spec import SandboxSpec
 from test_redteam_trace_deputy import seccomp as seccomp  # noqa: F401 - the fixture
@@ -129,7 +129,7 @@ def _first_line_on(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setattr(git_prune, "_cache_root", lambda: cache)
     untraced = tmp_path / "untraced-copies"
     untraced.mkdir(mode=0o700)
-    monkeypatch.setattr(git_guard, "_untraced_root", lambda: untraced)
+    monkeypatch.setattr(git_untraced, "_untraced_root", lambda: untraced)
 
 
 def _store_text(objects: Path, tmp_path: Path) -> str:
@@ -508,7 +508,7 @@ def test_no_repository_is_hidden_in_the_judges_box_by_the_32_cap(
     if hidden_one == "operators-after-32":
         extra = [tmp_path / "data"]
         _task(extra[0] / "task")
-    binds = git_guard.before_untraced([planted], [root, fresh, copy, *extra], [candidate])
+    binds = git_untraced.before_untraced([planted], [root, fresh, copy, *extra], [candidate])
     try:
         bound = [dst for _, _, dst in binds if str(dst).endswith("/.git")]
         assert bound == ([extra[0] / "task" / ".git"] if extra else []), binds  # control
@@ -518,7 +518,7 @@ def test_no_repository_is_hidden_in_the_judges_box_by_the_32_cap(
         hidden = [str(dst) for _, src, dst in binds if str(src).endswith(".hidden")]
         assert hidden == [], hidden
     finally:
-        git_guard.release_untraced([str(src) for _, src, _ in binds])
+        git_untraced.release_untraced([str(src) for _, src, _ in binds])
 
 
 def test_a_judge_phases_copies_are_gone_when_the_phase_is_over(tmp_path: Path) -> None:
@@ -550,9 +550,9 @@ def test_a_judge_phases_copies_are_gone_when_the_phase_is_over(tmp_path: Path) -
         release_untraced(running)
         assert list(untraced.iterdir()) == []
     finally:
-        for folder in list(git_guard._UNTRACED):
+        for folder in list(git_untraced._UNTRACED):
             if untraced in folder.parents:
-                git_guard._UNTRACED.remove(folder)
+                git_untraced._UNTRACED.remove(folder)
                 shutil.rmtree(folder, ignore_errors=True)
 
 
@@ -561,9 +561,9 @@ def test_a_judge_phases_copies_are_gone_when_the_phase_is_over(tmp_path: Path) -
 _SWEEPER = """\
 import os, sys
 from pathlib import Path
-from evotree.harness import git_guard
+from evotree.harness import git_untraced
 print("pid", os.getpid())
-git_guard._sweep(Path(sys.argv[1]))
+git_untraced._sweep(Path(sys.argv[1]))
 print("swept", sorted(os.listdir(sys.argv[1])))
 """
 
@@ -581,11 +581,11 @@ def test_the_sweep_leaves_a_live_processs_copies(tmp_path: Path, seccomp: None) 
     live = untraced / f"{os.getpid()}-live"  # this process: alive, its judge phase running
     (live / "phase.git-copies" / "0").mkdir(parents=True)
     (live / "phase.git-copies" / "0" / "HEAD").write_text("ref: refs/heads/main\n")
-    held = os.open(live / git_guard._LOCK_NAME, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    held = os.open(live / git_untraced._LOCK_NAME, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
     fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
     dead = untraced / "999999999-dead"  # no process holds its lock: swept (control)
     dead.mkdir()
-    (dead / git_guard._LOCK_NAME).write_text("")
+    (dead / git_untraced._LOCK_NAME).write_text("")
     bwrap = shutil.which("bwrap")
     assert bwrap is not None
     proc = subprocess.run(
@@ -653,7 +653,7 @@ def test_the_judges_box_writes_nothing_that_outlives_it_outside_its_folders(
 # ------------------------------------------ R10: a group-writable cache folder (honest work)
 
 #: the real private folder of untraced copies (the autouse fixture replaces it in every test)
-_REAL_UNTRACED_ROOT = git_guard._untraced_root
+_REAL_UNTRACED_ROOT = git_untraced._untraced_root
 
 
 def test_a_fresh_cache_under_umask_002_still_lets_the_judge_run(
@@ -664,17 +664,17 @@ def test_a_fresh_cache_under_umask_002_still_lets_the_judge_run(
     each folder it makes 0700 and makes an existing one of this user's 0700, as the tracer
     build does, so the judge's start prunes the repository in its reach."""
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
-    monkeypatch.setattr(git_guard, "_untraced_root", _REAL_UNTRACED_ROOT)
+    monkeypatch.setattr(git_untraced, "_untraced_root", _REAL_UNTRACED_ROOT)
     data = tmp_path / "data"
     _task(data / "task")
     old = os.umask(0o002)
     try:
-        root = git_guard._untraced_root()
+        root = git_untraced._untraced_root()
         evotree = tmp_path / "xdg" / "evotree"
         mode = oct(os.lstat(evotree).st_mode & 0o777)
         assert (evotree / "untraced-copies").is_dir()  # control: it was made here, now
         try:
-            binds = git_guard.before_untraced([], [data], [])
+            binds = git_untraced.before_untraced([], [data], [])
         except git_prune.PruneError as exc:
             binds = [("refused", Path(str(exc)), Path())]
     finally:

@@ -86,7 +86,7 @@ from test_redteam_fixes29_redteam import _store_text
 from test_redteam_judge_copy_redteam import _box, _copy, _judge_spec, _log_all
 from test_task_prune import SECRET, _commit, _git, _task
 
-from evotree.harness import git_guard, git_prune, sandbox
+from evotree.harness import git_guard, git_prune, git_untraced, sandbox
 from evotree.harness.sandbox_spec import SandboxSpec
 from test_redteam_trace_deputy import seccomp as seccomp  # noqa: F401 - the fixture
 
@@ -102,11 +102,11 @@ def _first_line_on(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setattr(git_prune, "_cache_root", lambda: cache)
     untraced = tmp_path / "untraced-copies"
     untraced.mkdir(mode=0o700)
-    monkeypatch.setattr(git_guard, "_untraced_root", lambda: untraced)
+    monkeypatch.setattr(git_untraced, "_untraced_root", lambda: untraced)
 
 
 def _release(binds: list[tuple[str, Path, Path]]) -> None:
-    git_guard.release_untraced([str(src) for _, src, _ in binds])
+    git_untraced.release_untraced([str(src) for _, src, _ in binds])
 
 
 def _judge_start(root: Path, copy: Path) -> list[tuple[str, Path, Path]]:
@@ -282,24 +282,24 @@ def test_j3_a_folder_made_where_a_noted_copy_was_is_searched(
     ``_noted_copies`` took the new folder for the noted copy and its task repository was bound
     whole): the note holds an ``O_PATH`` descriptor of the copy, so its inode is not freed
     while noted and a folder made at the path is another one — searched and pruned."""
-    monkeypatch.setattr(git_guard, "_PRUNED_COPIES", {})
+    monkeypatch.setattr(git_untraced, "_PRUNED_COPIES", {})
     path = tmp_path / "judge-candidate-x"
     path.mkdir()
-    git_guard.note_pruned_copy(path)
+    git_untraced.note_pruned_copy(path)
     before = os.lstat(path).st_ino
     shutil.rmtree(path)
     path.mkdir()
     assert os.lstat(path).st_ino != before  # the noted inode is still held
     _task(path / "task")
-    stale = dict(git_guard._PRUNED_COPIES)
-    monkeypatch.setattr(git_guard, "_PRUNED_COPIES", {})
-    binds = git_guard.before_untraced([], [path], [])  # control: with no note, bound pruned
+    stale = dict(git_untraced._PRUNED_COPIES)
+    monkeypatch.setattr(git_untraced, "_PRUNED_COPIES", {})
+    binds = git_untraced.before_untraced([], [path], [])  # control: with no note, bound pruned
     try:
         assert [d for _, _, d in binds if d == path / "task" / ".git"], binds
     finally:
         _release(binds)
-    monkeypatch.setattr(git_guard, "_PRUNED_COPIES", stale)
-    binds = git_guard.before_untraced([], [path], [])
+    monkeypatch.setattr(git_untraced, "_PRUNED_COPIES", stale)
+    binds = git_untraced.before_untraced([], [path], [])
     try:
         bound = [d for _, _, d in binds if d == path / "task" / ".git"]
         assert bound, f"the task repository is bound as it is: {binds}"
@@ -390,16 +390,16 @@ def test_j5_another_folder_renamed_over_a_noted_copy_is_searched(
     """Stopped: the note holds the copy's device and inode (read with ``lstat``): another
     folder renamed over the noted path (both existed at once: its inode differs) is searched,
     its task repository bound pruned."""
-    monkeypatch.setattr(git_guard, "_PRUNED_COPIES", {})
+    monkeypatch.setattr(git_untraced, "_PRUNED_COPIES", {})
     copy = tmp_path / "judge-candidate-x"
     copy.mkdir()
-    git_guard.note_pruned_copy(copy)
-    assert git_guard._noted_copies([copy]) == [copy]  # control: the note holds
+    git_untraced.note_pruned_copy(copy)
+    assert git_untraced._noted_copies([copy]) == [copy]  # control: the note holds
     other = tmp_path / "other"
     _task(other / "task")
     copy.rmdir()
     os.rename(other, copy)
-    binds = git_guard.before_untraced([], [copy], [])
+    binds = git_untraced.before_untraced([], [copy], [])
     try:
         gits = [(s, d) for _, s, d in binds if d == copy / "task" / ".git"]
         assert gits, binds

@@ -67,7 +67,7 @@ from pathlib import Path
 import pytest
 from test_task_prune import _ENV, SECRET, _git, _task
 
-from evotree.harness import git_guard, git_phase_search, git_prune, sandbox
+from evotree.harness import git_guard, git_phase_search, git_prune, git_untraced, sandbox
 from evotree.harness.sandbox import finish_trace
 from evotree.harness.sandbox_launch import accounted, sandbox_env
 from evotree.harness.sandbox_spec import SandboxSpec
@@ -85,7 +85,7 @@ def _first_line_on(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setattr(git_prune, "_cache_root", lambda: cache)
     untraced = tmp_path / "untraced-copies"
     untraced.mkdir(mode=0o700)
-    monkeypatch.setattr(git_guard, "_untraced_root", lambda: untraced)
+    monkeypatch.setattr(git_untraced, "_untraced_root", lambda: untraced)
 
 
 def _snapshot(spec: SandboxSpec) -> dict:
@@ -332,7 +332,7 @@ def test_m4_noted_copies_hold_no_descriptor_in_the_box_and_do_not_pile_up(
     for i in range(200):
         copy = tmp_path / f"judge-{i}"
         copy.mkdir()
-        git_guard.note_pruned_copy(copy)
+        git_untraced.note_pruned_copy(copy)
         copies.append(copy)
         if i:
             shutil.rmtree(copies[i - 1])
@@ -347,7 +347,7 @@ def test_m4_noted_copies_hold_no_descriptor_in_the_box_and_do_not_pile_up(
     )
     assert "judge-" not in proc.stdout, proc.stdout
     shutil.rmtree(copies[-1])
-    git_guard.note_pruned_copy(tmp_path / "absent")  # a later note forgets the removed one
+    git_untraced.note_pruned_copy(tmp_path / "absent")  # a later note forgets the removed one
     assert not [name for name in _open_fds().values() if name.startswith(str(tmp_path))]
 
 

@@ -62,7 +62,7 @@ import pytest
 from test_redteam_s15_guard2_redteam import _linked_store, _run_box, _train_spec
 from test_task_prune import SECRET, _git, _task
 
-from evotree.harness import git_guard, git_prune
+from evotree.harness import git_guard, git_prune, git_untraced
 from test_redteam_trace_deputy import seccomp as seccomp  # noqa: F401 - the fixture
 
 _REPO = Path(__file__).resolve().parents[1]
@@ -79,7 +79,7 @@ def _first_line_on(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setattr(git_prune, "_cache_root", lambda: cache)
     untraced = tmp_path / "untraced-copies"
     untraced.mkdir(mode=0o700)
-    monkeypatch.setattr(git_guard, "_untraced_root", lambda: untraced)
+    monkeypatch.setattr(git_untraced, "_untraced_root", lambda: untraced)
 
 
 # ------------------------- N1: a link whose target is read differently by the guard and git

@@ -106,7 +106,7 @@ import pytest
 from test_redteam_judge_copy_redteam import _box, _log_all
 from test_task_prune import _ENV, SECRET, _commit, _git, _task
 
-from evotree.harness import git_guard, git_phase_search, git_prune, sandbox
+from evotree.harness import git_guard, git_phase_search, git_prune, git_untraced, sandbox
 from evotree.harness.sandbox import finish_trace
 from evotree.harness.sandbox_copy import copy_regular_files
 from evotree.harness.sandbox_launch import accounted, sandbox_env
@@ -125,7 +125,7 @@ def _first_line_on(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setattr(git_prune, "_cache_root", lambda: cache)
     untraced = tmp_path / "untraced-copies"
     untraced.mkdir(mode=0o700)
-    monkeypatch.setattr(git_guard, "_untraced_root", lambda: untraced)
+    monkeypatch.setattr(git_untraced, "_untraced_root", lambda: untraced)
 
 
 def _snapshot(spec: SandboxSpec) -> dict:

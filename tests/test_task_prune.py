@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from evotree.harness import git_guard, git_phase_search, git_prune
+from evotree.harness import git_guard, git_phase_search, git_prune, git_untraced
 from evotree.harness.sandbox import finish_trace, wrap
 from evotree.harness.sandbox_launch import accounted, sandbox_env
 from evotree.harness.sandbox_spec import SandboxSpec
@@ -564,14 +564,14 @@ def test_an_untraced_start_over_the_cap_hides_and_skips_only_a_noted_copy(
 
     root = tmp_path / "untraced"
     root.mkdir(mode=0o700)
-    monkeypatch.setattr(git_guard, "_untraced_root", lambda: root)
-    monkeypatch.setattr(git_guard, "_UNTRACED", [])
+    monkeypatch.setattr(git_untraced, "_untraced_root", lambda: root)
+    monkeypatch.setattr(git_untraced, "_UNTRACED", [])
     monkeypatch.setattr(git_guard, "MAX_PRUNED", 2)
     run = tmp_path / "run"
     (run / "eval").mkdir(parents=True)
     for name in ("a", "b", "c"):
         _task(run / name)
-    binds = git_guard.before_untraced([run / "eval"], [run], [])
+    binds = git_untraced.before_untraced([run / "eval"], [run], [])
     pruned = [d for _, s, d in binds if d.name == ".git" and not s.name.endswith(".hidden")]
     assert pruned == [run / n / ".git" for n in "ab"], binds
     hidden = [(s, d) for _, s, d in binds if s.name.endswith(".hidden")]
@@ -579,32 +579,32 @@ def test_an_untraced_start_over_the_cap_hides_and_skips_only_a_noted_copy(
     notes = git_guard.take_notes([str(s) for s, _ in hidden])
     assert len(notes) == 1 and "at most 2" in notes[0] and str(run / "c" / ".git") in notes[0]
     assert git_guard.take_notes([str(s) for s, _ in hidden]) == []  # said once
-    git_guard._remove_untraced()
-    assert list(root.iterdir()) == [] and git_guard._UNTRACED == []  # nothing left behind
+    git_untraced._remove_untraced()
+    assert list(root.iterdir()) == [] and git_untraced._UNTRACED == []  # nothing left behind
     data = tmp_path / "data"
     for name in ("a", "b", "c"):
         _task(data / name)
-    binds = git_guard.before_untraced([run / "eval"], [data], [])  # the operator's: all pruned
+    binds = git_untraced.before_untraced([run / "eval"], [data], [])  # the operator's: all pruned
     assert [d for _, _, d in binds if d.name == ".git"] == [data / n / ".git" for n in "abc"]
-    git_guard._remove_untraced()
+    git_untraced._remove_untraced()
     candidate = tmp_path / "candidate"
     for name in ("a", "b", "c"):
         _task(candidate / name)
     copy = tmp_path / "copy"
     copy.mkdir()
     assert not copy_regular_files(candidate, copy, max_files=10_000, max_bytes=1 << 30).refused
-    assert git_guard.before_untraced([], [copy], []) == []  # noted: not searched again
+    assert git_untraced.before_untraced([], [copy], []) == []  # noted: not searched again
     (data / "c" / ".git").rename(tmp_path / "c.git")
-    binds = git_guard.before_untraced([], [copy, data], [])
+    binds = git_untraced.before_untraced([], [copy, data], [])
     assert [d for _, _, d in binds if d.name == ".git"] == [data / n / ".git" for n in "ab"]
-    git_guard._remove_untraced()
+    git_untraced._remove_untraced()
     moved = tmp_path / "copy-moved"
     copy.rename(moved)
     copy.mkdir()
     _task(copy / "by-hand")
-    binds = git_guard.before_untraced([], [copy], [])  # another folder at the path: searched
+    binds = git_untraced.before_untraced([], [copy], [])  # another folder at the path: searched
     assert [d for _, _, d in binds if d.name == ".git"] == [copy / "by-hand" / ".git"], binds
-    git_guard._remove_untraced()
+    git_untraced._remove_untraced()
 
 
 @pytest.mark.heavy
@@ -857,7 +857,7 @@ def test_an_untraced_phase_binds_task_repositories_pruned(
     private folder of this process, removed when it ends."""
     from evotree.harness.sandbox import _guard_task_repositories
 
-    monkeypatch.setattr(git_guard, "_UNTRACED", [])
+    monkeypatch.setattr(git_untraced, "_UNTRACED", [])
     data = tmp_path / "data"
     _task(data / "task")
     masked = tmp_path / "masked"
@@ -867,13 +867,13 @@ def test_an_untraced_phase_binds_task_repositories_pruned(
     bound = {dest: source for _, source, dest in binds if dest.name == ".git"}
     assert list(bound) == [data / "task" / ".git"], binds
     assert SECRET not in "".join(_objects(bound[data / "task" / ".git"]))
-    assert ids_in(bound[data / "task" / ".git"]) and len(git_guard._UNTRACED) == 1
-    folder = git_guard._UNTRACED[0]
+    assert ids_in(bound[data / "task" / ".git"]) and len(git_untraced._UNTRACED) == 1
+    folder = git_untraced._UNTRACED[0]
     assert folder.is_dir() and bound[data / "task" / ".git"].is_relative_to(folder)
-    git_guard._remove_untraced()
+    git_untraced._remove_untraced()
     assert not folder.exists()
     assert _guard_task_repositories(SandboxSpec(cwd=tmp_path, read_only=(masked,))) != []
-    git_guard._remove_untraced()
+    git_untraced._remove_untraced()
     assert _guard_task_repositories(SandboxSpec(cwd=tmp_path, read_only=(tmp_path / "x",))) == []
 
 
@@ -913,13 +913,13 @@ def test_the_untraced_root_is_private_whatever_the_umask(
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg" / "cache"))
     old = os.umask(0o002)
     try:
-        root = git_guard._untraced_root()
+        root = git_untraced._untraced_root()
         assert root == tmp_path / "xdg" / "cache" / "evotree" / "untraced-copies"
         for folder in (root, root.parent, root.parent.parent, tmp_path / "xdg"):
             assert os.lstat(folder).st_mode & 0o777 == 0o700, folder
         os.chmod(root.parent, 0o775)
         os.chmod(root, 0o777)
-        assert git_guard._untraced_root() == root
+        assert git_untraced._untraced_root() == root
         assert os.lstat(root.parent).st_mode & 0o777 == 0o700
         assert os.lstat(root).st_mode & 0o777 == 0o700
     finally:
@@ -930,7 +930,7 @@ def test_the_untraced_root_is_private_whatever_the_umask(
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "linked"))
     (tmp_path / "linked").mkdir()
     os.symlink(other, tmp_path / "linked" / "evotree")
-    assert git_guard._untraced_root() is None
+    assert git_untraced._untraced_root() is None
     assert os.lstat(other).st_mode & 0o777 == 0o777  # not followed
 
 
@@ -991,26 +991,26 @@ def test_the_sweep_takes_only_folders_whose_lock_is_free(
 
     root = tmp_path / "untraced"
     root.mkdir(mode=0o700)
-    monkeypatch.setattr(git_guard, "_untraced_root", lambda: root)
-    monkeypatch.setattr(git_guard, "_UNTRACED", [])
+    monkeypatch.setattr(git_untraced, "_untraced_root", lambda: root)
+    monkeypatch.setattr(git_untraced, "_UNTRACED", [])
     data = tmp_path / "data"
     _task(data / "task")
-    assert git_guard.before_untraced([], [data], [])
-    (folder,) = git_guard._UNTRACED
+    assert git_untraced.before_untraced([], [data], [])
+    (folder,) = git_untraced._UNTRACED
     assert folder.parent == root and folder.name.startswith(f"{os.getpid()}-")
     (root / "999999999-nolock").mkdir()
     sweep = [
         sys.executable,
         "-c",
-        f"from evotree.harness import git_guard as g\n"
+        f"from evotree.harness import git_untraced as g\n"
         f"from pathlib import Path\ng._sweep(Path({str(root)!r}))",
     ]
     subprocess.run(sweep, check=True, timeout=60, cwd=Path(__file__).parents[1])
     assert folder.exists() and (root / "999999999-nolock").exists()
-    git_guard._unlock(folder)  # as if this process had died
+    git_untraced._unlock(folder)  # as if this process had died
     subprocess.run(sweep, check=True, timeout=60, cwd=Path(__file__).parents[1])
     assert not folder.exists() and (root / "999999999-nolock").exists()
-    git_guard._UNTRACED.clear()
+    git_untraced._UNTRACED.clear()
 
 
 @pytest.mark.heavy  # 600 folders 66 deep (about 40,000 folders made)
