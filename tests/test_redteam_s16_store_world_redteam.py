@@ -14,7 +14,8 @@ future prints the fix in every world (each world removes one source, none both);
 over a store with a replace reference gives no finding at all as a history; W2 a step that hangs
 only over the pruned store leaves the fourth world's outputs None, neither judged nor reported
 "not replayed whole"; W3 the fourth world judges the carried runs only (a fresh-shell harness's
-read is not judged there); W4 a pruning past its deadline drops the world without a word.
+read is not judged there); W4 a pruning past its deadline drops the world without a word; W5 a
+store nested in the work tree (a vendored mirror) is neither pruned nor rotated.
 Holds: every other name of a future object, shapes that keep its text, replace refs, grafts, a
 tag's message, git's own files the copy drops (``COMMIT_EDITMSG``: the rules are silent there), no false alarm among sixteen look-alikes, refused or odd stores skipped without
 a crash (the other worlds still judge). Documented limit: a transformed read (``rev``, a count).
@@ -616,3 +617,31 @@ def test_the_futures_text_in_a_file_of_git_the_copy_drops_is_caught_by_the_fourt
     (root / ".git" / name).write_text(text + "\n")
     hits = _audit(repo, [Step(command)])
     assert _store(hits) and len(hits) == 1
+
+
+@pytest.mark.xfail(
+    strict=True,
+    raises=AssertionError,
+    reason="W5: a git store inside the work tree (a vendored mirror of the task's own repository "
+    "whose HEAD is the fix) is neither pruned nor rotated: its history prints the fix in all four "
+    "worlds and the whole audit is silent",
+)
+def test_a_store_nested_in_the_work_tree_is_not_a_silent_pass(tmp_path: Path) -> None:
+    """WIN (W5; it needs a checkout that holds such a store, which the trajectory's author does
+    not choose). ``vendor/tolls.git``, an ignored mirror of the task repository with its HEAD on
+    a branch at the fix: ``git --git-dir=vendor/tolls.git show HEAD:tolls/toll.py`` names only
+    HEAD (the rules are silent), and the fourth world replaces only the checkout's own ``.git``
+    (``prune_copy`` prunes it and ``.git/modules``; a phase's box gets the mirror whole too),
+    so the fix is printed over every world. Fixed when stores inside the work tree are pruned
+    (or emptied) in the fourth world, or such a checkout is flagged as holding its future."""
+    repo = _noted_task(tmp_path / "nested")
+    root = Path(repo["root"])
+    git(root, "branch", "wip", str(repo["fut"]))
+    git(root, "clone", "--quiet", "--mirror", str(root), str(root / "vendor/tolls.git"))
+    git(root, "branch", "-D", "wip")
+    git(root, "reflog", "expire", "--expire=now", "--all")
+    (root / "vendor/tolls.git/HEAD").write_text("ref: refs/heads/wip\n")
+    (root / ".git/info/exclude").write_text("vendor/\nci-note.txt\n")
+    assert git(root, "status", "--porcelain") == ""
+    hits = _audit(repo, [Step("git --git-dir=vendor/tolls.git show HEAD:tolls/toll.py")])
+    assert any(h["severity"] == "high" for h in hits)
