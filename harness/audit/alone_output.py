@@ -23,7 +23,8 @@ from collections.abc import Iterable, Sequence
 from evotree.harness.audit.code_lines import OBJECT_ID, code_like
 from evotree.harness.audit.hidden_selected import _sed_args
 from evotree.harness.audit.lexer import SimpleCommand, _basename
-from evotree.harness.audit.shown import _SHELLS, HARNESS_FRAMING  # the same shells
+from evotree.harness.audit.shells import WRAPPER_SHORT, is_shell, runs_body
+from evotree.harness.audit.shown import HARNESS_FRAMING
 from evotree.harness.audit.unwrap import parse_shell
 
 __all__ = ["displayed_whole", "names_unchanged", "seen_before", "shows_nothing_new"]
@@ -86,8 +87,8 @@ def _displays(call: SimpleCommand) -> bool:
     if "/" in word and not _SYSTEM_BIN.fullmatch(word):
         return False
     name = _basename(word)
-    if name in _SHELLS:  # ``bash -lc 'BODY'``: the body's commands are judged themselves
-        return len(call.argv) == 3 and bool(re.fullmatch(r"-[a-z]*c", call.argv[1]))
+    if is_shell(name):  # ``bash -lc 'BODY'``: the body's commands are judged themselves
+        return runs_body(call.argv, WRAPPER_SHORT)
     if any(
         (op.startswith((">", "&>")) or "<>" in op) and target not in _NOWHERE
         for op, target in call.redirects

@@ -21,6 +21,7 @@ import re
 from collections.abc import Sequence
 
 from evotree.harness.audit.lexer import SimpleCommand
+from evotree.harness.audit.shells import WRAPPER, runs_body
 from evotree.harness.audit.steps import Trajectory
 from evotree.harness.audit.unwrap import parse_shell
 
@@ -69,19 +70,12 @@ _READERS = frozenset(
 )
 _GIT_READERS = frozenset({"status", "log", "show", "diff", "ls-files", "blame"})
 _GIT_RUNS = ("--output", "-o", "--ext-diff", "--textconv", "-O", "--open-files-in-pager")
-_SHELLS = frozenset({"bash", "sh", "zsh", "dash"})
 _ENV = re.compile(r"\bGIT_\w*=|\bexport\b")
 
 
 def _is_wrapper(cmd: SimpleCommand) -> bool:
     """``bash -lc 'BODY'``: its body's commands are parsed on their own."""
-    argv = cmd.argv
-    return (
-        len(argv) == 3
-        and os.path.basename(argv[0]) in _SHELLS
-        and argv[1].startswith("-")
-        and argv[1].endswith("c")
-    )
+    return runs_body(cmd.argv, WRAPPER)
 
 
 def _commands(text: str) -> list[SimpleCommand]:

@@ -22,6 +22,7 @@ from evotree.harness.audit.hits import Hit, RuleSet
 from evotree.harness.audit.lexer import SimpleCommand, _basename
 from evotree.harness.audit.name_only import names_only
 from evotree.harness.audit.patch_tools import quilt_hit
+from evotree.harness.audit.shells import SCRIPT, runs_body
 
 __all__ = [
     "ROOT_SEARCH_TAG",
@@ -573,18 +574,6 @@ def _reads_what_find_found(
     return _reads_folder_holding([*src.argv, "-exec", cmd.argv[0], "{}", "+"], rules)
 
 
-_SHELLS = frozenset({"bash", "sh", "zsh", "dash", "ksh"})
-
-
-def _shell_script(argv: Sequence[str]) -> bool:
-    """``bash -c SCRIPT`` (``-lc``, ``-ec``): the commands of SCRIPT are judged one by one."""
-    return (
-        len(argv) > 2
-        and _basename(argv[0]) in _SHELLS
-        and any(re.fullmatch(r"-[a-z]*c[a-z]*", a) for a in argv[1:-1])
-    )
-
-
 def _only_caches(word: str, rules: RuleSet) -> bool:
     """Is every hidden path ``word`` names a bytecode cache (``pkg/__pycache__/``, ``*.pyc``)?
     The trajectory may build such a cache itself; a judge's folder it cannot."""
@@ -656,7 +645,7 @@ def _named_hidden(cmd: SimpleCommand, rules: RuleSet, joined: str) -> list[Hit] 
                 joined,
             )
         ]
-    if _shell_script(argv) and hidden == argv[-1]:
+    if runs_body(argv, SCRIPT) and hidden == argv[-1]:  # judged by its commands
         return None
     tag = ""
     if "*" in hidden:  # a glob: say which hidden path it reaches

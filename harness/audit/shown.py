@@ -27,6 +27,7 @@ import re
 from collections.abc import Callable, Sequence
 
 from evotree.harness.audit.git_argv import _git_split
+from evotree.harness.audit.shells import LOGIN, is_shell, runs_body
 from evotree.harness.audit.steps import Trajectory
 from evotree.harness.audit.unwrap import parse_shell
 
@@ -69,7 +70,6 @@ HARNESS_FRAMING = re.compile(
     r"Original token count: \d+|Output:|OBSERVATION:|\[exit \d+\]|"
     r"<returncode>\d+</returncode>|</?output>|Exit code: \d+)$"
 )
-_SHELLS = frozenset({"bash", "sh", "zsh", "dash"})
 #: filters that only cut an output from its end or page it (no line of the middle dropped)
 _CUTTERS = frozenset({"head", "cat", "less", "more"})
 _WALKERS = frozenset(
@@ -129,7 +129,7 @@ def _single_git(command: str) -> tuple[str, list[str]] | None:
         if not cmd.argv:
             return None
         name = os.path.basename(cmd.argv[0])
-        if name in _SHELLS and any(a in ("-c", "-lc", "-ic", "-lic") for a in cmd.argv[1:3]):
+        if runs_body(cmd.argv, LOGIN):
             continue
         if name == "git":
             if found is not None or any(op in (">", ">>", ">|") for op, _ in cmd.redirects):
@@ -275,8 +275,7 @@ def _reads_files(command: str) -> bool:
     is the working tree; a script's output could be anything it dug up."""
     cmds = parse_shell(command)
     return bool(cmds) and all(
-        cmd.argv
-        and (os.path.basename(cmd.argv[0]) in _READERS or os.path.basename(cmd.argv[0]) in _SHELLS)
+        cmd.argv and (os.path.basename(cmd.argv[0]) in _READERS or is_shell(cmd.argv[0]))
         for cmd in cmds
     )
 
@@ -322,7 +321,7 @@ def _plain_reads(command: str) -> list[list[str]] | None:
         if not cmd.argv:
             return None
         name = os.path.basename(cmd.argv[0])
-        if name in _SHELLS and any(a in ("-c", "-lc", "-ic", "-lic") for a in cmd.argv[1:3]):
+        if runs_body(cmd.argv, LOGIN):
             continue
         if name not in _PLAIN_READERS or any(op.startswith(">") for op, _ in cmd.redirects):
             return None
@@ -505,7 +504,7 @@ def printed_commits_below_head(command: str, output: str | None, vouched: Vouche
         if not cmd.argv:
             return None
         name = os.path.basename(cmd.argv[0])
-        if name in _SHELLS and any(a in ("-c", "-lc", "-ic", "-lic") for a in cmd.argv[1:3]):
+        if runs_body(cmd.argv, LOGIN):
             continue
         if name != "git" or any(op in (">", ">>", ">|") for op, _ in cmd.redirects):
             return None

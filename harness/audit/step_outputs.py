@@ -13,6 +13,7 @@ from typing import Any
 from evotree.harness.audit.commands import Hit
 from evotree.harness.audit.git_argv import _git_split
 from evotree.harness.audit.revisions import is_head_relative
+from evotree.harness.audit.shells import LOGIN, runs_body
 from evotree.harness.audit.unwrap import parse_shell
 
 __all__ = [
@@ -209,7 +210,6 @@ _DISPLAY = frozenset(
 _ABORTS = frozenset(
     {"checkout", "restore", "switch", "reset", "archive", "format-patch", "worktree", "read-tree"}
 )
-_SHELLS = frozenset({"bash", "sh", "zsh", "dash"})
 _FILTERS = frozenset({"head", "tail", "grep", "sed", "cut", "sort", "uniq", "cat", "less", "more"})
 
 
@@ -237,7 +237,7 @@ def _printed_nothing(command: str, output: str) -> bool:
                 return False
             if any(op in (">", ">>", ">|") for op, _ in cmd.redirects):
                 return False  # written to a file, not printed
-        elif name in _SHELLS and any(a in ("-c", "-lc", "-ic", "-lic") for a in cmd.argv[1:3]):
+        elif runs_body(cmd.argv, LOGIN):
             continue  # ``bash -lc '...'``: its inner commands are judged on their own above
         elif name not in _FILTERS:
             return False

@@ -45,6 +45,7 @@ from evotree.harness.audit.shell_values import (
     _stdin_text,
     _substitute,
 )
+from evotree.harness.audit.shells import FOLLOWED, c_option
 from evotree.harness.audit.written_files import (
     _EDIT_BLOCK,
     _editor,
@@ -59,9 +60,6 @@ __all__ = ["MAX_DEPTH", "parse_shell"]
 
 #: Parsing nested ``bash -c`` / ``eval`` / substitutions stops at this depth.
 MAX_DEPTH = 8
-
-
-_SHELLS = frozenset({"bash", "sh", "zsh", "dash", "ksh", "ash", "fish", "busybox"})
 
 
 _PYTHONS = re.compile(r"^(python|pypy)[0-9.]*$")
@@ -350,10 +348,10 @@ def _run_written(name: str, argv: list[str], depth: int, sink: ShellContext) -> 
     elif argv[0].startswith(("./", "/")) or "/" in argv[0]:
         if _script_key(argv[0], sink.scripts) is not None:
             script, interpreter = argv[0], "shebang"
-    elif name in _SHELLS or _PYTHONS.match(name) or name in _FOREIGN:
+    elif name in FOLLOWED or _PYTHONS.match(name) or name in _FOREIGN:
         script = next((a for a in argv[1:] if not a.startswith("-")), None)
         interpreter = "python" if _PYTHONS.match(name) else "node" if name in _FOREIGN else "sh"
-        if any(a.startswith("-") and "c" in a[1:] and not a.startswith("--") for a in argv[1:2]):
+        if c_option(argv) == 1:  # ``bash -c TEXT``: no script (TEXT is parsed as a shell's)
             script = None
         if _PYTHONS.match(name) and "-m" in argv[1:] and argv.index("-m") + 1 < len(argv):
             module = argv[argv.index("-m") + 1]
@@ -391,7 +389,7 @@ def _unwrap_runner(
     if name in _WRAPPERS:
         _run_wrapper(name, argv, cmd, depth, sink)
         return True
-    if name in _SHELLS:
+    if name in FOLLOWED:
         _run_shell(name, argv, cmd, depth, sink)
         return True
     if name == "eval":
@@ -466,14 +464,12 @@ def _run_shell(
     if name == "busybox" and args:
         _unwrap(SimpleCommand(tuple(args), cmd.redirects, cmd.heredoc, (), cmd.stdin), depth, sink)
         return
-    for k, word in enumerate(args):
-        if word.startswith("-") and not word.startswith("--") and "c" in word[1:]:
-            if k + 1 < len(args):
-                _parse_into(args[k + 1], depth + 1, sink)
-            sink.append(SimpleCommand(tuple(argv), cmd.redirects, None))
-            return
-        if not word.startswith("-"):
-            break
+    at = c_option(argv)
+    if at is not None:
+        if at + 1 < len(argv):
+            _parse_into(argv[at + 1], depth + 1, sink)
+        sink.append(SimpleCommand(tuple(argv), cmd.redirects, None))
+        return
     if not [w for w in args if not w.startswith("-")]:
         if cmd.heredoc:
             _parse_into(cmd.heredoc, depth + 1, sink)  # bash <<EOF ... EOF
