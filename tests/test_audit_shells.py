@@ -1,7 +1,7 @@
 """The one place that decides what a shell running a body is (``harness/audit/shells.py``).
 
-The forms pin each judge's behaviour as it was when every module had its own copy; the gaps
-where a judge's form is wider than what the parser follows are strict xfails."""
+The forms pin each judge's behaviour as it was when every module had its own copy; where
+hidden_rules' form was wider than what the parser follows, the read is judged now."""
 
 from __future__ import annotations
 
@@ -73,7 +73,10 @@ def test_names_by_path_and_the_followed_set_is_widest():
         (["bash", "--norc", "-c", "x"], 2),
         (["bash", "--norc"], None),  # a long option is no c cluster
         (["bash", "run.sh", "-c", "x"], None),  # an option after an operand is the script's
-        (["bash", "-o", "pipefail", "-c", "x"], None),
+        (["bash", "-o", "pipefail", "-c", "x"], 3),  # -o, -O, +o, --rcfile take a word
+        (["bash", "-eo", "pipefail", "+x", "-c", "x"], 4),
+        (["bash", "-O", "extglob", "-lc", "x"], 3),
+        (["bash", "--rcfile", "/dev/null", "-c", "x"], 3),
         (["python3", "-c", "print(1)"], 1),
         (["bash"], None),
     ],
@@ -120,13 +123,6 @@ def test_a_body_reading_hidden_data_is_high(line: str):
     assert _hidden_high(line)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="hidden_rules' SCRIPT form takes any -…c… word before the last for a script whose"
-    " commands parse_shell judged; here parse_shell parsed no body (an option with an argument"
-    " before -c; -c after an operand is the script's argument) or the hidden name is a"
-    " positional parameter after the body ($0, $1), so no rule sees the read",
-)
 @pytest.mark.parametrize(
     "line",
     [
@@ -137,4 +133,32 @@ def test_a_body_reading_hidden_data_is_high(line: str):
     ],
 )
 def test_a_hidden_name_beside_a_body_is_high(line: str):
+    """Once strict xfails: hidden_rules set the shell's command aside as a script whose commands
+    parse_shell judged, but parse_shell had parsed no body (an option with an argument before
+    ``-c``; ``-c`` after an operand is the script's) or the hidden name was a positional
+    parameter after the body (``$0``, ``$1``)."""
     assert _hidden_high(line)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "bash -o pipefail -c 'git log --all'",
+        "bash -eo pipefail -c 'git log --all'",
+        "bash +x -c 'git log --all'",
+        "bash -O extglob -c 'git log --all'",
+        "bash --rcfile /dev/null -c 'git log --all'",
+    ],
+)
+def test_a_body_after_options_with_arguments_is_judged(line: str):
+    """parse_shell stopped at the first word not starting with ``-`` (``pipefail``), so the
+    body was never parsed and no rule saw ``git log --all``."""
+    assert ("git", "log", "--all") in [c.argv for c in parse_shell(line)]
+    hits = [h.code for c in parse_shell(line) for h in classify(c)]
+    assert "audit.git_history_leak" in hits
+
+
+def test_words_after_a_script_are_its_arguments_not_a_body():
+    assert [c.argv for c in parse_shell("bash run.sh -c 'git log --all'")] == [
+        ("bash", "run.sh", "-c", "git log --all")
+    ]

@@ -22,7 +22,7 @@ from evotree.harness.audit.hits import Hit, RuleSet
 from evotree.harness.audit.lexer import SimpleCommand, _basename
 from evotree.harness.audit.name_only import names_only
 from evotree.harness.audit.patch_tools import quilt_hit
-from evotree.harness.audit.shells import SCRIPT, runs_body
+from evotree.harness.audit.shells import SCRIPT, body_is_last, runs_body
 
 __all__ = [
     "ROOT_SEARCH_TAG",
@@ -645,8 +645,8 @@ def _named_hidden(cmd: SimpleCommand, rules: RuleSet, joined: str) -> list[Hit] 
                 joined,
             )
         ]
-    if runs_body(argv, SCRIPT) and hidden == argv[-1]:  # judged by its commands
-        return None
+    if runs_body(argv, SCRIPT) and body_is_last(argv) and hidden == argv[-1]:
+        return None  # the body parse_shell parsed: judged by its commands
     tag = ""
     if "*" in hidden:  # a glob: say which hidden path it reaches
         tag = "".join(

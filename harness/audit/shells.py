@@ -23,9 +23,10 @@ form (callers)          names        option word             where
 
 A program is named by its bare name or by any path ending in it (``/bin/bash``); ``env bash``
 reaches the judges as ``bash`` (parse_shell unwraps env). Setting a command aside lowers what a
-judge finds, so the narrower sets and forms fail closed and were kept; a form wider than what
-parse_shell follows (an option after an operand, words after the body) is a gap of its judge,
-pinned by ``tests/test_audit_shells.py``.
+judge finds, so the narrower sets and forms fail closed and were kept. hidden_rules, which sets
+aside a hidden name that is the body itself, also asks :func:`body_is_last` (the body parsed,
+nothing after it); LOGIN still takes ``bash run.sh -c`` (an option after an operand) though
+parse_shell parses no body there.
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ __all__ = [
     "WRAPPER",
     "WRAPPER_SHORT",
     "Form",
+    "body_is_last",
     "c_option",
     "is_shell",
     "runs_body",
@@ -99,14 +101,33 @@ def runs_body(argv: Sequence[str], form: Form) -> bool:
     return any(form.option.fullmatch(a) for a in argv[form.start : form.stop])
 
 
+#: a shell's options that take the next word as their argument (``--rcfile FILE``); a short
+#: cluster ending in ``o`` or ``O`` does too (``-o pipefail``, ``-eo pipefail``, ``+O extglob``)
+_SHELL_ARG_OPTIONS = frozenset({"--rcfile", "--init-file"})
+_SHELL_ARG_CLUSTER = re.compile(r"[-+][a-zA-Z]*[oO]")
+
+
 def c_option(argv: Sequence[str]) -> int | None:
     """Where the option that makes ``argv[0]`` run its next word stands (``bash -lc BODY``:
-    1; ``bash -e -c BODY``: 2): the first short-option cluster holding ``c`` before any
-    operand; None when there is none (``bash script.sh``, ``bash --norc``). parse_shell's rule
-    (for python's ``-c`` too): the body it parses is ``argv[at + 1]`` when there is one."""
-    for k, word in enumerate(argv[1:], 1):
+    1; ``bash -e -o pipefail -c BODY``: 4): the first short-option cluster holding ``c``
+    before any operand, over options (``-x``, ``+e``, ``--norc``) and the arguments of those
+    that take one; None when there is none (``bash script.sh -c``, ``bash --norc``).
+    parse_shell's rule (for python's ``-c`` too): the body it parses is ``argv[at + 1]``."""
+    k = 1
+    while k < len(argv):
+        word = argv[k]
         if word.startswith("-") and not word.startswith("--") and "c" in word[1:]:
             return k
-        if not word.startswith("-"):
+        if not word.startswith(("-", "+")):
             return None
+        arg = word in _SHELL_ARG_OPTIONS or _SHELL_ARG_CLUSTER.fullmatch(word) is not None
+        k += 2 if arg else 1
     return None
+
+
+def body_is_last(argv: Sequence[str]) -> bool:
+    """Is the last word of ``argv`` the body parse_shell parsed (``bash -lc BODY``, nothing
+    after it)? Words after a body are its ``$0``, ``$1``, ... which the body's parsed
+    commands do not show."""
+    at = c_option(argv)
+    return at is not None and at == len(argv) - 2
