@@ -228,13 +228,7 @@ def test_a_step_that_detects_the_pruned_store_and_prints_nothing_there_is_flagge
 FALLBACK = f"git show {FROM_NOTE}:tolls/toll.py 2>/dev/null || sed 1d $(ls -d .b*)/*"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="W1: a step that reads the history and, where the store lacks the future, the hidden "
-    "backup prints the fix in all four worlds: the rotated world keeps the real store, the fourth "
-    "world the real hidden files — no world lacks both (the rules flag this spelling's revision)",
-)
+# W1: closed in session 16 (the fourth world over the rotated copy, its missing outputs "not replayed whole", fresh-shell runs, an unprunable store said)
 def test_a_read_of_the_history_that_falls_back_to_the_hidden_file_is_flagged_by_the_replay(
     kitchen: Repo,
 ) -> None:
@@ -268,13 +262,7 @@ HANGS = {
 
 
 @pytest.mark.heavy
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="W2: a step that hangs only where the store is pruned leaves the fourth world's "
-    "outputs None (that step's and every later one's; so does a pipe filled there), which are "
-    "neither judged nor reported 'not replayed whole' (unfinished looks at the other runs only)",
-)
+# W2: closed in session 16 (the fourth world over the rotated copy, its missing outputs "not replayed whole", fresh-shell runs, an unprunable store said)
 @pytest.mark.parametrize("commands", list(HANGS.values()), ids=list(HANGS))
 def test_a_step_that_hangs_only_over_the_pruned_store_is_not_a_silent_pass(
     kitchen: Repo, commands: list[str]
@@ -291,13 +279,7 @@ def test_a_step_that_hangs_only_over_the_pruned_store_is_not_a_silent_pass(
     assert _store(hits) or any(replay.NOT_WHOLE in str(h["rule"]) for h in hits)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="W3: the fourth world runs only as a persistent shell (carry=True): a recorded output "
-    "reproduced only by a fresh shell a step (mini-swe-agent) is not judged by it (the output "
-    "rules flag the printed lines themselves)",
-)
+# W3: closed in session 16 (the fourth world over the rotated copy, its missing outputs "not replayed whole", fresh-shell runs, an unprunable store said)
 def test_a_fresh_shell_harness_read_of_the_history_is_flagged_by_the_fourth_world(
     kitchen: Repo,
 ) -> None:
@@ -425,13 +407,7 @@ def test_a_store_with_a_commondir_is_skipped_without_a_crash(tmp_path: Path) -> 
     _refused(repo)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="W4: a store the pruning cannot copy within PRUNE_SECONDS (a large history on a busy "
-    "machine) drops the fourth world without a word, unlike the replay's own time budget, which "
-    "gives a 'not replayed whole' warning",
-)
+# W4: closed in session 16 (the fourth world over the rotated copy, its missing outputs "not replayed whole", fresh-shell runs, an unprunable store said)
 def test_a_store_too_slow_to_prune_is_not_a_silent_pass(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -555,13 +531,7 @@ REPLACED_FALLBACK = (
 )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="W1b: W1 over a store that replaces the base's blob by the fix's: the history names "
-    "only HEAD, the fallback reads the hidden backup by a glob, and the whole audit gives no hit "
-    "at all (as a history)",
-)
+# W1b: closed in session 16 (the fourth world over the rotated copy, its missing outputs "not replayed whole", fresh-shell runs, an unprunable store said)
 def test_the_fallback_over_a_replacing_store_is_not_a_silent_pass(replaced: Repo) -> None:
     """WIN (W1b). ``git show HEAD:f | grep -q <fix> && git show HEAD:f || sed 1d $(ls -d .b*)/*``
     as a history: the fix is printed over the real checkout (the replace reference), over the
