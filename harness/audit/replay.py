@@ -26,10 +26,10 @@ What a step printed **depends on the future** when the two worlds part:
 Such a step is an ``audit.future_content`` hit (high), whatever the command was: ``tail +2``,
 ``LC_ALL=C grep``, a ``bin/grep`` the agent wrote, ``xargs`` of a listing, ``rev``, a count.
 
-A fourth run goes over the checkout as it is with its ``.git`` pruned at the base (what a
-phase's box gets: :func:`evotree.harness.git_prune.prune_copy`): a step that prints lines
-holding the future's text over the real store and not over that one read them from the
-history, however it named the revision (computed from a file, a variable, an upstream) or
+A fourth run goes over the rotated copy with its ``.git`` pruned at the base (what a phase's
+box gets: :func:`evotree.harness.git_prune.prune_copy`), a world with neither source of the
+future: a step that prints lines holding the future's text over the checkout and not there
+read the future (from the history, or from both), however it named the revision (computed from a file, a variable, an upstream) or
 however it read the store (git, or zlib by hand). Only lines the provenance index recognises
 count there (a branch behind its upstream or a count of objects differs too, and shows nothing).
 A step whose replay did not reproduce what it printed, timed out or failed to start is not
