@@ -146,6 +146,8 @@ class ReplayWorlds:
     #: was, or there was nothing to prune): the trajectory's verdict says it was not replayed
     #: whole (the s16 red team's W4)
     prune_failed: str = ""
+    #: the fourth world's work tree (:func:`_bare_copy`; None: no fourth world)
+    bare: Path | None = None
     #: the digests of what each step left behind, by the same keys as :attr:`runs`
     states: dict[tuple[str, ...], tuple[list[str | None], ...]] = field(default_factory=dict)
     #: a hidden file the rotation cannot read through (a binary it does not know, a compressed
@@ -234,7 +236,16 @@ def _copy_and_rotate(ancestry: Any, root: Path) -> ReplayWorlds | None:
             sizes |= {str(before), str(after)}
     at_base, prune_failed = _pruned_store(ancestry, gitdir, Path(tmp.name) / "git-at-base")
     index = ancestry.index()
-    opaque = any(not _transparent(real / rel, neutral / rel, index) for rel in hidden)
+    bare = _bare_copy(real, Path(tmp.name) / "bare", hidden, future) if at_base else None
+    if at_base is not None and bare is None:
+        at_base, prune_failed = None, "the copy without the future's words could not be made"
+    if bare is not None:
+        for rel in hidden:
+            before, after = (real / rel).stat().st_size, (bare / rel).stat().st_size
+            if before != after:
+                sizes |= {str(before), str(after)}
+    check = bare if bare is not None else neutral
+    opaque = any(not _transparent(real / rel, check / rel, index) for rel in hidden)
     return ReplayWorlds(
         root,
         gitdir,
@@ -247,7 +258,29 @@ def _copy_and_rotate(ancestry: Any, root: Path) -> ReplayWorlds | None:
         at_base=at_base,
         prune_failed=prune_failed,
         opaque=opaque,
+        bare=bare,
     )
+
+
+def _bare_copy(real: Path, dest: Path, hidden: Sequence[Path], future: Any) -> Path | None:
+    """The fourth world's work tree: a copy whose hidden files have the future's spans rotated
+    whole, the base's words too. The rotated copy keeps the base's words (a probe with them
+    counts the same in both worlds); a line of the future made only of the base's words (a
+    signature whose type changed) is then left as it is, so that copy still holds it. The
+    fourth world's judge counts only lines that hold the future's text, and no read is cleared
+    unless this copy holds nothing of the future (:func:`_transparent`). None: it could not be
+    made."""
+    from evotree.harness.audit.replay_rotate import _FutureText
+
+    whole = _FutureText(future.index, future.added, future.pieces, set())
+    try:
+        shutil.copytree(real, dest, symlinks=True)
+        turned = {rel for rel in hidden if _rotate_file(dest / rel, whole)}
+        if turned:
+            _resum(real, dest, hidden, turned)
+    except OSError:
+        return None
+    return dest
 
 
 def _transparent(real: Path, neutral: Path, index: Any) -> bool:
@@ -1273,7 +1306,7 @@ def _runs(
             # the rotated copy over the pruned store: neither source of the future is left (the
             # s16 red team's W1: `git show REV || sed 1d <hidden copy>` prints the fix over
             # the real files with the pruned store, and over the real store with the rotation)
-            sources = ((worlds.neutral, worlds.at_base),)
+            sources = ((worlds.bare or worlds.neutral, worlds.at_base),)
             worlds.runs[key] = _run_sources(worlds, commands, prompt, carry, sources, states)
         else:
             worlds.runs[key] = _run_worlds(worlds, commands, prompt, carry, states)
@@ -1391,12 +1424,13 @@ def _sqlite_lists(argv: Sequence[str]) -> bool:
     return True
 
 
-def _reads_only(command: str, so_far: Sequence[str]) -> bool:
+def _reads_only(command: str, so_far: Sequence[str], depth: int = 0) -> bool:
     """Whether every program of ``command`` is a reader (:data:`_READERS`, by its bare name or
     a system folder's path, no ``NAME=value`` before it, no here-document or input redirection,
     no argument that makes it run code: :data:`_RUNS`), and no step so far rebinds what a
     name runs. Code a step runs over the rotated copy can print what the future's prints (a
     constant the rotation changed in a branch not taken), so only reads are cleared."""
+    from evotree.harness.audit.shells import WRAPPER_SHORT, runs_body
     from evotree.harness.audit.unwrap import parse_shell
 
     if any(_REBINDS.search(text) for text in so_far):
@@ -1410,6 +1444,11 @@ def _reads_only(command: str, so_far: Sequence[str]) -> bool:
     for call in calls:
         if not call.argv or call.assigns or call.heredoc is not None or call.xargs:
             return False
+        if runs_body(call.argv, WRAPPER_SHORT) and not call.redirects:
+            # ``bash -lc 'BODY'`` (Codex's, mini-swe-agent's steps): the body's programs
+            if depth >= 3 or not _reads_only(call.argv[2], (), depth + 1):
+                return False
+            continue
         word = call.argv[0]
         if "/" in word and not _SYSTEM_BIN.fullmatch(word):
             return False
