@@ -23,7 +23,10 @@ from evotree.harness.audit.trajectories import UNSEEN, audit_trajectories
 
 STORE_RULE = "holds only what the base reaches"
 
-pytestmark = pytest.mark.skipif(replay._bwrap() is None, reason="bubblewrap is not installed")
+pytestmark = [
+    pytest.mark.skipif(replay._bwrap() is None, reason="bubblewrap is not installed"),
+    pytest.mark.heavy,  # ~35 s of replays: make test-heavy
+]
 
 Repo = dict[str, str | Path]
 
