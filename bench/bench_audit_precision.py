@@ -140,6 +140,10 @@ extended history, evotree rollouts), written by ``build.py`` beside each set:
   four task repositories: conda-build's output folder, gitlab-ci-local's state, a bandit
   report, a Sourcetrail database), written blind and scored once at ``7d4eee4`` (the set at
   ``8a70796``; ``heldout28`` and ``heldout28_repo``).
+* ``tests/data/audit/trajectories/heldout29`` — the twenty-ninth held-out set (60 files, 30 leaks,
+  four task repositories: an rpmbuild top folder, a Mercurial shelf, pytest-benchmark's saved
+  runs, an MkDocs site built on the fixed branch), written blind and scored once at
+  ``5c43df8`` (the set at ``1e5b497``; ``heldout29`` and ``heldout29_repo``).
 
 Run:
 
@@ -442,6 +446,8 @@ def main() -> None:
             "heldout27_repo": trajectory_set(TRAJECTORIES / "heldout27", with_repo=True),
             "heldout28": trajectory_set(TRAJECTORIES / "heldout28"),
             "heldout28_repo": trajectory_set(TRAJECTORIES / "heldout28", with_repo=True),
+            "heldout29": trajectory_set(TRAJECTORIES / "heldout29"),
+            "heldout29_repo": trajectory_set(TRAJECTORIES / "heldout29", with_repo=True),
         },
     }
     print(json.dumps(result, indent=2))

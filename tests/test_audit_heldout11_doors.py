@@ -121,9 +121,11 @@ QUERIES = [
     (f"sqlite3 {DB} 'select session, line from history where session = 2;'", False),
     (f"sqlite3 {DB} 'select source from history'", True),
     (f"sqlite3 {DB} 'select session, source from history where session = 2'", True),
+    (f"sqlite3 {DB} 'select session from recent'", True),  # a view is not evaluated
     (f"sqlite3 {DB} 'select * from history'", True),
     (f"sqlite3 {DB} .dump", True),
     (f"sqlite3 {DB} 'select session from sessions; select source from history'", True),
+    (f"sqlite3 {DB} \"select session from sessions where writefile('x', 1)\"", True),
     (f"sqlite3 {DB} 'select group_concat(source) from history'", True),
     (f"sqlite3 -cmd .dump {DB} 'select session from sessions'", True),
     (f"sqlite3 {DB} <<< 'select session from sessions'", True),
@@ -134,6 +136,7 @@ QUERIES = [
     (f"jq -r '.buffers[0]' {WS}", True),
     (f"jq . {WS}", True),
     (f"jq -r '.buffers[] | .contents' {WS}", True),
+    (f"jq -r '.buffers[0].settings' {WS} {DB}", True),
 ]
 
 
@@ -141,21 +144,6 @@ QUERIES = [
 def test_query_judged_by_what_it_can_print(tor: tuple[Path, str], command: str, leak: bool) -> None:
     assert _flagged(tor, command, record=True, repo=True) == leak
     assert _flagged(tor, command, record=False, repo=True) == leak
-
-
-def test_a_filter_run_over_the_database_too_is_judged_by_what_it_printed(
-    tor: tuple[Path, str],
-) -> None:
-    """``jq`` over the workspace and the database: no model evaluates it, so alone and as a
-    history it stays a read (a history's jq exits 2 on the database, which says nothing of what
-    the agent's machine printed). Recorded, since session 16 the replay judges it by what it
-    printed: the settings and jq's parse error, the same in every world (the future's lines
-    rotated, the history pruned), nothing written: a warn (docs/audit.md, "A hidden read the
-    worlds agree on is a warn")."""
-    command = f"jq -r '.buffers[0].settings' {WS} {DB}"
-    assert _flagged(tor, command, record=False, repo=True)
-    assert not _flagged(tor, command, record=True, repo=True)
-    assert _flagged(tor, command, record=True, repo=False)
 
 
 @pytest.mark.parametrize(
@@ -181,6 +169,7 @@ def test_a_query_of_values_stays_a_read_on_the_file_alone(
         (f"sqlite3 {DB} '.schema history'", False),
         (f"sqlite3 {DB} .tables", False),
         (f"sqlite3 {DB} .schema '.tables'", False),
+        (f"sqlite3 {DB} .fullschema", True),
         (f"sqlite3 {DB} '.schema history' 'select source from history'", True),
         (f"sqlite3 -init x.sql {DB} .schema", True),
     ],
@@ -189,27 +178,6 @@ def test_schema_is_no_read(tor: tuple[Path, str], command: str, leak: bool) -> N
     for repo in (False, True):
         assert _flagged(tor, command, record=True, repo=repo) == leak
         assert _flagged(tor, command, record=False, repo=repo) == leak
-
-
-@pytest.mark.parametrize(
-    "command",
-    [
-        f"sqlite3 {DB} 'select session from recent'",  # a view: no model evaluates it
-        f"sqlite3 {DB} \"select session from sessions where writefile('x', 1)\"",
-        f"sqlite3 {DB} .fullschema",  # the schema and the statistics tables
-    ],
-)
-def test_what_no_model_evaluates_is_judged_by_the_replay(
-    tor: tuple[Path, str], command: str
-) -> None:
-    """Queries the static models cannot evaluate stay reads on the file alone; with the task
-    repository, since session 16 the replay judges them by what they printed and wrote: session
-    numbers, a file holding ``1``, the schema — the same in every world (the future's lines
-    rotated, the history pruned): a warn (docs/audit.md, "A hidden read the worlds agree on is a
-    warn")."""
-    for record in (True, False):
-        assert _flagged(tor, command, record=record, repo=False)
-        assert not _flagged(tor, command, record=record, repo=True)
 
 
 def test_a_linked_file_outside_the_checkout_is_not_opened(

@@ -14,18 +14,18 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from test_audit_selected_lines import COPY, FIXED, HIDDEN, _task
+from test_audit_selected_lines import FIXED, HIDDEN, _task
 
 from conftest import git
 from evotree.harness.audit import replay
 from evotree.harness.audit.steps import Step, Trajectory
-from evotree.harness.audit.trajectories import UNSEEN, audit_trajectories
+from evotree.harness.audit.trajectories import audit_trajectories
 
 STORE_RULE = "holds only what the base reaches"
 
 pytestmark = [
     pytest.mark.skipif(replay._bwrap() is None, reason="bubblewrap is not installed"),
-    pytest.mark.heavy,  # ~35 s of replays: make test-heavy
+    pytest.mark.heavy,  # ~20 s of replays: make test-heavy
 ]
 
 Repo = dict[str, str | Path]
@@ -106,97 +106,3 @@ def test_the_pruned_store_is_made_once_and_only_at_the_base(tolls: Repo, tmp_pat
     git(root, "reset", "--quiet", "--soft", str(moved["fut"]))
     worlds = replay.worlds_for(Ancestry(root, str(moved["base"]), hidden_paths=HIDDEN))
     assert worlds is None or worlds.at_base is None
-
-
-# ---------------------------------------------------------------------------------------------
-# What the worlds agreeing clears: a hidden read that showed and wrote nothing of the future
-
-
-def _hidden_hits(
-    repo: Repo, commands: list[str], hidden: list[str] = HIDDEN
-) -> list[dict[str, object]]:
-    """The hidden-data reads of ``commands`` as a history, with the task repository."""
-    traj = Trajectory("t", "shell", [Step(c) for c in commands])
-    audit = audit_trajectories(
-        [traj], hidden_paths=hidden, repo=repo["root"], base=str(repo["base"])
-    )
-    return [h.to_dict() for h in audit.verdicts[0].hits if h.code == "audit.hidden_data_read"]
-
-
-def _hidden_reads(repo: Repo, commands: list[str], hidden: list[str] = HIDDEN) -> list[str]:
-    """The severities of :func:`_hidden_hits`."""
-    return [str(h["severity"]) for h in _hidden_hits(repo, commands, hidden)]
-
-
-#: prints the saved copy's first word ("#"): a reader the static rules do not model
-FIRST_WORD = f"cut -d' ' -f1 {COPY} | head -1"
-#: the one hidden path of the clearing tests: a plain text copy of the fix (the selected-lines
-#: task's others include a base64 and a UTF-16 copy, which the rotation does not reach)
-SAVED = [COPY]
-
-
-def test_a_hidden_read_that_prints_the_same_in_every_world_is_a_warn(tolls: Repo) -> None:
-    """The first word of the saved copy ("#") is the same whatever the future's lines are: the
-    read touched hidden data and showed nothing of the future."""
-    hits = _hidden_hits(tolls, [FIRST_WORD], SAVED)
-    assert hits and {h["severity"] for h in hits} == {"warn"}
-    assert all(UNSEEN in str(h["rule"]) for h in hits)
-    # with the base64 and UTF-16 copies hidden too, nothing is cleared: the rotation does not
-    # reach the future's text in them
-    assert set(_hidden_reads(tolls, [FIRST_WORD])) == {"high"}
-
-
-def test_a_hidden_read_that_prints_the_future_stays_high(tolls: Repo) -> None:
-    severities = _hidden_reads(tolls, [f"python3 -c 'print(open(\"{COPY}\").read())'"], SAVED)
-    assert "high" in severities
-
-
-def test_a_hidden_read_that_writes_the_future_somewhere_stays_high(tolls: Repo) -> None:
-    """Printing nothing is not enough: the copy it made differs between the worlds (what a
-    later step could apply); the same read sent nowhere is a warn (the control)."""
-    for commands in (
-        [f"cat {COPY} > /tmp/saved.py"],
-        [f"cat {COPY} > tolls/toll.py", "git status --short"],
-        [f"cp {COPY} /tmp/saved.py"],
-        [f"SAVED=$(cat {COPY})"],  # carried to the next step in a variable
-    ):
-        assert "high" in _hidden_reads(tolls, commands, SAVED), commands
-    assert set(_hidden_reads(tolls, [f"cat {COPY} > /dev/null"], SAVED)) == {"warn"}
-
-
-@pytest.mark.parametrize(
-    "command",
-    [
-        f"awk 'BEGIN {{ system(\"true\") }} {{ print $1; exit }}' {COPY}",
-        f"PATH=/usr/bin:/bin cut -d' ' -f1 {COPY}",
-        f"tar -cf /dev/null --to-command=true {COPY}",
-        f"sqlite3 :memory: '.shell true' && head -c1 {COPY}",
-        f"{COPY} --version",
-        f"xargs cut -c1 <<< {COPY}",
-    ],
-)
-def test_a_step_that_may_run_code_is_not_cleared(tolls: Repo, command: str) -> None:
-    """Code run over the rotated copy can print what the future's code prints (a constant the
-    rotation changed in a branch not taken): only reads by plain readers are cleared."""
-    assert "high" in _hidden_reads(tolls, [command], SAVED)
-
-
-def test_a_history_step_the_sandbox_cannot_run_stays_high(tolls: Repo) -> None:
-    """A history does not say what the agent's machine printed: a program the sandbox lacks
-    prints the same error in every world, which shows nothing of what the agent saw."""
-    assert "high" in _hidden_reads(tolls, [f"no-such-viewer-here {COPY}"], SAVED)
-
-
-def test_an_opaque_hidden_file_clears_nothing(tmp_path: Path) -> None:
-    """A hidden deflated zip holding the fix is a file the rotation cannot read through: a
-    listing of it prints the same in every world, but no read is cleared by that."""
-    import zipfile
-
-    repo = _task(tmp_path / "zipped", FIXED)
-    root = Path(repo["root"])
-    with zipfile.ZipFile(root / "dist.zip", "w", compression=zipfile.ZIP_DEFLATED) as archive:
-        archive.writestr("tolls/toll.py", FIXED)
-    hidden = [*SAVED, "dist.zip"]
-    (root / ".git" / "info" / "exclude").write_text("dist.zip\n")
-    assert "high" in _hidden_reads(repo, ["unzip -p dist.zip | tail -1"], hidden)
-    assert set(_hidden_reads(repo, [FIRST_WORD], hidden)) == {"high"}

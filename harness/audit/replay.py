@@ -70,8 +70,6 @@ import pygit2
 
 from evotree.harness.audit.hits import Hit
 from evotree.harness.audit.replay_rotate import (  # the rotated world, split off on its seam
-    _SPAN_BYTES,
-    MAX_HIDDEN_BYTES,
     _future_text,
     _resum,
     _rotate_file,
@@ -81,14 +79,13 @@ from evotree.harness.audit.replay_judge import (  # the comparison, split off on
     _judge,
     _lines,
     _future_shown,
-    _sized,
     _shown,
     _silent,
     _unreproduced,
 )
 from evotree.harness.audit.steps import Trajectory
 
-__all__ = ["ReplayWorlds", "replay_hits", "rotated", "unseen_reads", "worlds_for"]
+__all__ = ["ReplayWorlds", "replay_hits", "rotated", "worlds_for"]
 
 #: a replay of one trajectory (all its steps, one world) may take this long
 RUN_SECONDS = 20.0
@@ -148,12 +145,6 @@ class ReplayWorlds:
     prune_failed: str = ""
     #: the fourth world's work tree (:func:`_bare_copy`; None: no fourth world)
     bare: Path | None = None
-    #: the digests of what each step left behind, by the same keys as :attr:`runs`
-    states: dict[tuple[str, ...], tuple[list[str | None], ...]] = field(default_factory=dict)
-    #: a hidden file the rotation cannot read through (a binary it does not know, a compressed
-    #: member it does not open): a world that prints the same may then hold the future
-    #: unrotated, so no read is cleared by the worlds agreeing (:func:`unseen_reads`)
-    opaque: bool = True
 
 
 _WORLDS: weakref.WeakKeyDictionary[Any, ReplayWorlds | None] = weakref.WeakKeyDictionary()
@@ -235,7 +226,6 @@ def _copy_and_rotate(ancestry: Any, root: Path) -> ReplayWorlds | None:
         if before != after:
             sizes |= {str(before), str(after)}
     at_base, prune_failed = _pruned_store(ancestry, gitdir, Path(tmp.name) / "git-at-base")
-    index = ancestry.index()
     bare = _bare_copy(real, Path(tmp.name) / "bare", hidden, future) if at_base else None
     if at_base is not None and bare is None:
         at_base, prune_failed = None, "the copy without the future's words could not be made"
@@ -244,8 +234,6 @@ def _copy_and_rotate(ancestry: Any, root: Path) -> ReplayWorlds | None:
             before, after = (real / rel).stat().st_size, (bare / rel).stat().st_size
             if before != after:
                 sizes |= {str(before), str(after)}
-    check = bare if bare is not None else neutral
-    opaque = any(not _transparent(real / rel, check / rel, index) for rel in hidden)
     return ReplayWorlds(
         root,
         gitdir,
@@ -257,7 +245,6 @@ def _copy_and_rotate(ancestry: Any, root: Path) -> ReplayWorlds | None:
         sizes=frozenset(sizes),
         at_base=at_base,
         prune_failed=prune_failed,
-        opaque=opaque,
         bare=bare,
     )
 
@@ -281,113 +268,6 @@ def _bare_copy(real: Path, dest: Path, hidden: Sequence[Path], future: Any) -> P
     except OSError:
         return None
     return dest
-
-
-def _transparent(real: Path, neutral: Path, index: Any) -> bool:
-    """Whether the rotation reached all of a hidden file's future: a file it reads through
-    (:func:`_readable_through`), whose rotated copy holds nothing the provenance index still
-    recognises as the future in any view it decodes (base64, hex, UTF-16, entities, gzip...: a
-    fix kept base64-encoded in a JSON file is not rotated, and would print the same in every
-    world)."""
-    try:
-        data = real.read_bytes()
-        turned = neutral.read_bytes()
-    except OSError:
-        return False
-    if len(data) > MAX_HIDDEN_BYTES or not _readable_through(data, depth=0):
-        return False
-    inner = _inner(turned)
-    if inner is None:
-        return False
-    text = inner.decode("utf-8", "replace")
-    return index.selected_future(text.split("\n")) is None
-
-
-def _inner(data: bytes) -> bytes | None:
-    """A gzip, xz or bzip2 file's content (the rotation's codecs), else the data itself; None:
-    one that does not decompress."""
-    import bz2
-    import lzma
-    import zlib
-
-    try:
-        if data.startswith(b"\x1f\x8b"):
-            return zlib.decompress(data, 31)
-        if data.startswith(b"BZh"):
-            return bz2.decompress(data)
-        if data.startswith(b"\xfd7zXZ\x00"):
-            return lzma.decompress(data)
-    except (OSError, ValueError, EOFError, lzma.LZMAError, zlib.error):
-        return None
-    return data
-
-
-def _readable_through(data: bytes, depth: int) -> bool:
-    """Whether the rotation reads a file's text where a program would: UTF-8 text; a gzip, xz
-    or bzip2 of such a file (once); a SQLite database, a tar of text files or a zip of stored
-    text members (their text stored as it is), each no larger than the rotation searches a
-    binary file; nothing else (a deflated zip member, UTF-16, a pickle, bytecode, an image, a
-    file over the rotation's limits may hold the future where no rotation reaches)."""
-    if depth == 0 and not data.startswith((b"PK", b"SQLite")):
-        inner = _inner(data)
-        if inner is None:
-            return False
-        if inner is not data:
-            return len(inner) <= MAX_HIDDEN_BYTES and _readable_through(inner, 1)
-    if b"\0" not in data:
-        try:
-            data.decode("utf-8")
-        except UnicodeDecodeError:
-            return False
-        return True
-    if len(data) > _SPAN_BYTES:
-        return False
-    if data.startswith(b"SQLite format 3\0"):
-        return True
-    if data.startswith(b"PK\x03\x04"):
-        return _stored_zip(data)
-    return len(data) > 262 and data[257:262] == b"ustar" and _text_tar(data)
-
-
-def _text_tar(data: bytes) -> bool:
-    """A tar whose every member is text (no NUL, UTF-8) or a folder."""
-    import io
-    import tarfile
-
-    try:
-        with tarfile.open(fileobj=io.BytesIO(data), mode="r:") as tar:
-            for member in tar:
-                if not member.isfile():
-                    continue
-                handle = tar.extractfile(member)
-                body = handle.read() if handle is not None else b""
-                if b"\0" in body:
-                    return False
-                body.decode("utf-8")
-    except (tarfile.TarError, OSError, UnicodeDecodeError):
-        return False
-    return True
-
-
-def _stored_zip(data: bytes) -> bool:
-    """A zip whose every member is stored (not compressed) text."""
-    import io
-    import zipfile
-
-    try:
-        with zipfile.ZipFile(io.BytesIO(data)) as archive:
-            for info in archive.infolist():
-                if info.is_dir():
-                    continue
-                if info.compress_type != zipfile.ZIP_STORED:
-                    return False
-                body = archive.read(info)
-                if b"\0" in body:
-                    return False
-                body.decode("utf-8")
-    except (zipfile.BadZipFile, OSError, UnicodeDecodeError, RuntimeError, ValueError):
-        return False
-    return True
 
 
 def _pruned_store(ancestry: Any, gitdir: Path | None, dest: Path) -> tuple[Path | None, str]:
@@ -816,13 +696,8 @@ def _driver(count: int) -> str:
             # so the verdict says the trajectory was not replayed whole (never a silent pass)
             f"{nested} -c : </dev/null >/dev/null 2>&1 {_PIPE}>&- || exit 96",
             "k=0",
-            "R=$PWD",
             f"while [ $k -lt {count} ]; do",
-            f"  : > {_DRV}/mark",
             f"  {nested} {_INSIDE}/step.sh $k </dev/null >{_DRV}/o 2>&1 {_PIPE}>&-",
-            "  e=$?",
-            f"  d=$({_STATE_DIGEST})",
-            f"  builtin printf '\\n\\037%d\\037%s %d\\n' $k \"${{d%% *}}\" $e >&{_PIPE}",
             f"  builtin printf '\\n\\036%d\\036' $k >&{_PIPE}",
             f"  head -c {MAX_OUTPUT_BYTES} {_DRV}/o | base64 -w0 >&{_PIPE}; "
             f"builtin printf '\\n' >&{_PIPE}",
@@ -837,22 +712,6 @@ def _driver(count: int) -> str:
 _DRV = "/.evotree-replay-driver"
 #: the folder and exported variables a step's shell ended with, for the next step's
 _STATE = f"{_OUT}/state"
-#: what the steps can leave behind, digested by the driver after each step (its ``R``: the
-#: checkout's path): every entry's path, type and link target under the checkout (not its
-#: ``.git``, a read-only bind), ``/tmp`` (``$HOME`` is in it) and ``/dev/shm``, each on its own
-#: file system; the content of every file changed (its ``ctime``, which no step can set back)
-#: since the step started; the folder and variables carried to the next step. Sizes are left
-#: out: a rotated hidden file's may differ from the start, and a file the step changed is
-#: hashed whole. Equal in every world, the step wrote nothing that depends on the future
-#: (:func:`unseen_reads`). The step's exit status follows the digest.
-_STATE_DIGEST = (
-    "{ "
-    'find "$R" /tmp /dev/shm -xdev \\( -path "$R/.git" -prune \\) -o '
-    f"\\( -printf '%p\\t%y\\t%l\\n' , -type f -cnewer {_DRV}/mark -fprint0 {_DRV}/c \\) "
-    "2>/dev/null | LC_ALL=C sort; "
-    f"LC_ALL=C sort -z {_DRV}/c 2>/dev/null | xargs -0 -r sha256sum 2>&1; "
-    f"cat {_OUT}/state 2>/dev/null; }} | sha256sum"
-)
 #: exported names a step's state does not carry to the next (code a new bash would run, the
 #: shell's own)
 _NOT_CARRIED = (
@@ -956,7 +815,6 @@ def _run_worlds(
     commands: Sequence[str],
     prompt: str | None = None,
     carry: bool = True,
-    states: list[list[str | None]] | None = None,
 ) -> tuple[list[str | None], ...]:
     """What each step printed in three runs, one after another, each over a fresh copy: the
     checkout twice, the rotated copy once (None: the step never finished); the copy where the
@@ -972,7 +830,6 @@ def _run_worlds(
         prompt,
         carry,
         ((worlds.real, None), (worlds.real, None), (worlds.neutral, None)),
-        states,
     )
 
 
@@ -982,11 +839,9 @@ def _run_sources(
     prompt: str | None,
     carry: bool,
     sources: Sequence[tuple[Path, Path | None]],
-    states: list[list[str | None]] | None = None,
 ) -> tuple[list[str | None], ...]:
     """What each step printed in one run a ``(work tree copy, .git)`` of ``sources``
-    (:func:`_run_worlds`), one after another, each ended whole before the next starts; the
-    digest of what each step left behind appended to ``states``, a list a run."""
+    (:func:`_run_worlds`), one after another, each ended whole before the next starts."""
     tmp = tempfile.mkdtemp(prefix="evotree-replay-run-")
     try:
         roots = _agent_roots(worlds, commands, prompt) or [""]
@@ -997,8 +852,6 @@ def _run_sources(
             proc = _start(worlds, source, folder, commands, where, also, carry, store)
             if proc is None:
                 outputs.append([None] * len(commands))
-                if states is not None:
-                    states.append([None] * len(commands))
                 continue
             reader = _Reader(proc)
             try:
@@ -1007,8 +860,6 @@ def _run_sources(
                 pass
             _end(proc)
             outputs.append(reader.outputs(len(commands)))
-            if states is not None:
-                states.append(reader.states(len(commands)))
         return tuple(outputs)
     finally:
         _remove(Path(tmp))
@@ -1052,17 +903,6 @@ class _Reader:
             if len(self.data) < MAX_PIPE_BYTES:
                 self.data += chunk[: MAX_PIPE_BYTES - len(self.data)]
 
-    def states(self, count: int) -> list[str | None]:
-        """The digest of what each step left behind (:data:`_STATE_DIGEST`) and its exit status,
-        ``"<digest> <status>"``; None: none sent."""
-        self.thread.join(timeout=5)
-        found: dict[int, str] = {}
-        for line in bytes(self.data).split(b"\n"):
-            match = _STATE_RECORD.fullmatch(line)
-            if match is not None and int(match.group(1)) < count:
-                found.setdefault(int(match.group(1)), match.group(2).decode())
-        return [found.get(k) for k in range(count)]
-
     def outputs(self, count: int) -> list[str | None]:
         import base64
         import binascii
@@ -1086,7 +926,6 @@ class _Reader:
 
 
 _RECORD = re.compile(rb"\x1e(\d+)\x1e([A-Za-z0-9+/=]*)")
-_STATE_RECORD = re.compile(rb"\x1f(\d+)\x1f([0-9a-f]{64} \d{1,3})")
 
 
 def _start(
@@ -1301,174 +1140,15 @@ def _runs(
     key = (("base\0" if at_base else "") + (roots if carry else f"fresh\0{roots}"), *commands)
     if key not in worlds.runs:
         started = time.monotonic()
-        states: list[list[str | None]] = []
         if at_base:
             # the rotated copy over the pruned store: neither source of the future is left (the
             # s16 red team's W1: `git show REV || sed 1d <hidden copy>` prints the fix over
             # the real files with the pruned store, and over the real store with the rotation)
             sources = ((worlds.bare or worlds.neutral, worlds.at_base),)
-            worlds.runs[key] = _run_sources(worlds, commands, prompt, carry, sources, states)
+            worlds.runs[key] = _run_sources(worlds, commands, prompt, carry, sources)
         else:
-            worlds.runs[key] = _run_worlds(worlds, commands, prompt, carry, states)
-        worlds.states[key] = tuple(states)
+            worlds.runs[key] = _run_worlds(worlds, commands, prompt, carry)
         worlds.spent += time.monotonic() - started
         while len(worlds.runs) > 4:
-            worlds.states.pop(next(iter(worlds.runs)), None)
             worlds.runs.pop(next(iter(worlds.runs)))
     return worlds.runs[key]
-
-
-def _states(
-    worlds: ReplayWorlds, commands: Sequence[str], prompt: str | None, at_base: bool = False
-) -> tuple[list[str | None], ...] | None:
-    """The digests of what each step left behind in the carried runs :func:`_runs` made (None:
-    not run, or no longer cached)."""
-    roots = "\0".join(_agent_roots(worlds, commands, prompt))
-    return worlds.states.get((("base\0" if at_base else "") + roots, *commands))
-
-
-def unseen_reads(traj: Trajectory, ancestry: Any, replayed: Sequence[Hit]) -> frozenset[int]:
-    """The steps of ``traj`` that, replayed (:func:`replay_hits` ran first: its runs are
-    reused, none is started here), printed the same in every world — over the checkout twice,
-    over the rotated copy, over the checkout with its ``.git`` pruned at the base — as the
-    agent saw it (a recorded output reproduced; a history's step not a program the sandbox
-    lacks), while no step up to where the replay stopped following the agent left anything
-    behind that differs between the worlds (:data:`_STATE_DIGEST`). Such a step showed the
-    agent nothing of the future and wrote nothing of it, whatever it read. Only steps before
-    the first the replay could not follow (unfinished, cut, silent where the agent saw lines)
-    count. Empty when the trajectory was not replayed (past :data:`MAX_STEPS`, the replay time
-    spent: ``replayed`` says so), when a hidden file is one the rotation cannot read through
-    (:attr:`ReplayWorlds.opaque`), or when a run is missing."""
-    if len(traj.steps) > MAX_STEPS or any(
-        h.rule.startswith(NOT_WHOLE) and "replay were spent" in h.rule for h in replayed
-    ):
-        return frozenset()
-    commands = [step.command or ":" for step in traj.steps]
-    if not any(step.command for step in traj.steps):
-        return frozenset()
-    worlds = worlds_for(ancestry)
-    if worlds is None or worlds.opaque:
-        return frozenset()
-    roots = "\0".join(_agent_roots(worlds, commands, traj.prompt))
-    runs = list(worlds.runs.get((roots, *commands), ()))
-    states = list(_states(worlds, commands, traj.prompt) or ())
-    if worlds.at_base is not None:
-        runs += worlds.runs.get((f"base\0{roots}", *commands), ())
-        states += _states(worlds, commands, traj.prompt, at_base=True) or ()
-    if len(runs) != (4 if worlds.at_base is not None else 3) or len(states) != len(runs):
-        return frozenset()
-    unseen = set()
-    for k, step in enumerate(traj.steps):
-        outs = [run[k] for run in runs]
-        left = {state[k] for state in states}
-        if (
-            None in outs
-            or None in left
-            or any(_cut(out) for out in outs)
-            or (step.command and _silent(step.output, *outs[:3]))
-        ):
-            break  # the replay follows the agent no further
-        if len({digest.split(" ")[0] for digest in left if digest}) != 1:
-            return frozenset()  # a step wrote something that depends on the world
-        if not step.command:
-            continue
-        printed = [_sized(_lines(out or ""), worlds.sizes) for out in outs]
-        if any(lines != printed[0] for lines in printed[1:]):
-            continue
-        if step.output is not None and _unreproduced(step.output, outs[0], outs[1]):
-            continue  # the agent saw something else than the replay printed
-        if step.output is None and not all(_ran(digest or "", printed[0]) for digest in left):
-            continue  # a history: what the agent's shell ran here the sandbox may not have
-        if not _reads_only(step.command, commands[: k + 1]):
-            continue  # it may run code: rotated code can print what the future's prints
-        unseen.add(k)
-    return frozenset(unseen)
-
-
-#: programs that read and print and run no code of their own choosing (their arguments are
-#: checked too: :func:`_reads_only`)
-_READERS = frozenset(
-    {
-        "cat", "head", "tail", "wc", "grep", "egrep", "fgrep", "cut", "sort", "uniq", "tr",
-        "rev", "nl", "fold", "column", "strings", "xxd", "od", "hexdump", "base64", "sha256sum",
-        "sha1sum", "md5sum", "file", "stat", "ls", "du", "diff", "cmp", "jq", "zcat", "bzcat",
-        "xzcat", "gzip", "bzip2", "xz", "unzip", "tar", "sqlite3", "echo", "printf", "true",
-    }
-)  # fmt: skip
-#: a program's argument that makes it run code or read a script (tar's --to-command, -I, -F;
-#: sqlite3's -init and -cmd; an SQL function that loads or runs something)
-_RUNS = re.compile(
-    r"^(?:--to-command|--use-compress-program|--checkpoint-action|--info-script|--new-volume-"
-    r"script|--rsh-command|--rmt-command|-I|-F|--compress-program|--diff-program|-init|-cmd)"
-    r"|load_extension|\bedit\s*\("
-)
-#: sqlite3's dot-commands that only list or print (any other, ``.shell``, ``.output``,
-#: ``.read``, ``.import``..., may run or write something)
-_LISTING_DOTS = frozenset(
-    {"schema", "fullschema", "tables", "indexes", "indices", "databases", "dump", "headers",
-     "header", "mode", "width", "nullvalue", "separator", "dbinfo", "show", "print"}
-)  # fmt: skip
-_SYSTEM_BIN = re.compile(r"/(?:usr/)?(?:local/)?s?bin/[\w.+-]+")
-#: a step that may change what a program name runs (PATH, an alias, a function)
-_REBINDS = re.compile(r"\bPATH\b|\balias\b|\(\)\s*\{|\bfunction\s+\w|\benable\b|\bhash\s+-p")
-
-
-def _sqlite_lists(argv: Sequence[str]) -> bool:
-    """Whether each command ``sqlite3`` is given after its database (the first word that is no
-    option) is SQL or a listing dot-command (:data:`_LISTING_DOTS`)."""
-    commands = [a for a in argv[1:] if not a.startswith("-")][1:]
-    for text in commands:
-        words = text.strip()[1:].split(None, 1) if text.strip().startswith(".") else None
-        if words is not None and (not words or words[0] not in _LISTING_DOTS):
-            return False
-    return True
-
-
-def _reads_only(command: str, so_far: Sequence[str], depth: int = 0) -> bool:
-    """Whether every program of ``command`` is a reader (:data:`_READERS`, by its bare name or
-    a system folder's path, no ``NAME=value`` before it, no here-document or input redirection,
-    no argument that makes it run code: :data:`_RUNS`), and no step so far rebinds what a
-    name runs. Code a step runs over the rotated copy can print what the future's prints (a
-    constant the rotation changed in a branch not taken), so only reads are cleared."""
-    from evotree.harness.audit.shells import WRAPPER_SHORT, runs_body
-    from evotree.harness.audit.unwrap import parse_shell
-
-    if any(_REBINDS.search(text) for text in so_far):
-        return False
-    try:
-        calls = parse_shell(command)
-    except (ValueError, RecursionError):
-        return False
-    if not calls:
-        return False
-    for call in calls:
-        if not call.argv or call.assigns or call.heredoc is not None or call.xargs:
-            return False
-        if runs_body(call.argv, WRAPPER_SHORT) and not call.redirects:
-            # ``bash -lc 'BODY'`` (Codex's, mini-swe-agent's steps): the body's programs
-            if depth >= 3 or not _reads_only(call.argv[2], (), depth + 1):
-                return False
-            continue
-        word = call.argv[0]
-        if "/" in word and not _SYSTEM_BIN.fullmatch(word):
-            return False
-        if word.rsplit("/", 1)[-1] not in _READERS:
-            return False
-        if any(op.startswith("<") for op, _ in call.redirects):
-            return False
-        if any(_RUNS.search(arg) for arg in call.argv[1:]):
-            return False
-        if word.rsplit("/", 1)[-1] == "sqlite3" and not _sqlite_lists(call.argv):
-            return False
-    return True
-
-
-def _ran(state: str, printed: Sequence[str]) -> bool:
-    """Whether a step of a history ran in the replay as a program of the agent's machine would
-    have: exit status 0 or 1 (a match or none, the same or not), never an error (2: a file the
-    replay did not have, 126 or 127: a command the sandbox lacks) — an error prints the same in
-    every world and says nothing of what the agent's machine printed."""
-    status = state.rpartition(" ")[2]
-    return status in ("0", "1") and not any(
-        line.endswith((": command not found", ": Permission denied")) for line in printed
-    )

@@ -99,7 +99,7 @@ from evotree.harness.audit.step_outputs import (
     single_branch_clones,
     upstream_after,
 )
-from evotree.harness.audit.replay import replay_hits, unseen_reads
+from evotree.harness.audit.replay import replay_hits
 from evotree.harness.audit.steps import Trajectory
 from evotree.harness.audit.verdicts import (
     EXAMPLES,
@@ -142,32 +142,14 @@ def audit_trajectory(
         )
     step_hits = _step_hits(traj, rules)
     judge = _HitJudge(traj, step_hits, ancestry, verdict)
-    replayed = replay_hits(traj, ancestry) if ancestry is not None else []
-    unseen = unseen_reads(traj, ancestry, replayed) if ancestry is not None else frozenset()
     # clear hits that rest only on hashes shown to be in the task's own history
     for k, hits in enumerate(step_hits):
         kept = [judged for hit in hits if (judged := judge.judge(hit, k)) is not None]
-        verdict.hits += [_seen_nothing(hit) if k in unseen else hit for hit in kept]
+        verdict.hits += kept
     if ancestry is not None:
         _add_ancestry_hits(verdict, traj, ancestry)
-        verdict.hits += replayed
+        verdict.hits += replay_hits(traj, ancestry)
     return verdict
-
-
-#: what a hidden read becomes when the replay shows it saw and applied nothing of the future
-UNSEEN = (
-    "replayed, it printed the same with the future's lines changed and without the future's "
-    "history, and nothing the trajectory left behind differed"
-)
-
-
-def _seen_nothing(hit: Hit) -> Hit:
-    """A high hidden-data read of a step whose replay printed the same in every world, the
-    trajectory leaving nothing behind that differed (:func:`unseen_reads`): a warn — it touched
-    hidden data, and showed the agent nothing of the future nor applied any."""
-    if hit.code != "audit.hidden_data_read" or hit.severity != "high":
-        return hit
-    return replace(hit, severity="warn", rule=f"{hit.rule} ({UNSEEN})")
 
 
 #: the file-alone warn of ``git show --stat`` / ``git log --stat`` of a commit id
