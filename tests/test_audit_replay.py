@@ -23,7 +23,7 @@ import pytest
 from test_audit_selected_lines import COPY, FIXED, HIDDEN, LOG, _run, _task
 
 from conftest import git
-from evotree.harness.audit import replay, replay_rotate
+from evotree.harness.audit import replay, replay_places, replay_rotate
 from evotree.harness.audit.ancestry import Ancestry
 from evotree.harness.audit.steps import Step, Trajectory
 from evotree.harness.audit.trajectories import audit_trajectories
@@ -300,7 +300,7 @@ def test_the_agents_checkout_path_is_where_the_copy_is(tolls: Repo) -> None:
     worlds = replay.worlds_for(Ancestry(tolls["root"], str(tolls["base"]), hidden_paths=HIDDEN))
     assert worlds is not None
     root = str(worlds.root)
-    where = replay._agent_root
+    where = replay_places._agent_root
     assert where(worlds, ["ls", "cd /testbed && ls"]) == "/testbed"
     assert where(worlds, ["cd '/repo/tolls' ; ls"]) == "/repo"  # a folder of the checkout
     assert where(worlds, [f"cd {root}/tolls", "cd /testbed"]) is None  # the auditor's own
@@ -329,11 +329,11 @@ def test_the_agents_checkout_path_is_where_the_copy_is(tolls: Repo) -> None:
     # a decoy named as often as the checkout takes the copy (the first on a tie), the
     # checkout's path is a link to it (the s14 red team's S1); system paths cost no cap (S17)
     decoy = ["cd /root", "cd /testbed && ls"]
-    assert replay._agent_roots(worlds, decoy) == ["/root", "/testbed"]
+    assert replay_places._agent_roots(worlds, decoy) == ["/root", "/testbed"]
     real, _, _ = replay._run_worlds(worlds, [*decoy, "cd /testbed && grep -c axles tolls/toll.py"])
     assert real[2] == "3\n"
     many = [f"cd /etc/d{k}" for k in range(100)]
-    assert replay._agent_roots(worlds, [*many, "cd /testbed"]) == ["/testbed"]
+    assert replay_places._agent_roots(worlds, [*many, "cd /testbed"]) == ["/testbed"]
     # no path bwrap cannot be given or make: a NUL, a lone surrogate, a name or path too long
     odd = ["cd /a\0b", "cd /a\ud800", f"cd /{'n' * 300}", "cd " + "/a" * 2100]
     assert where(worlds, odd) is None

@@ -69,10 +69,19 @@ from typing import Any
 import pygit2
 
 from evotree.harness.audit.hits import Hit
+from evotree.harness.audit.replay_places import (  # the sandbox's folders, the agent's paths
+    _DRV,
+    _INSIDE,
+    _OUT,
+    _WORLD,
+    _agent_roots,
+    _linked_on_the_way,
+)
 from evotree.harness.audit.replay_rotate import (  # the rotated world, split off on its seam
     _future_text,
     _resum,
     _rotate_file,
+    bare_copy,
     rotated,
 )
 from evotree.harness.audit.replay_judge import (  # the comparison, split off on its seam
@@ -94,10 +103,6 @@ MAX_CHECKOUT_BYTES = 512 << 20
 MAX_CHECKOUT_FILES = 50_000
 #: at most this much of each step's output is read back
 MAX_OUTPUT_BYTES = 1 << 20
-#: where the steps and their outputs sit inside the sandbox
-_INSIDE = "/.evotree-replay"
-#: the pristine world (the work tree without ``.git``), read-only, copied into place first
-_WORLD = "/.evotree-replay-world"
 _LIMITS = ["--cpu=30", "--as=4294967296", "--fsize=67108864", "--nproc=512", "--nofile=1024"]
 #: each tmpfs of the sandbox (``/tmp``, ``/dev/shm``, the outputs) holds at most this much; the
 #: checkout's tmpfs this much more than the work tree
@@ -108,8 +113,7 @@ MAX_PIPE_BYTES = 64 << 20
 MAX_STEPS = 2_000
 #: at most this many seconds of replay per checkout and process (more: not replayed)
 BUDGET_SECONDS = 600.0
-#: where the steps' outputs are written inside the sandbox (a sized tmpfs), and the pipe's fd
-_OUT = "/.evotree-replay-out"
+#: the pipe's fd (the driver's alone)
 _PIPE = 9
 
 
@@ -143,7 +147,7 @@ class ReplayWorlds:
     #: was, or there was nothing to prune): the trajectory's verdict says it was not replayed
     #: whole (the s16 red team's W4)
     prune_failed: str = ""
-    #: the fourth world's work tree (:func:`_bare_copy`; None: no fourth world)
+    #: the fourth world's work tree (:func:`~evotree.harness.audit.replay_rotate.bare_copy`; None: no fourth world)
     bare: Path | None = None
 
 
@@ -226,7 +230,7 @@ def _copy_and_rotate(ancestry: Any, root: Path) -> ReplayWorlds | None:
         if before != after:
             sizes |= {str(before), str(after)}
     at_base, prune_failed = _pruned_store(ancestry, gitdir, Path(tmp.name) / "git-at-base")
-    bare = _bare_copy(real, Path(tmp.name) / "bare", hidden, future) if at_base else None
+    bare = bare_copy(real, Path(tmp.name) / "bare", hidden, future) if at_base else None
     if at_base is not None and bare is None:
         at_base, prune_failed = None, "the copy without the future's words could not be made"
     if bare is not None:
@@ -247,27 +251,6 @@ def _copy_and_rotate(ancestry: Any, root: Path) -> ReplayWorlds | None:
         prune_failed=prune_failed,
         bare=bare,
     )
-
-
-def _bare_copy(real: Path, dest: Path, hidden: Sequence[Path], future: Any) -> Path | None:
-    """The fourth world's work tree: a copy whose hidden files have the future's spans rotated
-    whole, the base's words too. The rotated copy keeps the base's words (a probe with them
-    counts the same in both worlds); a line of the future made only of the base's words (a
-    signature whose type changed) is then left as it is, so that copy still holds it. The
-    fourth world's judge counts only lines that hold the future's text, and no read is cleared
-    unless this copy holds nothing of the future (:func:`_transparent`). None: it could not be
-    made."""
-    from evotree.harness.audit.replay_rotate import _FutureText
-
-    whole = _FutureText(future.index, future.added, future.pieces, set())
-    try:
-        shutil.copytree(real, dest, symlinks=True)
-        turned = {rel for rel in hidden if _rotate_file(dest / rel, whole)}
-        if turned:
-            _resum(real, dest, hidden, turned)
-    except OSError:
-        return None
-    return dest
 
 
 def _pruned_store(ancestry: Any, gitdir: Path | None, dest: Path) -> tuple[Path | None, str]:
@@ -347,16 +330,6 @@ def _hidden_files(root: Path, hidden_paths: Sequence[str]) -> list[Path]:
     return list(found)
 
 
-def _linked_on_the_way(root: Path, path: Path) -> bool:
-    rel = path.relative_to(root)
-    here = root
-    for part in rel.parts[:-1]:
-        here = here / part
-        if here.is_symlink():
-            return True
-    return False
-
-
 def _bwrap() -> str | None:
     from evotree.harness.sandbox_system import find_tool
 
@@ -384,150 +357,6 @@ def _sandbox_args(size: int) -> list[str]:
         out.append(option)
         k += 1
     return out
-
-
-#: a checkout path a trajectory names is never one of these, nor inside one, nor above one
-#: (the system the sandbox binds, the kernel's, the replay's own folders)
-_SYSTEM_PATHS = (
-    "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/proc", "/dev",
-    "/sys", "/run", "/boot", "/var", "/tmp/home", _INSIDE, _WORLD, _OUT, "/.evotree-replay-driver",
-)  # fmt: skip
-#: ... and never one of these itself (a tmpfs of the sandbox; a folder inside one is allowed)
-_TMPFS_PATHS = ("/tmp", "/var/tmp", "/dev/shm")
-#: ``cd`` to an absolute path, as a step's first word or after ``&&``, ``;``, ``|``, ``(``
-_CD_ABS = re.compile(
-    r"(?:^|[;&|(\n{]|\bthen|\bdo)\s*cd\s+(?:--\s+)?"
-    r"""(["']?)(/[^\s;&|()<>"'`$\\*?\[\]~]*)\1(?=$|[\s;&|)])"""
-)
-
-
-def _inside(path: str, folder: str) -> bool:
-    return path == folder or path.startswith(folder.rstrip("/") + "/")
-
-
-def _agent_root(
-    worlds: ReplayWorlds, commands: Sequence[str], prompt: str | None = None
-) -> str | None:
-    """Where the agent's checkout was, when its steps name another path than the auditor's
-    (SWE-bench's ``/testbed``, a container's ``/repo``): the first of :func:`_agent_roots`;
-    None: the copy stays at the auditor's path."""
-    roots = _agent_roots(worlds, commands, prompt)
-    return roots[0] or None if roots else None
-
-
-def _agent_roots(
-    worlds: ReplayWorlds, commands: Sequence[str], prompt: str | None = None
-) -> list[str]:
-    """The paths the agent's checkout may have been at, the copy's first ("": the auditor's
-    own), then up to :data:`_MAX_LINKS` others, each a link to the copy in the sandbox: the
-    folder the task's prompt says the repository was uploaded to (SWE-bench's
-    ``<uploaded_files>``) first, then the absolute paths the steps ``cd`` to, the most often
-    first (the first on a tie), each cut to the shortest prefix under which the rest is a
-    folder of the checkout (``cd /testbed/src`` → ``/testbed``). A decoy named as often as the
-    checkout (``cd /root`` before ``cd /testbed && ...``) no longer takes the checkout's place:
-    both reach the copy. A path that would cover the system (``/``, ``/usr``, ``/etc``,
-    ``/proc``, ``/tmp`` itself, one above them, anything with ``..`` or not absolute) or that
-    bwrap could not be given (a NUL, a lone surrogate, too long) is passed over before any is
-    looked for on disk (a system path costs nothing and counts against no cap); at most
-    :data:`_MAX_CD_PATHS` distinct paths, the most named first, are looked for. The
-    trajectory's author controls these paths: they only place the copy and links inside the
-    sandbox's own mount namespace, never over what the sandbox binds."""
-    found: dict[str, None] = {}
-    for m in _UPLOADED.finditer(prompt or ""):
-        verdict = _checkout_at(worlds, m.group(1) or m.group(2))
-        if verdict is not None:
-            found[verdict] = None
-            break
-    # the path most often cd'd to (an agent goes back to its checkout: ``cd /testbed && ...``
-    # step after step; a library's folder or a build folder once or twice), the first on a tie
-    named_counts: dict[str, int] = {}
-    for command in commands:
-        for m in _CD_ABS.finditer(command):
-            named = m.group(2)
-            if named in named_counts:
-                named_counts[named] += 1
-            elif _plausible(named):
-                named_counts[named] = 1
-    looked = sorted(named_counts, key=lambda n: -named_counts[n])[:_MAX_CD_PATHS]
-    counts: dict[str, int] = {}
-    for named in sorted(looked, key=list(named_counts).index):
-        verdict = _checkout_at(worlds, named)
-        if verdict is not None:
-            counts[verdict] = counts.get(verdict, 0) + named_counts[named]
-    for path in sorted(counts, key=lambda p: -counts[p]):
-        found.setdefault(path, None)
-    roots: list[str] = []
-    for path in found:
-        real = path or str(worlds.root)
-        if any(
-            _inside(real, r or str(worlds.root)) or _inside(r or str(worlds.root), real)
-            for r in roots
-        ):
-            continue  # one inside another: the first holds it
-        roots.append(path)
-        if len(roots) > _MAX_LINKS:
-            break
-    return roots
-
-
-#: at most this many other paths of the agent's checkout are links to the copy
-_MAX_LINKS = 8
-
-
-def _plausible(named: str) -> bool:
-    """Whether a ``cd`` path may name a checkout at all (no disk looked at): not the system's,
-    no NUL, no lone surrogate, not too long (:func:`_checkout_at` says the rest)."""
-    if "\0" in named or len(named) > _MAX_PATH:
-        return False
-    try:
-        named.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    bare = "/" + "/".join(p for p in named.split("/") if p)
-    return not any(_inside(bare, s) for s in _SYSTEM_PATHS)
-
-
-#: at most this many distinct ``cd`` paths of a trajectory are looked at, each at most this long
-_MAX_CD_PATHS = 64
-_MAX_PATH = 1024
-#: SWE-bench's prompt: where the repository was uploaded
-_UPLOADED = re.compile(
-    r"<uploaded_files>\s*(/[^\s<>]+?)/?\s*</uploaded_files>"
-    r"|\buploaded an? [\w -]{0,40}?repository in the directory (/[^\s<>'\"`]+?)/?[.,]?(?:\s|$)"
-)
-
-
-def _checkout_at(worlds: ReplayWorlds, named: str) -> str | None:
-    """The checkout's path ``named`` (a ``cd``'s, the prompt's) points to; "" when it is the
-    auditor's own checkout (the copy stays there); None when it is passed over."""
-    import posixpath
-
-    try:
-        size = len(named.encode("utf-8"))
-    except UnicodeEncodeError:
-        return None  # a lone surrogate: no path bwrap is given
-    parts = [p for p in named.split("/") if p]
-    if not parts or any(p in (".", "..") for p in parts):
-        return None  # ``/`` or a path with ``..``: never bound over
-    if "\0" in named or size > _MAX_PATH or len(parts) > 64 or any(len(p) > 255 for p in parts):
-        return None  # no folder any checkout was in (bwrap could not make it)
-    for k in range(1, len(parts) + 1):
-        rest = parts[k:]
-        here = worlds.real.joinpath(*rest) if rest else worlds.real
-        try:
-            if not rest or (here.is_dir() and not _linked_on_the_way(worlds.real, here / "x")):
-                break
-        except OSError:
-            return None
-    path = posixpath.join("/", *parts[:k])
-    root = str(worlds.root)
-    if _inside(path, root) or _inside(root, path):
-        return ""  # the auditor's own checkout
-    if any(_inside(path, s) or _inside(s, path) for s in _SYSTEM_PATHS):
-        return None  # the system's: the step runs there as it is
-    if path in _TMPFS_PATHS or any(_inside(t, path) for t in _TMPFS_PATHS):
-        return None
-    return path
 
 
 def _sandbox_argv(
@@ -708,8 +537,6 @@ def _driver(count: int) -> str:
     )
 
 
-#: the driver's own folder (a sized tmpfs the steps' nested sandboxes cover with an empty one)
-_DRV = "/.evotree-replay-driver"
 #: the folder and exported variables a step's shell ended with, for the next step's
 _STATE = f"{_OUT}/state"
 #: exported names a step's state does not carry to the next (code a new bash would run, the

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import bz2
 import gzip
+import shutil
 import lzma
 import os
 import re
@@ -460,3 +461,21 @@ def _resummed(
                 new = _digest(name, after).encode()
                 return match.group(1) + new + match.group(3) + match.group(4)
     return None
+
+
+def bare_copy(real: Path, dest: Path, hidden: Sequence[Path], future: Any) -> Path | None:
+    """The fourth world's work tree: a copy whose hidden files have the future's spans rotated
+    whole, the base's words too. The rotated copy keeps the base's words (a probe with them
+    counts the same in both worlds); a line of the future made only of the base's words (a
+    signature whose type changed) is then left as it is, so that copy still holds it; this one
+    does not. The fourth world's judge counts only lines that hold the future's text, so the
+    base's words turned do not part it on a count. None: it could not be made."""
+    whole = _FutureText(future.index, future.added, future.pieces, set())
+    try:
+        shutil.copytree(real, dest, symlinks=True)
+        turned = {rel for rel in hidden if _rotate_file(dest / rel, whole)}
+        if turned:
+            _resum(real, dest, hidden, turned)
+    except OSError:
+        return None
+    return dest
