@@ -90,14 +90,21 @@ def _sed(argv: Sequence[str]) -> tuple[list[str], str] | None:
 def whole_prints(
     argv: Sequence[str], workdir: str | Path, hidden_paths: Sequence[str]
 ) -> str | None:
-    """What ``cat FILE`` or a read-only ``sed -n SCRIPT FILE`` prints of one file under a
-    hidden path of ``workdir``; None when not evaluated here (the caller keeps the read)."""
+    """What ``cat FILE...`` or a read-only ``sed -n SCRIPT FILE`` prints of files under a
+    hidden path of ``workdir`` (cat: each file whole, one after another, every one of them
+    hidden and indexed; sed: one file); None when not evaluated here (the caller keeps the
+    read)."""
     name = _basename(argv[0]) if argv else ""
     root = Path(workdir).resolve()
     hidden = [p.strip().strip("/").removeprefix("./") for p in hidden_paths if p.strip("/ ")]
     parsed = _cat(argv) if name == "cat" else None
     sed = _sed(argv) if name == "sed" else None
     files = parsed if parsed is not None else (sed[1] if sed else None)
+    if parsed is not None and len(parsed) > 1:
+        paths = [_file(word, root, hidden) for word in parsed]
+        if any(path is None or not indexed_hidden(root, hidden, path) for path in paths):
+            return None
+        return "".join(path.read_bytes().decode("utf-8", "replace") for path in paths if path)
     if not files or len(files) != 1:
         return None
     path = _file(files[0], root, hidden)
