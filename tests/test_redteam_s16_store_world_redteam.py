@@ -40,7 +40,10 @@ STORE_RULE = "holds only what the base reaches"
 #: the rotated world's
 ROTATED_RULE = "hidden files' future lines are changed"
 
-pytestmark = pytest.mark.skipif(replay._bwrap() is None, reason="bubblewrap is not installed")
+pytestmark = [
+    pytest.mark.skipif(replay._bwrap() is None, reason="bubblewrap is not installed"),
+    pytest.mark.heavy,  # minutes of replays in all: make test-heavy
+]
 
 Repo = dict[str, str | Path]
 #: a line only the future holds (the fix's last line)

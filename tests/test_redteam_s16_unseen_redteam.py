@@ -75,7 +75,10 @@ from evotree.harness.audit import replay
 from evotree.harness.audit.steps import Step, Trajectory
 from evotree.harness.audit.trajectories import audit_trajectories
 
-pytestmark = pytest.mark.skipif(replay._bwrap() is None, reason="bubblewrap is not installed")
+pytestmark = [
+    pytest.mark.skipif(replay._bwrap() is None, reason="bubblewrap is not installed"),
+    pytest.mark.heavy,  # minutes of replays in all: make test-heavy
+]
 
 Repo = dict[str, str | Path]
 #: the one hidden path: the saved copy of the fixed module (transparent to the rotation)

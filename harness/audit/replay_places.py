@@ -4,7 +4,8 @@ agent's checkout was (split off :mod:`evotree.harness.audit.replay` on its seam)
 A trajectory's steps name the checkout by the agent's path (SWE-bench's ``/testbed``, a
 container's ``/repo``); the replay puts its copy there, and links to it at the other paths the
 steps ``cd`` to (:func:`_agent_roots`), never over the system the sandbox binds nor over its own
-folders (:data:`_SYSTEM_PATHS`).
+folders (:data:`_SYSTEM_PATHS`). ``worlds`` is a :class:`~evotree.harness.audit.replay.ReplayWorlds`
+(typed ``Any`` here: this module sits below the replay, which imports it).
 """
 
 from __future__ import annotations
@@ -12,10 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from evotree.harness.audit.replay import ReplayWorlds
+from typing import Any
 
 #: where the steps and their outputs sit inside the sandbox
 _INSIDE = "/.evotree-replay"
@@ -56,9 +54,7 @@ def _inside(path: str, folder: str) -> bool:
     return path == folder or path.startswith(folder.rstrip("/") + "/")
 
 
-def _agent_root(
-    worlds: ReplayWorlds, commands: Sequence[str], prompt: str | None = None
-) -> str | None:
+def _agent_root(worlds: Any, commands: Sequence[str], prompt: str | None = None) -> str | None:
     """Where the agent's checkout was, when its steps name another path than the auditor's
     (SWE-bench's ``/testbed``, a container's ``/repo``): the first of :func:`_agent_roots`;
     None: the copy stays at the auditor's path."""
@@ -66,9 +62,7 @@ def _agent_root(
     return roots[0] or None if roots else None
 
 
-def _agent_roots(
-    worlds: ReplayWorlds, commands: Sequence[str], prompt: str | None = None
-) -> list[str]:
+def _agent_roots(worlds: Any, commands: Sequence[str], prompt: str | None = None) -> list[str]:
     """The paths the agent's checkout may have been at, the copy's first ("": the auditor's
     own), then up to :data:`_MAX_LINKS` others, each a link to the copy in the sandbox: the
     folder the task's prompt says the repository was uploaded to (SWE-bench's
@@ -148,7 +142,7 @@ _UPLOADED = re.compile(
 )
 
 
-def _checkout_at(worlds: ReplayWorlds, named: str) -> str | None:
+def _checkout_at(worlds: Any, named: str) -> str | None:
     """The checkout's path ``named`` (a ``cd``'s, the prompt's) points to; "" when it is the
     auditor's own checkout (the copy stays there); None when it is passed over."""
     import posixpath
