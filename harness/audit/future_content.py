@@ -787,23 +787,12 @@ _WORD = re.compile(r"[a-z0-9]+")
 _IDENT = re.compile(r"[A-Za-z0-9_]+")
 
 
-def _in_tree(repo: Any, base: str, texts: Sequence[str], lines: Iterable[str] = ()) -> set[str]:
-    """Which of ``texts`` occur inside the text files of ``base``'s tree, and which of ``lines``
-    equal a stripped line of them. One pass over the base's blobs (binary files and files over
-    4 MB skipped); each text is looked for (as a substring) only in the blobs holding its longest
-    word, so the cost grows with the size of the base, not with the number of texts."""
+def base_texts(repo: Any, base: str) -> Iterable[str]:
+    """The text of every text file of ``base``'s tree (binary files, submodules and files over
+    4 MB skipped), decoded as UTF-8 with replacements: one walk both the provenance index and
+    the replay's rotation read the base through."""
     import pygit2
 
-    by_word: dict[str, list[str]] = {}
-    for text in texts:
-        words = _WORD.findall(text.lower())
-        if words:
-            by_word.setdefault(max(words, key=len), []).append(text)
-    wanted = set(lines)
-    found: set[str] = set()
-    if not by_word and not wanted:
-        return found
-    keys = set(by_word)
     stack = [repo.revparse_single(base).peel(pygit2.Commit).tree]
     while stack:
         tree = stack.pop()
@@ -816,12 +805,31 @@ def _in_tree(repo: Any, base: str, texts: Sequence[str], lines: Iterable[str] = 
             blob = repo[entry.id]
             if blob.size > 4_000_000 or blob.is_binary:
                 continue
-            text = blob.data.decode("utf-8", "replace")
-            if wanted:
-                found |= wanted.intersection(map(str.strip, text.split("\n")))
-            if keys:
-                for word in keys.intersection(_WORD.findall(text.lower())):
-                    found.update(t for t in by_word[word] if t in text)
+            yield blob.data.decode("utf-8", "replace")
+
+
+def _in_tree(repo: Any, base: str, texts: Sequence[str], lines: Iterable[str] = ()) -> set[str]:
+    """Which of ``texts`` occur inside the text files of ``base``'s tree, and which of ``lines``
+    equal a stripped line of them. One pass over the base's blobs (binary files and files over
+    4 MB skipped); each text is looked for (as a substring) only in the blobs holding its longest
+    word, so the cost grows with the size of the base, not with the number of texts."""
+
+    by_word: dict[str, list[str]] = {}
+    for text in texts:
+        words = _WORD.findall(text.lower())
+        if words:
+            by_word.setdefault(max(words, key=len), []).append(text)
+    wanted = set(lines)
+    found: set[str] = set()
+    if not by_word and not wanted:
+        return found
+    keys = set(by_word)
+    for text in base_texts(repo, base):
+        if wanted:
+            found |= wanted.intersection(map(str.strip, text.split("\n")))
+        if keys:
+            for word in keys.intersection(_WORD.findall(text.lower())):
+                found.update(t for t in by_word[word] if t in text)
     return found
 
 

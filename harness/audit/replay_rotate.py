@@ -192,22 +192,11 @@ def _future_text(index: Any) -> _FutureText:
 def base_words(repo: Any, base: str) -> set[str]:
     """Every word (letters, digits, ``_``) of the text files of ``base``'s tree (files over
     4 MB and binary ones skipped)."""
-    import pygit2
+    from evotree.harness.audit.future_content import base_texts
 
     words: set[str] = set()
-    stack = [repo.revparse_single(base).peel(pygit2.Commit).tree]
-    while stack:
-        tree = stack.pop()
-        for entry in tree:
-            if entry.type_str == "tree":
-                stack.append(repo[entry.id])
-                continue
-            if entry.type_str != "blob" or entry.filemode == pygit2.GIT_FILEMODE_COMMIT:
-                continue
-            blob = repo[entry.id]
-            if blob.size > 4_000_000 or blob.is_binary:
-                continue
-            words.update(_WORDS.findall(blob.data.decode("utf-8", "replace")))
+    for text in base_texts(repo, base):
+        words.update(_WORDS.findall(text))
     return words
 
 
