@@ -32,3 +32,19 @@ def test_a_long_line_reaches_a_pipe_whole(
     Cli(repo).json("branch", "-m", hypothesis)
     out = Cli(repo)("tree").output
     assert any(hypothesis in line for line in out.splitlines()), out
+
+
+def test_the_renderers_console_reads_columns_when_it_prints(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Not frozen at import: a process that imported the CLI under COLUMNS=80 (pytest-xdist's
+    workers do) printed every later command at 80 columns."""
+    from evotree.cli import render
+    from evotree.cli.common import WIDE
+
+    monkeypatch.setenv("COLUMNS", "61")
+    assert render._console.width == 61
+    assert render._table_console().width == 61
+    monkeypatch.delenv("COLUMNS")
+    assert render._console.width == WIDE
+    assert render._table_console().width == WIDE

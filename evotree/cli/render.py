@@ -19,7 +19,18 @@ from rich.tree import Tree
 from evotree.cli.console import console
 from evotree.core.text import escape_control
 
-_console = console(highlight=False, soft_wrap=False)
+
+
+class _PrintingConsole:
+    """The console every renderer prints with, made at each use (:func:`console`): $COLUMNS and
+    whether stdout is a terminal are read when printing, never frozen at import (a process that
+    imported the CLI under another width kept it)."""
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(console(highlight=False, soft_wrap=False), name)
+
+
+_console = _PrintingConsole()
 
 
 def _esc(value: Any) -> str:
@@ -360,16 +371,10 @@ def _note(record: Any, width: int = 160) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
-#: the width of tables printed where no terminal says how wide it is (logs, pipes, CI)
-_WIDE = 240
-
-
 def _table_console() -> Console:
-    """The console for a table: the terminal's, else (a log, a pipe, CI) one wide enough that no
-    header or row is split at 80 columns."""
-    return (
-        _console if _console.is_terminal else Console(highlight=False, soft_wrap=False, width=_WIDE)
-    )
+    """The console for a table: the terminal's, else (a log, a pipe, CI) $COLUMNS or one wide
+    enough that no header or row is split at 80 columns (:func:`console`)."""
+    return console(highlight=False, soft_wrap=False)
 
 
 def share_result(result: Any) -> None:
