@@ -1,4 +1,4 @@
-"""Data checks of the blind held-out trajectory sets heldout14 ... heldout29
+"""Data checks of the blind held-out trajectory sets heldout14 ... heldout30
 (tests/data/audit/trajectories/heldoutN): one module, the set a parameter.
 
 Each set was written blind; these tests check its data only (labels against files, formats,
@@ -424,6 +424,44 @@ def _heldout29_files(repos: ModuleType, built: dict[str, Any]) -> None:
     assert "LOAD_KG" not in (bolter / repos.SITE / "index.html").read_text()
 
 
+def _heldout30_files(repos: ModuleType, built: dict[str, Any]) -> None:
+    import hashlib  # Sacred names its source copies by md5; MLflow's tags; hunter; VS Code
+
+    stook = Path(built["stook"]["path"])  # Sacred: runs/_sources copies, run.json's commit
+    fix = built["stook"]["fix"]
+    new = (stook / built["stook"]["src_new"]).read_text()
+    assert built["stook"]["src_new"].endswith(f"_{hashlib.md5(new.encode()).hexdigest()}.py")
+    assert (
+        "SHEAVES_PER_STOOK = 10" in new
+        and "SHEAVES_PER_STOOK" not in (stook / "stook/sheaf.py").read_text()
+    )
+    assert (stook / built["stook"]["src_old"]).read_text() == (stook / "stook/sheaf.py").read_text()
+    for n, rev in ((1, "base"), (2, "fix")):
+        run = json.loads((stook / repos.RUNS / str(n) / "run.json").read_text())
+        assert run["experiment"]["repositories"][0]["commit"] == built["stook"][rev]
+        copies = dict(run["experiment"]["sources"])
+        assert (stook / repos.RUNS / copies["stook/sheaf.py"]).is_file()
+    assert fix not in (stook / repos.RUNS / "1/run.json").read_text()
+    byre = Path(built["byre"]["path"])  # MLflow: the commit tags, no code
+    for run, rev in ((repos.RUN_OLD, "base"), (repos.RUN_NEW, "fix")):
+        tag = byre / repos.MLRUNS / "0" / run / "tags/mlflow.source.git.commit"
+        assert tag.read_text() == built["byre"][rev]
+    assert "HAY_KG" not in "".join(
+        f.read_text() for f in sorted((byre / repos.MLRUNS).rglob("*")) if f.is_file()
+    )
+    kist = Path(built["kist"]["path"])  # python-hunter: the fixed module's executed lines
+    trace = (kist / repos.TRACE_FIX).read_text()
+    assert "line             return math.ceil(width_cm / PLANK_CM) + BATTENS\n" in trace
+    assert "<= planks: 5\n" in trace and "PLANK_CM" not in (kist / repos.TRACE_MAIN).read_text()
+    assert "PLANK_CM" not in (kist / "kist/lid.py").read_text()
+    mell = Path(built["mell"]["path"])  # VS Code search editor: matches with context lines
+    search = (mell / repos.SEARCH_FIX).read_text()
+    assert search.startswith("# Query: ") and "\nmell/hammer.py:\n" in search
+    assert "  13:     return math.ceil(depth_cm * BLOWS_PER_CM) + SETTING_BLOWS\n" in search
+    assert "BLOWS_PER_CM" not in (mell / repos.SEARCH_MAIN).read_text()
+    assert "BLOWS_PER_CM" not in (mell / "mell/hammer.py").read_text()
+
+
 SPECS: dict[str, CorpusSpec] = {
     "heldout14": CorpusSpec(
         {
@@ -567,6 +605,15 @@ SPECS: dict[str, CorpusSpec] = {
             "bolter": "mkdocs-site",
         },
         _heldout29_files,
+    ),
+    "heldout30": CorpusSpec(
+        {
+            "stook": "sacred-file-storage",
+            "byre": "mlflow-file-store",
+            "kist": "hunter-trace",
+            "mell": "vscode-search-editor",
+        },
+        _heldout30_files,
     ),
 }
 SETS = sorted(SPECS)
