@@ -63,6 +63,7 @@ __all__ = [
     "PrunedCopy",
     "copies_path",
     "prune_copy",
+    "prune_nested",
     "pruning",
     "remove_copies",
 ]
@@ -130,11 +131,12 @@ def _git(
     git_dir: Path,
     *args: str,
     stdin: bytes | None = None,
-    objects: Path | None = None,
+    objects: Path | tuple[Path, ...] | None = None,
     primary: Path | None = None,
 ) -> tuple[int, bytes, str]:
     """git on ``git_dir`` alone, without the shortcuts a repository's files could make lie and
-    with no system or global config. ``objects``: the task's store, read as an alternate of
+    with no system or global config. ``objects``: the task's store (or stores: a nested one and
+    its enclosing repository's pruned copy, :func:`prune_nested`), read as alternates of
     ``primary`` (the copy's own store, where git writes whatever it writes: nothing is written
     into the task's store, and a copy on another filesystem is no rename across it)."""
     env = git_env(git_dir) | {"GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull}
@@ -144,7 +146,8 @@ def _git(
         env["GIT_OBJECT_DIRECTORY"] = str(primary)
         # quoted as git documents for this ':'-separated list: a path holding ':' (a folder
         # 's:t' an earlier phase made) is never split into other stores
-        env["GIT_ALTERNATE_OBJECT_DIRECTORIES"] = _quote_path(str(objects))
+        stores = (objects,) if isinstance(objects, Path) else objects
+        env["GIT_ALTERNATE_OBJECT_DIRECTORIES"] = ":".join(_quote_path(str(o)) for o in stores)
     deadline = _DEADLINE.get()
     timeout = 600.0 if deadline is None else min(600.0, deadline - time.monotonic())
     if timeout <= 0:
@@ -399,7 +402,9 @@ def _copy_refs(git_dir: Path, view: Path) -> None:
         (view / "packed-refs").write_bytes(packed)
 
 
-def _kept_refs(view: Path, objects: Path, primary: Path, base: str) -> dict[str, str]:
+def _kept_refs(
+    view: Path, objects: Path | tuple[Path, ...], primary: Path, base: str
+) -> dict[str, str]:
     """The branches, tags and remote-tracking references whose commit the base reaches, peeled."""
     rc, out, err = _git(
         view,
@@ -614,12 +619,14 @@ def _copy_modules(
     top: Path,
     budget: tuple[int, int] | None,
     kept: list[tuple[str, Path, dict[str, str]]],
+    at: tuple[str, Path] | None = None,
 ) -> None:
     """The submodules' git directories (``modules/<name>``, as ``git submodule`` absorbs them),
     each pruned at its own base into the copy, so that git in a submodule's work tree (a
     ``.git`` file naming ``../.git/modules/<name>``) works on its base and sees no future. One
     that cannot be pruned is left out (git there says it is not a repository); the copy's
-    ``budget`` (``top``: the whole copy) is checked before each (:class:`OverLimit`)."""
+    ``budget`` (``top``: the whole copy) is checked before each (:class:`OverLimit`); ``at``:
+    each pruned at that base instead (a nested store's, :func:`prune_nested`)."""
     root = git_dir / "modules"
     if not _is_folder(root):
         return
@@ -636,7 +643,7 @@ def _copy_modules(
                 target = dest / path.relative_to(git_dir)
                 target.parent.mkdir(parents=True, exist_ok=True)
                 try:
-                    _prune(path, target, top, budget, kept)
+                    _prune(path, target, top, budget, kept, at)
                     made += 1
                 except OverLimit:
                     raise
@@ -652,17 +659,23 @@ def prune_copy(
     *,
     budget: tuple[int, int] | None = None,
     deadline: float | None = None,
+    at: tuple[str, Path] | None = None,
 ) -> PrunedCopy:
     """Copy the git directory ``git_dir`` into the new folder ``dest`` with only what its base
     (HEAD's commit) reaches (module doc); :class:`PruneError` says why it could not.
 
     ``budget``: (files, bytes) the copy may hold, checked after its pack and before each
     submodule (:class:`OverLimit`: nothing kept, not even in the cache of packs);
-    ``deadline``: when (``time.monotonic``) every host git call of it must be over."""
+    ``deadline``: when (``time.monotonic``) every host git call of it must be over;
+    ``at``: (a commit id, a git directory holding it that this module made: an enclosing
+    repository's pruned copy) — the copy is pruned at that commit, not at HEAD's (a store
+    nested in that repository's work tree, :func:`prune_nested`): its objects are read from
+    both stores, HEAD's branch (or a detached HEAD) is set to it, references past it dropped,
+    its submodules pruned at it too; no cache."""
     token = _DEADLINE.set(deadline) if deadline is not None else None
     kept: list[tuple[str, Path, dict[str, str]]] = []
     try:
-        copy = _prune(Path(git_dir), Path(dest), Path(dest), budget, kept)
+        copy = _prune(Path(git_dir), Path(dest), Path(dest), budget, kept, at)
     finally:
         if token is not None:
             _DEADLINE.reset(token)
@@ -677,13 +690,17 @@ def _prune(
     top: Path,
     budget: tuple[int, int] | None,
     kept: list[tuple[str, Path, dict[str, str]]] | None = None,
+    at: tuple[str, Path] | None = None,
 ) -> PrunedCopy:
     """:func:`prune_copy` of ``git_dir`` into ``dest`` (``top``: the whole copy, for its
-    budget); the packs made are listed in ``kept`` for the cache."""
+    budget; ``at``: the base it is pruned at and the pruned copy holding it); the packs made
+    are listed in ``kept`` for the cache."""
     kept = [] if kept is None else kept
     branch, detached = _head_text(git_dir)
     _check_self_contained(git_dir)
-    objects = git_dir / "objects"
+    objects: Path | tuple[Path, ...] = git_dir / "objects"
+    if at is not None:
+        objects = (git_dir / "objects", at[1] / "objects")
     primary = dest / "objects"
     dest.mkdir(mode=0o700)
     view = dest.with_name(dest.name + ".view")
@@ -697,11 +714,22 @@ def _prune(
         (view / "HEAD").write_text(f"ref: {branch}\n" if branch else f"{detached}\n")
         _copy_refs(git_dir, view)
         shallow = _read_regular(git_dir, "shallow", _SMALL)
+        if at is not None:  # the enclosing copy's boundaries too: its history is read here
+            shallow = (shallow or b"") + b"\n" + (_read_regular(at[1], "shallow", _SMALL) or b"")
+            shallow = shallow if shallow.strip() else None
         if shallow is not None:
             (view / "shallow").write_bytes(shallow)
         rc, out, err = _git(
-            view, "rev-parse", "--verify", "-q", "HEAD^{commit}", objects=objects, primary=primary
+            view,
+            "rev-parse",
+            "--verify",
+            "-q",
+            "HEAD^{commit}" if at is None else f"{at[0]}^{{commit}}",
+            objects=objects,
+            primary=primary,
         )
+        if at is not None and (rc != 0 or out.decode().strip() != at[0]):
+            raise PruneError(f"the base {at[0]} is not a commit in {at[1]}")
         if rc == 0:
             base: str | None = out.decode().strip()
         elif (
@@ -717,8 +745,8 @@ def _prune(
         (dest / "config").write_text(config)  # the box's comes last
         refs: dict[str, str] = {}
         if base is not None:
-            key = _store_key(git_dir, view, config, base)
-            hit = _cached(key, dest / "objects" / "pack")
+            key = _store_key(git_dir, view, config, base) if at is None else None
+            hit = _cached(key, dest / "objects" / "pack") if key is not None else None
             if hit is not None:
                 refs = hit
             else:
@@ -740,7 +768,8 @@ def _prune(
                     raise PruneError(
                         f"the objects {git_dir}'s base reaches cannot be packed: {err}"
                     )
-                kept.append((key, dest / "objects" / "pack", dict(refs)))
+                if key is not None:
+                    kept.append((key, dest / "objects" / "pack", dict(refs)))
             if branch is not None:
                 refs[branch] = base
         _check_budget(top, budget)
@@ -756,7 +785,7 @@ def _prune(
                 data = _read_regular(git_dir, name, _SMALL)
                 if data is not None:
                     (dest / name).write_bytes(data)
-        _copy_modules(git_dir, dest, top, budget, kept)
+        _copy_modules(git_dir, dest, top, budget, kept, at)
         index = _copy_index(git_dir, dest, base)
         # for the box's git: only what honest work needs (_kept_config), never a program to run
         (dest / "config").write_text(box_config)
@@ -767,3 +796,69 @@ def _prune(
     finally:
         shutil.rmtree(view, ignore_errors=True)
     return PrunedCopy(path=dest, base=base, refs=len(refs), index=index)
+
+
+#: The most git stores nested in one work tree :func:`prune_nested` prunes (more: it says so).
+MAX_NESTED = 64
+
+
+def prune_nested(
+    tree: Path,
+    top: Path,
+    base: str,
+    scratch: Path,
+    *,
+    deadline: float | None = None,
+    max_bytes: int = 128 << 20,
+) -> str:
+    """Every git store nested in the work tree ``tree`` replaced in place by its copy pruned at
+    ``base``, the enclosing repository's base (``top``: that repository's pruned copy, which
+    holds it; :func:`prune_copy` with ``at``): objects the base does not reach are gone (an
+    unrelated repository's own history with them), HEAD's branch or a detached HEAD is the
+    base, references past it, reflogs, stashes and state pointers dropped. A store is what the
+    phases' search finds (:func:`evotree.harness.git_search.find_git_dirs`: a ``.git`` folder, a
+    bare repository or separate git directory — what a ``.git`` file names inside the tree —
+    at any depth, links never followed, ``tree/.git`` itself left out); one git would not open
+    (a bare object store, a ``.git`` folder without ``HEAD``, ``objects`` and ``refs``) is
+    emptied, as is one that cannot be pruned. ``scratch``: a new folder for the copies (removed
+    after). Returns "" or why not every store could be pruned (a search cut short, a store that
+    is not self-contained, more than :data:`MAX_NESTED`, ``max_bytes`` of copies or the
+    ``deadline`` passed): the caller then fails closed; what was replaced stays replaced."""
+    from evotree.harness.git_search import find_git_dirs
+    from evotree.harness.git_stores import _is_bare
+
+    tree = Path(os.path.realpath(tree))
+    cuts: list[str] = []
+    found, _ = find_git_dirs([tree], skip=[tree / ".git"], cuts=cuts)
+    found = sorted(p for p in found if p != tree / ".git")
+    if cuts:
+        return cuts[0]
+    if len(found) > MAX_NESTED:
+        return f"{len(found)} git stores in the work tree (at most {MAX_NESTED} are pruned)"
+    scratch.mkdir(mode=0o700)
+    failed: list[str] = []
+    left = max_bytes
+    try:
+        for i, store in enumerate(found):
+            rel = store.relative_to(tree)
+            dest = scratch / str(i)
+            try:
+                if _is_bare(store):
+                    prune_copy(
+                        store, dest, budget=(_MAX_CHECKED, left), deadline=deadline, at=(base, top)
+                    )
+                    left -= _usage(dest)[1]
+            except (PruneError, OSError, subprocess.SubprocessError, UnicodeError) as exc:
+                # said, and emptied all the same: nothing of it is read in the caller's world
+                failed.append(f"{rel}: {str(exc)[:160] or type(exc).__name__}")
+            try:
+                shutil.rmtree(store)
+                if os.path.isdir(dest):
+                    os.rename(dest, store)
+                else:
+                    store.mkdir(mode=0o700)
+            except OSError as exc:
+                failed.append(f"{rel} cannot be replaced ({exc.strerror or exc})")
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    return "; ".join(failed[:3]) + (f" (and {len(failed) - 3} more)" if len(failed) > 3 else "")

@@ -592,13 +592,7 @@ def test_the_futures_text_in_a_file_of_git_the_copy_drops_is_caught_by_the_fourt
     assert _store(hits) and len(hits) == 1
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="W5: a git store inside the work tree (a vendored mirror of the task's own repository "
-    "whose HEAD is the fix) is neither pruned nor rotated: its history prints the fix in all four "
-    "worlds and the whole audit is silent",
-)
+# W5: closed in session 17 (stores nested in the work tree pruned at the base: prune_nested)
 def test_a_store_nested_in_the_work_tree_is_not_a_silent_pass(tmp_path: Path) -> None:
     """WIN (W5; it needs a checkout that holds such a store, which the trajectory's author does
     not choose). ``vendor/tolls.git``, an ignored mirror of the task repository with its HEAD on

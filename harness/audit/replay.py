@@ -30,7 +30,9 @@ A fourth run goes over the rotated copy with its ``.git`` pruned at the base (wh
 box gets: :func:`evotree.harness.git_prune.prune_copy`), a world with neither source of the
 future: a step that prints lines holding the future's text over the checkout and not there
 read the future (from the history, or from both), however it named the revision (computed from a file, a variable, an upstream) or
-however it read the store (git, or zlib by hand). Only lines the provenance index recognises
+however it read the store (git, or zlib by hand); the git stores nested in its work tree (a
+vendored mirror, a clone's ``.git``) are pruned at the base there too
+(:func:`evotree.harness.git_prune.prune_nested`). Only lines the provenance index recognises
 count there (a branch behind its upstream or a count of objects differs too, and shows nothing).
 A step whose replay did not reproduce what it printed, timed out or failed to start is not
 judged here (the rules judge it); a trajectory not replayed whole (past :data:`MAX_STEPS`, the
@@ -143,9 +145,9 @@ class ReplayWorlds:
     #: None when there is no such copy (no ``.git`` folder, HEAD not at the base, a store
     #: that cannot be pruned)
     at_base: Path | None = None
-    #: why the checkout's ``.git`` (a folder, HEAD at the base) could not be pruned ("": it
-    #: was, or there was nothing to prune): the trajectory's verdict says it was not replayed
-    #: whole (the s16 red team's W4)
+    #: why the checkout's ``.git`` (a folder, HEAD at the base), or a git store nested in its
+    #: work tree, could not be pruned ("": it was, or there was nothing to prune): the
+    #: trajectory's verdict says it was not replayed whole (the s16 red team's W4, W5)
     prune_failed: str = ""
     #: the fourth world's work tree (:func:`~evotree.harness.audit.replay_rotate.bare_copy`; None: no fourth world)
     bare: Path | None = None
@@ -233,6 +235,16 @@ def _copy_and_rotate(ancestry: Any, root: Path) -> ReplayWorlds | None:
     bare = bare_copy(real, Path(tmp.name) / "bare", hidden, future) if at_base else None
     if at_base is not None and bare is None:
         at_base, prune_failed = None, "the copy without the future's words could not be made"
+    if at_base is not None and bare is not None:
+        # the git stores nested in the work tree (a vendored mirror, a clone's .git, a bare
+        # repository a .git file names) pruned at the base too (the s16 red team's W5;
+        # :func:`~evotree.harness.git_prune.prune_nested`; none: one walk of the tree)
+        from evotree.harness.git_prune import prune_nested
+
+        deadline = time.monotonic() + PRUNE_SECONDS
+        nested = Path(tmp.name) / "nested"
+        why = prune_nested(bare, at_base, str(ancestry.base), nested, deadline=deadline)
+        prune_failed = f"a git store in the work tree: {why}"[:300] if why else ""
     if bare is not None:
         for rel in hidden:
             before, after = (real / rel).stat().st_size, (bare / rel).stat().st_size
@@ -862,7 +874,7 @@ def replay_hits(traj: Trajectory, ancestry: Any) -> list[Hit]:
     )
     if worlds.prune_failed:
         first = next(s.command for s in traj.steps if s.command)
-        why = f"the task's .git could not be pruned at the base ({worlds.prune_failed})"
+        why = f"a git store of the task could not be pruned at the base ({worlds.prune_failed})"
         hits.append(_not_whole(why, first))
     index = ancestry.index()
     unfinished = silent = cut = None
