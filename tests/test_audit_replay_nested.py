@@ -282,3 +282,20 @@ def test_a_benign_read_of_an_unrelated_nested_repository_is_no_alarm(tmp_path: P
     hits = _audit(repo, [_recorded(root, c) for c in commands])
     assert _store(hits) == []
     assert not any(h["severity"] == "high" for h in hits)
+
+
+@needs_bwrap
+@pytest.mark.heavy
+def test_a_nested_store_that_cannot_be_pruned_fails_closed(tmp_path: Path) -> None:
+    """A nested clone sharing the task's objects (``git clone --shared``: an alternate, refused
+    by the pruning): the verdict says the trajectory was not replayed whole, and the store,
+    emptied in the fourth world, still parts it from the checkout on a read of the fix."""
+    repo = _task(tmp_path / "t", FIXED)
+    root = _with_future_branch(repo)
+    git(root, "clone", "--quiet", "--shared", str(root), str(root / "vendor/shared"))
+    _forget_branch(root)
+    command = "git -C vendor/shared show origin/wip:tolls/toll.py"
+    assert FUTURE_LINE in _run(root, command)
+    hits = _audit(repo, [_recorded(root, command)])
+    assert any(h["severity"] == "warn" and "not replayed whole" in str(h["rule"]) for h in hits)
+    assert any(h["severity"] == "high" for h in _store(hits))
