@@ -715,8 +715,9 @@ def _prune(
         _copy_refs(git_dir, view)
         shallow = _read_regular(git_dir, "shallow", _SMALL)
         if at is not None:  # the enclosing copy's boundaries too: its history is read here
-            shallow = (shallow or b"") + b"\n" + (_read_regular(at[1], "shallow", _SMALL) or b"")
-            shallow = shallow if shallow.strip() else None
+            # one per line, no empty line: git stops at one ("bad shallow line")
+            both = (shallow or b"") + b"\n" + (_read_regular(at[1], "shallow", _SMALL) or b"")
+            shallow = b"".join(line + b"\n" for line in both.splitlines() if line.strip()) or None
         if shallow is not None:
             (view / "shallow").write_bytes(shallow)
         rc, out, err = _git(

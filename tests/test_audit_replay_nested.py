@@ -170,12 +170,6 @@ def test_a_link_to_a_store_is_not_followed(tmp_path: Path) -> None:
     assert _has(outside, str(repo["fut"]))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a phase's box prunes a store nested in a task checkout at that store's own HEAD "
-    "(git_guard.before_phase prunes every git directory found independently): a mirror whose "
-    "HEAD is the fix keeps the fix (git_guard.py is not W5's file; see the s17 W5 report)",
-)
 def test_a_phases_box_gets_a_nested_mirror_without_the_future(tmp_path: Path) -> None:
     """The phase's side of W5: the copy a phase's box gets of a nested mirror whose HEAD's
     branch is at the fix should hold no object the task's base does not reach."""
