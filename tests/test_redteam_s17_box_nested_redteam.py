@@ -6,7 +6,7 @@ copy_regular_files`; the heavy test runs git in the real bubblewrap box.
 
 Wins (strict xfails, each would pass once closed):
 
-- **B1** a ``--depth 1`` clone of a commit *two* past the base, where the task's store never held
+- **B1** a bare ``--depth 1`` clone of a commit *two* past the base, where the task's store never held
   the future (a checkout cloned at the base): its only commit and the parent it names are no
   commits of the task's store and the base is not among them, so it is "unrelated" and pruned at
   its own HEAD — the future whole in the box.
@@ -15,17 +15,21 @@ Wins (strict xfails, each would pass once closed):
   so it is "unrelated", pruned at its own HEAD, and the fix's blob is in the box.
 - **B3** a mirror of the task beside its checkout in the phase's folder (``t.git`` next to
   ``t/``), HEAD at the fix: in no found work tree, so pruned at its own HEAD (documented left).
-  Shown in the real box too (heavy test).
 - **B4** the judge's copy of a candidate folder holding a mirror of the task whose HEAD is the
   fix: ``sandbox_copy`` prunes it at its own HEAD (documented left).
-- **B5** a submodule of the task that is the task itself, checked out at the fix (absorbed in
-  ``.git/modules``): pruned at its own HEAD in the task's copy (documented left).
+- **B5** a submodule of the task that is the task itself, checked out at the fix and deinit'ed
+  (its work tree gone, ``.git/modules/sub`` kept): pruned at its own HEAD in the task's copy
+  (documented left).
 - **B6** a ``git bundle`` of the future as a plain file in the work tree: no store, never pruned
   or hidden; ``git clone`` of it in the box reads the fix (documented as the content audits').
 - **B7** the task's ``.git`` is a symbolic link to its store (said as a problem: a row), or a
   ``.git`` file whose ``gitdir:`` goes through a linked folder (silent): ``_enclosing`` compares
   the unresolved path with the found stores, tells no enclosing repository, and a mirror at the
   fix in the task's work tree is pruned at its own HEAD.
+
+B1, B2, B3, B5 and B7 are shown in the real bubblewrap box too: ``git cat-file``/``git show`` on the
+store prints the fix's line. Each winning store is bare (or has no work tree): nothing but git
+storage holds the future.
 
 Holds (plain tests):
 
@@ -92,23 +96,29 @@ def _upstream_two_past(tmp_path: Path) -> tuple[Path, str, str, str]:
     return up, base, fix, fix2
 
 
+def _setup_b1(tmp_path: Path) -> tuple[Path, Path, Path, str]:
+    """(the phase's folder, the task's checkout, the leaking store, the fix's blob) of B1: the
+    task cloned at the base alone, a ``--depth 1`` clone of the tip two past it in its tree."""
+    up, base, fix, fix2 = _upstream_two_past(tmp_path)
+    root = tmp_path / "t"
+    _git(tmp_path, "clone", "-q", "--no-local", "--single-branch", "-b", "main", str(up), str(root))
+    (root / ".git/info/exclude").write_text("vendor/\n")
+    assert not _has(root / ".git", fix) and _git(root, "rev-parse", "HEAD") == base
+    shallow = root / "vendor/tolls.git"  # bare: no work tree holds the future's files
+    _git(root, "clone", "-q", "--bare", "--depth", "1", "-b", "wip", up.as_uri(), str(shallow))
+    assert _git(shallow, "rev-parse", "HEAD") == fix2
+    return root, root, shallow, _blob(up, fix)
+
+
 @pytest.mark.xfail(
     strict=True,
     reason="B1: a --depth 1 clone two past the base shares no commit id with a task store that "
     "never held the future, so it is 'unrelated' and pruned at its own HEAD",
 )
 def test_b1_shallow_clone_two_past_the_base(tmp_path: Path) -> None:
-    up, base, fix, fix2 = _upstream_two_past(tmp_path)
-    root = tmp_path / "t"
-    _git(tmp_path, "clone", "-q", "--no-local", "--single-branch", "-b", "main", str(up), str(root))
-    assert not _has(root / ".git", fix)
-    (root / ".git/info/exclude").write_text("vendor/\n")
-    assert not _has(root / ".git", fix) and _git(root, "rev-parse", "HEAD") == base
-    shallow = root / "vendor/tolls"
-    _git(root, "clone", "-q", "--depth", "1", "-b", "wip", up.as_uri(), str(shallow))
-    sources, _ = _box(tmp_path, [root])
-    assert _holds(sources, fix2) == []
-    assert _holds(sources, _blob(up, "wip")) == []
+    phase, _, _, blob = _setup_b1(tmp_path)
+    sources, _ = _box(tmp_path, [phase])
+    assert _holds(sources, blob) == []
 
 
 def test_shallow_clone_of_the_fix_itself_holds(tmp_path: Path) -> None:
@@ -150,12 +160,19 @@ def _snapshot_mirror(tmp_path: Path, root: Path, fix: str, parent: str | None) -
     "the fix's tree under commits of its own is 'unrelated' and pruned at its own HEAD",
 )
 def test_b2_rewritten_history_holding_the_fix_tree(tmp_path: Path) -> None:
+    phase, _, _, blob = _setup_b2(tmp_path)
+    sources, _ = _box(tmp_path, [phase])
+    assert _holds(sources, blob) == []
+
+
+def _setup_b2(tmp_path: Path) -> tuple[Path, Path, Path, str]:
+    """B2's (phase's folder, checkout, leaking store, fix's blob): a mirror of one orphan commit
+    holding the fix's tree."""
     root, _, fix = _task(tmp_path / "t")
     blob = _blob(root, fix)
-    _snapshot_mirror(tmp_path, root, fix, None)
+    mirror = _snapshot_mirror(tmp_path, root, fix, None)
     _forget(root)
-    sources, _ = _box(tmp_path, [root])
-    assert _holds(sources, blob) == []
+    return root, root, mirror, blob
 
 
 def test_same_tree_as_the_fix_on_the_base_holds(tmp_path: Path) -> None:
@@ -177,13 +194,20 @@ def test_same_tree_as_the_fix_on_the_base_holds(tmp_path: Path) -> None:
     "pruned at its own HEAD, the fix (docs: left)",
 )
 def test_b3_sibling_mirror_beside_the_checkout(tmp_path: Path) -> None:
+    phase, _, _, blob = _setup_b3(tmp_path)
+    sources, _ = _box(tmp_path, [phase])
+    assert _holds(sources, blob) == []
+
+
+def _setup_b3(tmp_path: Path) -> tuple[Path, Path, Path, str]:
+    """B3's (phase's folder, checkout, leaking store, fix's blob): ``t.git`` beside ``t/``."""
     root, _, fix = _task(tmp_path / "phase/t")
     mirror = tmp_path / "phase/t.git"
     _git(tmp_path, "clone", "-q", "--mirror", str(root), str(mirror))
     (mirror / "HEAD").write_text("ref: refs/heads/wip\n")
+    blob = _blob(root, fix)
     _forget(root)
-    sources, _ = _box(tmp_path, [tmp_path / "phase"])
-    assert _holds(sources, fix) == []
+    return tmp_path / "phase", root, mirror, blob
 
 
 @pytest.mark.xfail(
@@ -211,15 +235,24 @@ def test_b4_judge_copy_of_a_nested_mirror_at_the_fix(tmp_path: Path) -> None:
     "its own HEAD in the task's copy (docs: left)",
 )
 def test_b5_submodule_of_the_task_at_the_fix(tmp_path: Path) -> None:
+    phase, _, _, blob = _setup_b5(tmp_path)
+    sources, _ = _box(tmp_path, [phase])
+    assert _holds(sources, blob) == []
+
+
+def _setup_b5(tmp_path: Path) -> tuple[Path, Path, Path, str]:
+    """B5's (phase's folder, checkout, leaking store, fix's blob): the task's submodule ``sub``,
+    the task itself at the fix, deinit'ed."""
     root, _, fix = _task(tmp_path / "t")
     _git(root, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(root), "sub")
     _git(root, "commit", "-qm", "sub: the tolls themselves")
     _git(root / "sub", "checkout", "-q", fix)
-    assert (root / ".git/modules/sub/HEAD").is_file()
+    _git(root, "submodule", "deinit", "-q", "-f", "sub")  # no work tree holds the future's files
+    assert not (root / "sub/tolls").exists()
+    assert _git(root, "--git-dir", str(root / ".git/modules/sub"), "rev-parse", "HEAD") == fix
     _git(root, "branch", "-D", "wip")
     _git(root, "reflog", "expire", "--expire=now", "--all")
-    sources, _ = _box(tmp_path, [root])
-    assert _holds(sources, fix) == []
+    return root, root, root / ".git/modules/sub", _blob(root, fix)
 
 
 @pytest.mark.xfail(
@@ -346,36 +379,21 @@ def test_past_the_caps_a_nested_mirror_is_hidden(
 
 @pytest.mark.xfail(
     strict=True,
-    reason="B3 in the real box: git on the sibling mirror shows the fix's line",
-)
-def test_b3_in_the_box_git_reads_the_fix_from_a_sibling_mirror(tmp_path: Path) -> None:
-    if not sandbox.check_sandbox().ok:
-        pytest.skip("needs bubblewrap")
-    phase = tmp_path / "phase"
-    root, _, _ = _task(phase / "t")
-    _git(tmp_path, "clone", "-q", "--mirror", str(root), str(phase / "t.git"))
-    (phase / "t.git/HEAD").write_text("ref: refs/heads/wip\n")
-    _forget(root)
-    script = "git --git-dir ../t.git show HEAD:tolls/toll.py; git --git-dir ../t.git log --all -p"
-    spec = SandboxSpec(cwd=root, read_write=(phase,), trace=tmp_path / "raw.trace")
-    proc = subprocess.run(
-        accounted(wrap(spec, ["bash", "-c", script])),
-        env=sandbox_env({**os.environ, **_ENV}),
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert FUTURE not in proc.stdout + proc.stderr
-
-
-@pytest.mark.xfail(
-    strict=True,
     reason="B7: the task's .git is a symbolic link to its store (or a .git file naming it through "
     "a linked folder): the enclosing repository is not told, so a mirror at the fix in its work "
     "tree is pruned at its own HEAD",
 )
 @pytest.mark.parametrize("how", ["dot-git-link", "gitdir-through-link"])
 def test_b7_enclosing_store_named_through_a_link(tmp_path: Path, how: str) -> None:
+    phase, _, _, blob = _setup_b7(tmp_path, how)
+    sources, snap = _box(tmp_path, [phase])
+    assert phase / "stores/t.git" in sources, snap
+    assert _holds(sources, blob) == []
+
+
+def _setup_b7(tmp_path: Path, how: str) -> tuple[Path, Path, Path, str]:
+    """B7's (phase's folder, checkout, leaking store, fix's blob): the task's store named
+    through a link, a mirror of it at the fix in its work tree."""
     phase = tmp_path / "phase"
     up, base, fix = _task(tmp_path / "up")
     store = phase / "stores/t.git"
@@ -402,9 +420,7 @@ def test_b7_enclosing_store_named_through_a_link(tmp_path: Path, how: str) -> No
     mirror = root / "vendor/tolls.git"
     _git(root, "clone", "-q", "--mirror", str(up), str(mirror))
     (mirror / "HEAD").write_text("ref: refs/heads/wip\n")
-    sources, snap = _box(tmp_path, [phase])
-    assert store in sources, snap
-    assert _holds(sources, fix) == []
+    return phase, root, mirror, _blob(up, fix)
 
 
 def test_a_nested_mirror_with_an_unborn_head_holds(tmp_path: Path) -> None:
@@ -416,3 +432,35 @@ def test_a_nested_mirror_with_an_unborn_head_holds(tmp_path: Path) -> None:
     _forget(root)
     sources, _ = _box(tmp_path, [root])
     assert _holds(sources, fix) == []
+
+
+_SETUPS = {
+    "B1": _setup_b1,
+    "B2": _setup_b2,
+    "B3": _setup_b3,
+    "B5": _setup_b5,
+    "B7": lambda tmp_path: _setup_b7(tmp_path, "gitdir-through-link"),
+}
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="B1, B2, B3, B5, B7 in the real bubblewrap box: git on the leaking store prints the fix",
+)
+@pytest.mark.parametrize("win", sorted(_SETUPS))
+def test_in_the_box_git_reads_the_fix(tmp_path: Path, win: str) -> None:
+    if not sandbox.check_sandbox().ok:
+        pytest.skip("needs bubblewrap")
+    phase, root, store, blob = _SETUPS[win](tmp_path)
+    script = (
+        f"git --git-dir {store} cat-file blob {blob}; git --git-dir {store} show HEAD:tolls/toll.py"
+    )
+    spec = SandboxSpec(cwd=root, read_write=(phase,), trace=tmp_path / "raw.trace")
+    proc = subprocess.run(
+        accounted(wrap(spec, ["bash", "-c", script])),
+        env=sandbox_env({**os.environ, **_ENV}),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert FUTURE not in proc.stdout + proc.stderr
