@@ -28,7 +28,8 @@ Wins (strict xfails, each would pass once closed):
   fix in the task's work tree is pruned at its own HEAD.
 
 B1, B2, B3, B5 and B7 are shown in the real bubblewrap box too: ``git cat-file``/``git show`` on the
-store prints the fix's line. Each winning store is bare (or has no work tree): nothing but git
+store prints the fix's line, and the sealed trace holds no finding (no ``git_state`` row: git read
+a HEAD recorded before the phase). Each winning store is bare (or has no work tree): nothing but git
 storage holds the future.
 
 Holds (plain tests):
@@ -43,6 +44,8 @@ Holds (plain tests):
   ``commondir``): the worktree's git directory is not bound with the fix;
 - a ``.git`` symbolic link in the tree naming a mirror at the fix in the work tree: the mirror is
   pruned at the base;
+- a mirror at the fix inside the task's own ``.git``, and a linked worktree of a nested mirror at
+  the fix: neither copy holds it;
 - a nested mirror whose HEAD names no branch (the fix on another): nothing copied;
 - caps: past ``MAX_PRUNED`` or ``PRUNE_SECONDS`` a nested mirror at the fix is hidden, never bound
   whole.
@@ -57,6 +60,7 @@ from pathlib import Path
 import pytest
 
 from evotree.harness import git_guard, sandbox
+from evotree.harness.audit.trace import read_trace_rows, write_trace
 from evotree.harness.sandbox import wrap
 from evotree.harness.sandbox_copy import copy_regular_files
 from evotree.harness.sandbox_launch import accounted, sandbox_env
@@ -463,4 +467,32 @@ def test_in_the_box_git_reads_the_fix(tmp_path: Path, win: str) -> None:
         text=True,
         timeout=120,
     )
-    assert FUTURE not in proc.stdout + proc.stderr
+    trace = tmp_path / "raw.trace"
+    repos = git_guard.task_repositories(trace)
+    sealed = tmp_path / "exec_trace.jsonl"
+    write_trace(trace, sealed, str(root), extra=git_guard.after_phase(trace), task_repos=repos)
+    rows = read_trace_rows(sealed.read_text())
+    assert any(r.get("kind") == "exec" for r in rows)  # the trace is there
+    # closed either way: the fix not printed, or the trace holds a finding (a git_state row)
+    flagged = [r for r in rows if r.get("kind") == "git_state"]
+    assert FUTURE not in proc.stdout + proc.stderr or flagged
+
+
+def test_a_mirror_inside_the_task_git_directory_holds(tmp_path: Path) -> None:
+    """A mirror at the fix kept inside the task's own ``.git`` (``.git/vendor/tolls.git``), and a
+    linked worktree of a nested mirror at the fix (``worktrees/wt``, its ``.git`` file in the
+    tree): no bound copy holds the fix (the task's ``.git`` is its copy, which holds no stray
+    folder; the mirror's copy holds no ``worktrees/``)."""
+    root, _, fix = _task(tmp_path / "t")
+    inside = root / ".git/vendor/tolls.git"
+    _git(tmp_path, "clone", "-q", "--mirror", str(root), str(inside))
+    (inside / "HEAD").write_text("ref: refs/heads/wip\n")
+    mirror = root / "vendor/tolls.git"
+    _git(root, "clone", "-q", "--mirror", str(root), str(mirror))
+    _git(root, "--git-dir", str(mirror), "worktree", "add", "-q", "--detach", "vendor/wt", fix)
+    assert (mirror / "worktrees/wt/HEAD").read_text().strip() == fix
+    _forget(root)
+    sources, _ = _box(tmp_path, [root])
+    assert _holds(sources, fix) == []
+    assert not (sources[root / ".git"] / "vendor").exists()
+    assert not (sources[mirror] / "worktrees").exists()
