@@ -2,14 +2,14 @@
 can a phase read the task's future (a commit, or the content of one, the base does not reach)
 through a git store in its folders? Real git repositories in temporary folders, the real
 :func:`evotree.harness.git_guard.before_phase` and :func:`~evotree.harness.sandbox_copy.
-copy_regular_files`; the heavy test runs git in the real bubblewrap box.
+copy_regular_files`; ``test_in_the_box_git_reads_the_fix`` runs git in the real bubblewrap box.
 
 Wins (strict xfails, each would pass once closed):
 
-- **B1** a bare ``--depth 1`` clone of a commit *two* past the base, where the task's store never held
-  the future (a checkout cloned at the base): its only commit and the parent it names are no
-  commits of the task's store and the base is not among them, so it is "unrelated" and pruned at
-  its own HEAD — the future whole in the box.
+- **B1** a bare ``--depth 1`` clone of a commit *two* past the base, where the task's store never
+  held the future (a checkout cloned at the base alone, as CI clones): its only commit and the
+  parent it names are no commits of the task's store and the base is not among them, so it is
+  "unrelated" and pruned at its own HEAD — the future whole in the box.
 - **B2** a mirror with rewritten history (a ``--orphan`` snapshot / ``filter-branch``ed mirror)
   holding the fix's tree under a commit of its own: the relation check compares commit ids only,
   so it is "unrelated", pruned at its own HEAD, and the fix's blob is in the box.
@@ -21,24 +21,24 @@ Wins (strict xfails, each would pass once closed):
   (its work tree gone, ``.git/modules/sub`` kept): pruned at its own HEAD in the task's copy
   (documented left).
 - **B6** a ``git bundle`` of the future as a plain file in the work tree: no store, never pruned
-  or hidden; ``git clone`` of it in the box reads the fix (documented as the content audits').
+  or hidden; any git in the box can clone it (documented as the content audits').
 - **B7** the task's ``.git`` is a symbolic link to its store (said as a problem: a row), or a
   ``.git`` file whose ``gitdir:`` goes through a linked folder (silent): ``_enclosing`` compares
   the unresolved path with the found stores, tells no enclosing repository, and a mirror at the
   fix in the task's work tree is pruned at its own HEAD.
 
-B1, B2, B3, B5 and B7 are shown in the real bubblewrap box too: ``git cat-file``/``git show`` on the
-store prints the fix's line, and the sealed trace holds no finding (no ``git_state`` row: git read
-a HEAD recorded before the phase). Each winning store is bare (or has no work tree): nothing but git
-storage holds the future.
+B1, B2, B3, B5 and B7 are shown in the real bubblewrap box too: ``git cat-file`` on the store
+prints the fix's line, and the sealed trace holds no finding (no ``git_state`` row: git read a
+HEAD recorded before the phase). Each winning store is bare (or has no work tree): nothing but
+git storage holds the future.
 
 Holds (plain tests):
 
 - a commit with the fix's tree whose parent is the base (same tree, other parents): shares
   history, pruned at the base, no fix blob;
 - a store holding only the fix's blob (no commit): its copy holds no object;
-- ``refs/replace`` and ``info/grafts`` in a nested store: replace refs dropped, grafts refused
-  (hidden);
+- ``refs/replace`` and ``info/grafts`` in a nested store (the fix's objects fetched in): the
+  copy is pruned at its own HEAD as git sees it without them, and holds neither;
 - a nested store with an alternate naming an unpruned store of the fix: hidden;
 - a linked worktree of the task at the fix inside its work tree (``.git/worktrees``,
   ``commondir``): the worktree's git directory is not bound with the fix;
