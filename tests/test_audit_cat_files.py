@@ -73,7 +73,11 @@ def _flagged(repo: tuple[Path, str], command: str, *, record: bool) -> bool:
         ("cat build/README.md build/toll.py", True),  # one of them the fix
         ("cat build/toll.py build/README.md", True),
         ("cat build/README.md notes.txt", True),  # a file the judge does not evaluate
-        ("cat build/README.md build/*.cfg", True),  # a glob: not evaluated here
+        # a glob: the checkout's files it matches (session 17; was "not evaluated")
+        ("cat build/README.md build/*.cfg", False),
+        ("cat build/*.py", True),
+        ("cat build/*", True),
+        ("cat build/*.nothing", True),  # matches nothing: the word itself, not evaluated
     ],
 )
 def test_cat_of_several_hidden_files_is_judged_by_each_file(

@@ -11,11 +11,18 @@ are evaluated: ``cat`` with layout options and one file; ``sed -n`` (or ``--quie
 and one script made of addresses (line numbers, ``$``, ``/regex/``, ranges, ``~step``, ``!``)
 and the commands ``p``, ``=``, ``q``, ``Q`` (nothing that edits, runs or writes), one file. A
 binary file, a file the index does not read (too large, beyond the files it reads of a
-folder), a glob, a pipe or anything else is not evaluated: the read stays as the rule said.
+folder), a pipe or anything else is not evaluated: the read stays as the rule said.
+
+A glob (``cat runs/_sources/harvest_*.py``, ``jq .x runs/*/run.json``) is expanded first
+(:func:`expand_globs`) in the checkout as bash expands it: the files it matches there, or the
+word itself when it matches none (a file named so does not exist: the read stays). The files an
+earlier step could have put there are written by a step of their own, which its rules judge.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import glob
 import re
 import subprocess
 from collections.abc import Sequence
@@ -23,9 +30,13 @@ from pathlib import Path
 
 from evotree.harness.audit.future_content import indexed_hidden
 from evotree.harness.audit.hidden_parts import hidden_file
-from evotree.harness.audit.lexer import _basename
+from evotree.harness.audit.lexer import SimpleCommand, _basename
 
-__all__ = ["whole_prints"]
+__all__ = ["cut_columns", "expand_globs", "stdin_filters", "whole_prints"]
+
+#: a glob matching more files than this is not expanded (the read stays)
+MAX_GLOB_FILES = 200
+_GLOB = re.compile(r"[*?\[]")
 
 #: cat options that only lay the text out (numbers, ends, tabs, squeezed blanks)
 _CAT_FLAGS = frozenset("nbsEeTtvA")
@@ -36,6 +47,30 @@ _SED_CMD = rf"(?:{_ADDR}(?:\s*,\s*(?:{_ADDR}|[+~]\d+))?)?\s*!?\s*(?:[p=]|[qQ]\s*
 _SED_SCRIPT = re.compile(rf"\s*{_SED_CMD}(?:\s*[;\n]\s*{_SED_CMD})*\s*;?\s*")
 #: the longest a re-run ``sed`` may take (a pathological regex stops here: judged a read)
 _SED_SECONDS = 5.0
+
+
+def expand_globs(cmd: SimpleCommand, workdir: str | Path) -> SimpleCommand | None:
+    """``cmd`` with each operand holding a glob replaced by the checkout's paths it matches
+    (relative, sorted; a leading dot matched only when the pattern has one, as bash does), or
+    kept when it matches none; ``cmd`` itself when no operand holds one. None (not evaluated)
+    for a glob that is absolute, climbs with ``..``, starts with ``~`` or ``$``, or matches
+    more than :data:`MAX_GLOB_FILES` paths."""
+    root = Path(workdir).resolve()
+    words: list[str] = list(cmd.argv[:1])
+    changed = False
+    for word in cmd.argv[1:]:
+        if word.startswith("-") or not _GLOB.search(word):
+            words.append(word)
+            continue
+        rel = word.removeprefix("./")
+        if not rel or rel.startswith(("/", "~", "$")) or ".." in rel.split("/"):
+            return None
+        found = sorted(glob.glob(rel, root_dir=root))
+        if len(found) > MAX_GLOB_FILES:
+            return None
+        words.extend(found or [word])
+        changed = changed or bool(found)
+    return dataclasses.replace(cmd, argv=tuple(words)) if changed else cmd
 
 
 def _file(word: str, root: Path, hidden: Sequence[str]) -> Path | None:
@@ -127,3 +162,94 @@ def whole_prints(
     if proc.returncode != 0:
         return None
     return proc.stdout.decode("utf-8", "replace")
+
+
+#: a ``cut`` list: N, N-, -M, N-M, comma-separated (1-based, as coreutils reads it)
+_CUT_LIST = re.compile(r"(?:\d+|\d+-\d*|-\d+)(?:,(?:\d+|\d+-\d*|-\d+))*")
+
+
+def _cut_ranges(spec: str) -> list[tuple[int, int]] | None:
+    """[start, end) character offsets (0-based; end None-free: a large bound) of a cut list."""
+    if not _CUT_LIST.fullmatch(spec):
+        return None
+    ranges = []
+    for part in spec.split(","):
+        first, _, last = part.partition("-")
+        if "-" not in part:
+            start, end = int(part) - 1, int(part)
+        else:
+            start = int(first) - 1 if first else 0
+            end = int(last) if last else 1 << 30
+        if start < 0 or end <= start:
+            return None
+        ranges.append((start, end))
+    return ranges
+
+
+def cut_columns(
+    argv: Sequence[str], workdir: str | Path, hidden_paths: Sequence[str]
+) -> list[tuple[str, list[tuple[int, int]]]] | None:
+    """What ``cut -c LIST FILE...`` (or ``-b``) selects of hidden files of ``workdir``: each
+    line of each file with the [start, end) character columns it prints, for the caller to
+    judge whether the columns reach the future's text in the line. Only ``-b``/``-c`` with one
+    list, ``-n``, and files that are hidden, indexed and ASCII (a byte is a character) are
+    evaluated; anything else (fields, ``--complement``, stdin, a glob left unexpanded): None."""
+    root = Path(workdir).resolve()
+    hidden = [p.strip().strip("/").removeprefix("./") for p in hidden_paths if p.strip("/ ")]
+    spec: str | None = None
+    files: list[str] = []
+    k = 1
+    while k < len(argv):
+        word = argv[k]
+        m = re.fullmatch(r"-n?([bc])n?(.*)|--(bytes|characters)=(.*)", word)
+        if word in ("-b", "-c", "--bytes", "--characters") and k + 1 < len(argv) and spec is None:
+            k += 1
+            spec = argv[k]
+        elif m and spec is None and (m[2] or m[4]):
+            spec = m[2] or m[4]
+        elif word == "-n":
+            pass
+        elif word.startswith("-"):
+            return None
+        else:
+            files.append(word)
+        k += 1
+    ranges = _cut_ranges(spec) if spec is not None else None
+    if ranges is None or not files:
+        return None
+    selected: list[tuple[str, list[tuple[int, int]]]] = []
+    for word in files:
+        path = _file(word, root, hidden)
+        if path is None or not indexed_hidden(root, hidden, path):
+            return None
+        data = path.read_bytes()
+        if not data.isascii():
+            return None
+        selected += [(line, ranges) for line in data.decode("ascii").split("\n")]
+    return selected
+
+
+#: programs that, given no file, print only what they read on stdin (reordered, counted, cut)
+_FILTERS = frozenset({"sort", "uniq", "wc", "head", "tail", "cut", "tr", "nl", "cat", "grep"})
+
+
+def stdin_filters(chain: Sequence[SimpleCommand]) -> bool:
+    """Whether each command ``chain`` pipes through reads stdin only and prints only what it
+    read (:data:`_FILTERS`; options and their numbers, ``tr``'s sets and one ``grep`` pattern,
+    no file, no ``grep -f``/``-r``, no redirection, no here-document): what a command before
+    them printed is all they can show."""
+    for cmd in chain:
+        name = _basename(cmd.argv[0]) if cmd.argv else ""
+        if name not in _FILTERS or cmd.redirects or cmd.heredoc is not None or cmd.xargs:
+            return False
+        words = [w for w in cmd.argv[1:] if not w.startswith("-") and not w.isdigit()]
+        if name == "grep":
+            flags = [w for w in cmd.argv[1:] if w.startswith("-")]
+            if len(words) != 1 or any(
+                re.fullmatch(r"-[A-Za-z]*[frRd][A-Za-z]*|--(?:file|recursive|directories).*", w)
+                for w in flags
+            ):
+                return False
+        elif words and name != "tr":
+            return False
+    return True
