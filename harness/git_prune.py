@@ -803,6 +803,52 @@ def _prune(
 MAX_NESTED = 64
 
 
+def _related(own: Path, task: Path, base: str, check: Path, deadline: float | None) -> bool:
+    """Whether the nested store's own pruned copy ``own`` shares history with the task's git
+    directory ``task`` (it holds ``base``, or a commit of ``task``'s store or a parent one of
+    its commits names); True where that cannot be told (pruned at the base, as before)."""
+    try:  # the check moves from git_guard to this module (s17); either place serves
+        from evotree.harness.git_prune import _shares_history  # type: ignore[attr-defined]
+    except ImportError:
+        from evotree.harness.git_guard import _shares_history  # type: ignore[attr-defined,no-redef]
+    token = _DEADLINE.set(deadline) if deadline is not None else None
+    try:
+        return bool(_shares_history(own, task, base, check))
+    except (PruneError, OSError, subprocess.SubprocessError, UnicodeError):
+        return True
+    finally:
+        if token is not None:
+            _DEADLINE.reset(token)
+
+
+def _prune_nested_store(
+    store: Path,
+    dest: Path,
+    base: str,
+    top: Path,
+    task: Path,
+    budget: tuple[int, int],
+    deadline: float | None,
+) -> None:
+    """``store`` pruned into ``dest``: at ``base`` (``top``'s, :func:`prune_copy`'s ``at``)
+    when it shares history with the task's store ``task`` (:func:`_related`: a vendored
+    mirror or clone of the task, a shallow clone of the fix); at its own HEAD when it shares
+    none (an unrelated vendored repository keeps its own history: the s17 red team's W4), or
+    at ``base`` when it cannot be pruned at its own HEAD."""
+    try:
+        own = prune_copy(store, dest, budget=budget, deadline=deadline)
+    except OverLimit:
+        raise
+    except (PruneError, OSError, subprocess.SubprocessError, UnicodeError):
+        own = None
+    if own is not None and not _related(
+        own.path, task, base, dest.with_name(dest.name + ".check"), deadline
+    ):
+        return
+    shutil.rmtree(dest, ignore_errors=True)
+    prune_copy(store, dest, budget=budget, deadline=deadline, at=(base, top))
+
+
 def prune_nested(
     tree: Path,
     top: Path,
@@ -811,12 +857,15 @@ def prune_nested(
     *,
     deadline: float | None = None,
     max_bytes: int = 128 << 20,
+    task: Path | None = None,
 ) -> str:
     """Every git store nested in the work tree ``tree`` replaced in place by its copy pruned at
     ``base``, the enclosing repository's base (``top``: that repository's pruned copy, which
-    holds it; :func:`prune_copy` with ``at``): objects the base does not reach are gone (an
-    unrelated repository's own history with them), HEAD's branch or a detached HEAD is the
-    base, references past it, reflogs, stashes and state pointers dropped. A store is what the
+    holds it; :func:`prune_copy` with ``at``): objects the base does not reach are gone, HEAD's
+    branch or a detached HEAD is the base, references past it, reflogs, stashes and state
+    pointers dropped — where it shares history with the task's git directory ``task``
+    (default ``top``; :func:`_prune_nested_store`); one sharing none (an unrelated vendored
+    repository) is pruned at its own HEAD instead, its history its own. A store is what the
     phases' search finds (:func:`evotree.harness.git_search.find_git_dirs`: a ``.git`` folder, a
     bare repository or separate git directory — what a ``.git`` file names inside the tree —
     at any depth, links never followed, ``tree/.git`` itself left out); one git would not open
@@ -845,9 +894,8 @@ def prune_nested(
             dest = scratch / str(i)
             try:
                 if _is_bare(store):
-                    prune_copy(
-                        store, dest, budget=(_MAX_CHECKED, left), deadline=deadline, at=(base, top)
-                    )
+                    budget = (_MAX_CHECKED, left)
+                    _prune_nested_store(store, dest, base, top, task or top, budget, deadline)
                     left -= _usage(dest)[1]
             except (PruneError, OSError, subprocess.SubprocessError, UnicodeError) as exc:
                 # said, and emptied all the same: nothing of it is read in the caller's world

@@ -248,9 +248,9 @@ def test_a_read_through_a_link_to_a_nested_store_is_flagged(tmp_path: Path) -> N
 @pytest.mark.heavy
 def test_a_benign_read_of_an_unrelated_nested_repository_is_no_alarm(tmp_path: Path) -> None:
     """An unrelated repository vendored in the tree (``vendor/lib``, a history of its own):
-    emptied in the fourth world (its history is not what the base reaches), and its log, a
-    file of its history and its status read there print otherwise — but no line of the
-    future, so nothing is flagged; the fourth world is made and nothing is said of it."""
+    pruned at its own HEAD in the fourth world (it shares no history with the task; the s17
+    nested red team's W4), so its log, a file of its history and its status print the same
+    there: nothing is flagged; the fourth world is made and nothing is said of it."""
     repo = _task(tmp_path / "t", FIXED)
     root = Path(repo["root"])
     (root / ".git/info/exclude").write_text("vendor/\n")
@@ -267,7 +267,7 @@ def test_a_benign_read_of_an_unrelated_nested_repository_is_no_alarm(tmp_path: P
     worlds = replay.worlds_for(Ancestry(root, str(repo["base"]), hidden_paths=HIDDEN))
     assert worlds is not None and worlds.bare is not None and worlds.prune_failed == ""
     nested = worlds.bare / "vendor/lib/.git"
-    assert git(root, "--git-dir", str(nested), "rev-parse", "HEAD") == str(repo["base"])
+    assert git(root, "--git-dir", str(nested), "rev-parse", "HEAD") == git(lib, "rev-parse", "HEAD")
     commands = [
         "git -C vendor/lib log --oneline",
         "git -C vendor/lib show HEAD~1:lib.py",

@@ -199,13 +199,18 @@ def test_a_store_the_step_makes_with_its_output_recorded_is_flagged(
 # --- W2: a module store at the fix ------------------------------------------------------------
 
 
-@pytest.mark.xfail(
+_W2A = pytest.mark.xfail(
     strict=True,
     reason="W2a: the top copy prunes .git/modules/<name> at that store's own HEAD (prune_copy "
     "without at), and prune_nested leaves the top .git alone: a module store at the fix keeps it "
-    "(and the index takes its HEAD for a base: W2b)",
+    "(recorded: the output rules flag it since W2b's fix, the index counting the fix's lines)",
 )
-@pytest.mark.parametrize("recorded", [False, True], ids=["history", "recorded"])
+
+
+@pytest.mark.parametrize(
+    "recorded",
+    [pytest.param(False, marks=_W2A, id="history"), pytest.param(True, id="recorded")],
+)
 def test_a_module_store_whose_head_is_the_fix_is_caught(tmp_path: Path, recorded: bool) -> None:
     """WIN (W2a). ``.git/modules/vend``: a mirror of the task whose HEAD's branch is the fix,
     named by ``vendor/tolls/.git`` (``gitdir: ../../.git/modules/vend``; ``vendor/`` ignored,
@@ -224,11 +229,6 @@ def test_a_module_store_whose_head_is_the_fix_is_caught(tmp_path: Path, recorded
     assert _caught(_audit(repo, [_step(root, command, recorded)]))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="W2b: the provenance index takes an unpinned .git/modules store's HEAD as its base, so "
-    "a module store at the fix makes the fix's lines base lines: no read of them is recognised",
-)
 @pytest.mark.parametrize("recorded", [False, True], ids=["history", "recorded"])
 def test_a_module_store_at_the_fix_does_not_launder_a_nested_mirror_read(
     tmp_path: Path, recorded: bool
@@ -327,11 +327,6 @@ def _vendored_lib(root: Path, first_line: str) -> Path:
     return lib
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="W4: an unrelated vendored store is emptied in the fourth world (pruned at the task's "
-    "base), so its own history's line that the fix also adds is flagged high on an honest read",
-)
 @pytest.mark.parametrize("recorded", [False, True], ids=["history", "recorded"])
 def test_an_unrelated_history_sharing_an_import_with_the_fix_is_no_alarm(
     tmp_path: Path, recorded: bool
@@ -377,11 +372,6 @@ def _named_pipe(root: Path) -> None:
     os.mkfifo(root / "vendor/events.pipe")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="W5: a checkout too large to copy (over 50,000 entries, .git's counted) or holding a "
-    "named pipe (copytree fails) gets no replay worlds at all, and no 'not replayed whole'",
-)
 @pytest.mark.parametrize("leave", [_many_files, _named_pipe], ids=["50,001 files", "a FIFO"])
 def test_a_checkout_the_replay_cannot_copy_is_not_a_silent_pass(
     tmp_path: Path, leave: Callable[[Path], None]

@@ -703,6 +703,7 @@ def module_stores(commondir: Path, repo: Any, base_id: str, depth: int = 0) -> l
         return []
     pins = _gitlinks(repo, base_id)
     names = _module_paths(repo, base_id)
+    history: list[str] = []  # base_id's history in ``repo``, nearest first (walked once)
     found: list[ModuleStore] = []
     todo = [root]
     while todo and len(found) < MAX_MODULE_STORES:
@@ -721,7 +722,7 @@ def module_stores(commondir: Path, repo: Any, base_id: str, depth: int = 0) -> l
             path = names.get(name, name)
             pin = pins.get(path)
             if pin is None or pin not in sub:
-                path, pin = "", _head_of(sub)
+                path, pin = "", _unpinned_base(sub, child, repo, base_id, history)
             if pin is None:
                 continue
             found.append(ModuleStore(child, sub, pin, path))
@@ -729,6 +730,45 @@ def module_stores(commondir: Path, repo: Any, base_id: str, depth: int = 0) -> l
             if len(found) >= MAX_MODULE_STORES:
                 break
     return found[:MAX_MODULE_STORES]
+
+
+#: how many commits of a base's history :func:`_unpinned_base` looks through for one a store holds
+_MAX_HISTORY = 200_000
+
+
+def _unpinned_base(
+    sub: Any, gitdir: Path, repo: Any, base_id: str, history: list[str]
+) -> str | None:
+    """The base of a module store the superproject's base pins nothing for (or a commit it
+    lacks). One sharing history with ``repo`` is judged by ``base_id``, never by its own HEAD
+    (a deinit'ed module whose HEAD is the fix would make the fix's lines the base's, the s17
+    red team's W2b): ``base_id`` when it holds it, else the nearest commit of ``base_id``'s
+    history it holds (what the base reaches), else None — it holds only commits of ``repo``
+    the base does not reach, and no commit of it is a base (not indexed from it: its shared
+    commits are ``repo``'s own). One sharing no commit with ``repo``: its own HEAD, as
+    before. ``history``: ``base_id``'s history in ``repo``, filled on first use."""
+    import pygit2
+
+    from evotree.harness.audit.errors import AuditInputError
+
+    if base_id in sub:
+        return base_id
+    if not history:
+        walker = repo.walk(base_id, pygit2.enums.SortMode.TOPOLOGICAL)
+        history.extend(str(c.id) for _, c in zip(range(_MAX_HISTORY), walker))
+    nearest = next((oid for oid in history if oid in sub), None)
+    if nearest is not None:
+        try:
+            return str(sub[nearest].peel(pygit2.Commit).id)
+        except (KeyError, ValueError, pygit2.GitError):
+            return None
+    try:
+        objects = all_objects(gitdir)
+    except AuditInputError:
+        return None  # a store git cannot list: not trusted for a base
+    if any(kind == b"commit" and oid.decode() in repo for oid, kind in objects.items()):
+        return None
+    return _head_of(sub)
 
 
 def _head_of(repo: Any) -> str | None:

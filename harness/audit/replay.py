@@ -154,12 +154,16 @@ class ReplayWorlds:
 
 
 _WORLDS: weakref.WeakKeyDictionary[Any, ReplayWorlds | None] = weakref.WeakKeyDictionary()
+#: why an ancestry's checkout could not be copied (too large, a file copytree refuses): its
+#: trajectories are said "not replayed whole" (the s17 nested red team's W5), never passed
+_UNCOPIED: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
 
 
 def worlds_for(ancestry: Any) -> ReplayWorlds | None:
     """The replay's two copies of ``ancestry``'s checkout (made once per ancestry), or None: an
     untrusted or bare repository, no hidden path, nothing of the future in the hidden files, no
-    sandbox here, or a checkout too large to copy."""
+    sandbox here, or a checkout that could not be copied (too large, a file ``copytree``
+    refuses: why kept in :data:`_UNCOPIED`, which :func:`replay_hits` says)."""
     if ancestry in _WORLDS:
         return _WORLDS[ancestry]
     worlds = None
@@ -172,8 +176,9 @@ def worlds_for(ancestry: Any) -> ReplayWorlds | None:
 
 #: worlds by (checkout, base, hidden paths, every file's path, size and time): the same
 #: checkout audited again through another Ancestry (the CLI's batches, a test auditing the
-#: same steps twice) is copied and rotated once; at most this many are kept
-_BY_STATE: dict[tuple[Any, ...], ReplayWorlds | None] = {}
+#: same steps twice) is copied and rotated once (a str: why it could not be copied); at most
+#: this many are kept
+_BY_STATE: dict[tuple[Any, ...], ReplayWorlds | str | None] = {}
 _KEEP = 8
 
 
@@ -185,21 +190,26 @@ def _make_worlds(ancestry: Any) -> ReplayWorlds | None:
         return None
     root = Path(workdir).resolve()
     state = _state(root)
-    if state is None:
+    if isinstance(state, str):
+        _UNCOPIED[ancestry] = state
         return None
     key = (str(root), str(ancestry.base), tuple(ancestry.hidden_paths), state)
-    if key in _BY_STATE:
-        return _BY_STATE[key]
-    worlds = _copy_and_rotate(ancestry, root)
-    _BY_STATE[key] = worlds
+    if key not in _BY_STATE:
+        _BY_STATE[key] = _copy_and_rotate(ancestry, root)
     while len(_BY_STATE) > _KEEP:
         old = _BY_STATE.pop(next(iter(_BY_STATE)))
-        if old is not None and all(w is not old for w in _WORLDS.values()):
+        if isinstance(old, ReplayWorlds) and all(w is not old for w in _WORLDS.values()):
             old.tmp.cleanup()
+    worlds = _BY_STATE.get(key)
+    if isinstance(worlds, str):
+        _UNCOPIED[ancestry] = worlds
+        return None
     return worlds
 
 
-def _copy_and_rotate(ancestry: Any, root: Path) -> ReplayWorlds | None:
+def _copy_and_rotate(ancestry: Any, root: Path) -> ReplayWorlds | str | None:
+    """The worlds of the checkout at ``root``; None when the rotation changes nothing, or why
+    it could not be copied."""
     dotgit = root / ".git"
     gitdir = dotgit if dotgit.is_dir() and not dotgit.is_symlink() else None
     tmp = tempfile.TemporaryDirectory(prefix="evotree-replay-")
@@ -219,9 +229,9 @@ def _copy_and_rotate(ancestry: Any, root: Path) -> ReplayWorlds | None:
                 turned.add(rel)
         if turned:
             _resum(real, neutral, hidden, turned)
-    except OSError:
+    except OSError as exc:
         tmp.cleanup()
-        return None
+        return f"the checkout could not be copied for the replay ({_copy_error(exc, root)})"
     if count == 0:
         tmp.cleanup()
         return None
@@ -237,13 +247,16 @@ def _copy_and_rotate(ancestry: Any, root: Path) -> ReplayWorlds | None:
         at_base, prune_failed = None, "the copy without the future's words could not be made"
     if at_base is not None and bare is not None:
         # the git stores nested in the work tree (a vendored mirror, a clone's .git, a bare
-        # repository a .git file names) pruned at the base too (the s16 red team's W5;
+        # repository a .git file names) pruned at the base too, one sharing no history with
+        # the task at its own HEAD (the s16 red team's W5, the s17 nested red team's W4;
         # :func:`~evotree.harness.git_prune.prune_nested`; none: one walk of the tree)
         from evotree.harness.git_prune import prune_nested
 
         deadline = time.monotonic() + PRUNE_SECONDS
         nested = Path(tmp.name) / "nested"
-        why = prune_nested(bare, at_base, str(ancestry.base), nested, deadline=deadline)
+        why = prune_nested(
+            bare, at_base, str(ancestry.base), nested, deadline=deadline, task=gitdir
+        )
         prune_failed = f"a git store in the work tree: {why}"[:300] if why else ""
     if bare is not None:
         for rel in hidden:
@@ -305,9 +318,22 @@ def _top_only(root: Path, skip: Any) -> Any:
     return ignore
 
 
-def _state(root: Path) -> int | None:
+def _copy_error(exc: OSError, root: Path) -> str:
+    """A short reason for a failed copy of the checkout at ``root`` (``shutil.Error``: its
+    first file's)."""
+    errors = exc.args[0] if isinstance(exc, shutil.Error) and exc.args else None
+    if isinstance(errors, list) and errors and len(errors[0]) == 3:
+        src, _, why = errors[0]
+        rel = os.path.relpath(str(src), root)
+        more = f" and {len(errors) - 1} more" if len(errors) > 1 else ""
+        return f"{rel!r}: {str(why)[:120]}{more}"
+    return str(exc)[:160] or type(exc).__name__
+
+
+def _state(root: Path) -> int | str:
     """A hash of every entry's path, size and times under ``root`` (``.git`` too: the index the
-    rotation follows reads it), or None when the checkout is too large to copy."""
+    rotation follows reads it), or why the checkout is too large to copy (more than
+    :data:`MAX_CHECKOUT_FILES` entries or :data:`MAX_CHECKOUT_BYTES` bytes)."""
     files = size = 0
     entries = []
     for dirpath, dirnames, filenames in os.walk(root):
@@ -320,8 +346,16 @@ def _state(root: Path) -> int | None:
                 continue
             size += st.st_size
             entries.append((dirpath, name, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino))
-        if files > MAX_CHECKOUT_FILES or size > MAX_CHECKOUT_BYTES:
-            return None
+        if files > MAX_CHECKOUT_FILES:
+            return (
+                f"the checkout holds more than {MAX_CHECKOUT_FILES:,} entries "
+                "(MAX_CHECKOUT_FILES): it is not copied for the replay"
+            )
+        if size > MAX_CHECKOUT_BYTES:
+            return (
+                f"the checkout holds more than {MAX_CHECKOUT_BYTES:,} bytes "
+                "(MAX_CHECKOUT_BYTES): it is not copied for the replay"
+            )
     return hash(tuple(entries))
 
 
@@ -837,7 +871,9 @@ def replay_hits(traj: Trajectory, ancestry: Any) -> list[Hit]:
         return []
     worlds = worlds_for(ancestry)
     if worlds is None:
-        return []
+        why = _UNCOPIED.get(ancestry)
+        first = next(s.command for s in traj.steps if s.command)
+        return [_not_whole(why, first)] if why else []
     hits = []
     past = next((s for s in traj.steps[MAX_STEPS:] if s.command), None)
     if past is not None:
