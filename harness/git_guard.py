@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import stat
 import subprocess
 import threading
@@ -130,171 +129,6 @@ def guard_binds(
     return binds, problems
 
 
-def _enclosing(gd: Path, found: Iterable[Path]) -> list[Path]:
-    """The found git directories (``found``) whose work tree holds ``gd``, the nearest first: for
-    each folder above it, its ``.git`` folder, or the git directory its ``.git`` file names
-    (``gitdir: ...``, read without following a link) — never ``gd`` itself nor one holding it."""
-    known = set(found)
-    out: list[Path] = []
-    for folder in gd.parents:
-        dot = folder / ".git"
-        target: Path | None = None
-        if dot in known:
-            target = dot
-        else:
-            try:
-                regular = stat.S_ISREG(os.lstat(dot).st_mode)
-            except OSError:
-                regular = False
-            raw = git_prune._read_regular(folder, ".git", 4096) if regular else None
-            text = raw.decode("utf-8", "replace").strip() if raw is not None else ""
-            if text.startswith("gitdir:"):
-                named = Path(os.path.normpath(folder / text[len("gitdir:") :].strip()))
-                target = named if named in known else None
-        if target is not None and target != gd and target not in gd.parents:
-            out.append(target)
-    return out
-
-
-def _history_ids(copy: Path) -> set[str]:
-    """The commits the pruned copy ``copy`` holds (every reference's and HEAD's history), its
-    submodules' copies' too (``modules/``), and the parents they name — a shallow clone's
-    boundary commits' too, which git lists as roots."""
-    ids: set[str] = set()
-    stack = [copy]
-    while stack:
-        store = stack.pop()
-        ids |= _store_ids(store)
-        modules = store / "modules"
-        for folder, dirs, _ in os.walk(modules) if os.path.isdir(modules) else ():
-            if "HEAD" in os.listdir(folder) and "objects" in dirs:
-                stack.append(Path(folder))
-                dirs.clear()
-    return ids
-
-
-def _store_ids(copy: Path) -> set[str]:
-    """:func:`_history_ids` of one pruned store, its submodules aside."""
-    rc, out, err = git_prune._git(copy, "rev-list", "--parents", "--all")
-    if rc != 0:
-        raise git_prune.PruneError(f"the history of its copy cannot be listed: {err}")
-    ids = set(out.decode("ascii", "replace").split())
-    raw = git_prune._read_regular(copy, "shallow", 1 << 20)
-    boundary = [w for w in (raw or b"").decode("ascii", "replace").split() if w in ids]
-    if boundary:
-        rc, out, err = git_prune._git(
-            copy, "cat-file", "--batch", stdin="".join(f"{b}\n" for b in boundary).encode()
-        )
-        if rc != 0:
-            raise git_prune.PruneError(f"its shallow boundary cannot be read: {err}")
-        at = 0
-        while at < len(out):  # "<id> <type> <size>\n<content>\n", the parents in its header
-            end = out.index(b"\n", at)
-            words = out[at:end].split()
-            size = int(words[2]) if len(words) == 3 else 0
-            header = out[end + 1 : end + 1 + size].split(b"\n\n", 1)[0]
-            for line in header.splitlines() if words[1:2] == [b"commit"] else ():
-                if line.startswith(b"parent ") and len(line.split()) == 2:
-                    ids.add(line.split()[1].decode("ascii", "replace"))
-            at = end + 1 + size + 1
-    return ids
-
-
-def _shares_history(copy: Path, outer: Path, base: str | None, scratch: Path) -> bool:
-    """Whether the pruned copy ``copy`` (what a nested store's own HEAD reaches) shares history
-    with the enclosing git directory ``outer``: it holds ``outer``'s base (``base``), or one of
-    its commits or the parents they name is a commit of ``outer``'s store, referenced or not (a
-    shallow clone of the fix holds no base, and the fix is a commit no reference of the task's
-    store names). ``outer``'s store is read as the pruning reads a store (self-contained, through
-    a view with evotree's config, in ``scratch``); :class:`~evotree.harness.git_prune.PruneError`
-    where that cannot be told."""
-    ids = _history_ids(copy)
-    if not ids:
-        return False
-    if base is not None and base in ids:
-        return True
-    git_prune._check_self_contained(outer)
-    scratch.mkdir(mode=0o700)
-    try:
-        config, _ = git_prune._minimal_config(outer, scratch)
-        (scratch / "config").write_text(config)
-        (scratch / "HEAD").write_text("ref: refs/heads/main\n")
-        for sub in ("refs", "objects"):
-            (scratch / sub).mkdir()
-        rc, out, err = git_prune._git(
-            scratch,
-            "cat-file",
-            "--batch-check",
-            stdin="".join(f"{i}\n" for i in sorted(ids)).encode(),
-            objects=outer / "objects",
-            primary=scratch / "objects",
-        )
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)
-    if rc != 0:
-        raise git_prune.PruneError(f"the store of {outer} cannot be read: {err}")
-    return any(line.split()[1:2] == [b"commit"] for line in out.splitlines())
-
-
-def _reaches(copy: Path, oid: str) -> bool:
-    """Whether the pruned copy ``copy`` holds the commit ``oid`` (its base then reaches it: the
-    copy holds nothing else)."""
-    return git_prune._git(copy, "cat-file", "-e", f"{oid}^{{commit}}")[0] == 0
-
-
-def _prune_nested_aware(
-    gd: Path,
-    copies: Path,
-    i: int,
-    outer: Sequence[Path],
-    made: dict[Path, git_prune.PrunedCopy],
-    deadline: float,
-) -> git_prune.PrunedCopy:
-    """``gd`` pruned into ``copies / str(i)``: at its own base, or — where it lies in the work
-    tree of a repository of ``outer`` (nearest first) it shares history with
-    (:func:`_shares_history`) — at that repository's base, from its pruned copy (``made``;
-    :func:`~evotree.harness.git_prune.prune_copy`'s ``at``), so that a vendored mirror whose
-    HEAD is the fix holds nothing that base does not reach; one whose own HEAD that base reaches
-    (a clone at the base, or behind it) and that holds no submodule keeps its own copy, which
-    holds nothing more. One sharing history with a repository that was not pruned (hidden) or
-    has no commit is not pruned (:class:`~evotree.harness.git_prune.PruneError`: the caller
-    hides it)."""
-    dest = copies / str(i)
-    own = git_prune.prune_copy(gd, dest, deadline=deadline)
-    if not outer:
-        return own
-    token = git_prune._DEADLINE.set(deadline)
-    try:
-        for enclosing in outer:
-            there = made.get(enclosing)
-            try:
-                shared = _shares_history(
-                    own.path, enclosing, there.base if there else None, copies / f"{i}.check"
-                )
-            except BaseException:
-                shutil.rmtree(dest, ignore_errors=True)
-                raise
-            if not shared:
-                continue
-            if (
-                there is not None
-                and own.base is not None
-                and not os.path.lexists(own.path / "modules")
-                and _reaches(there.path, own.base)
-            ):
-                return own  # its HEAD is the enclosing base or behind it: nothing past that base
-            shutil.rmtree(dest)
-            if there is None or there.base is None:
-                raise git_prune.PruneError(
-                    f"it shares history with {enclosing}, whose work tree holds it, and that "
-                    "repository was not pruned at a base"
-                )
-            return git_prune.prune_copy(gd, dest, deadline=deadline, at=(there.base, there.path))
-    finally:
-        git_prune._DEADLINE.reset(token)
-    return own
-
-
 def before_phase(
     read_write: Iterable[Path | str],
     trace: Path | str,
@@ -308,9 +142,11 @@ def before_phase(
     :class:`ReadPathCut`), bind each as a copy pruned at its base
     (:mod:`evotree.harness.git_prune`; whole with ``EVOTREE_TASK_REPOS=whole``), record their
     state beside ``trace`` (replacing any file there, never following a link) and return the
-    binds that put them in place and lock them. A store nested in another's work tree that
-    shares its history (a vendored mirror or clone of the task) is pruned at that one's base
-    (:func:`_prune_nested_aware`): its own HEAD may be the fix. A repository that cannot be
+    binds that put them in place and lock them. A store nested in another's work tree, or lying
+    in none (beside a checkout), that shares the history of that one (of a checkout the phase
+    sees) — a vendored or sibling mirror or clone of the task, a submodule's store that is the
+    task — is pruned at that one's base (:func:`~evotree.harness.git_prune.prune_related`): its
+    own HEAD may be the fix. A repository that cannot be
     pruned (a HEAD of garbage, a store git cannot read, a nested one sharing the history of one
     that could not be pruned) is hidden from the phase — an empty folder bound over
     it, said in the snapshot's ``hidden`` — which leaves nothing to reach, so it is no finding.
@@ -341,7 +177,7 @@ def before_phase(
         over = set(capped[MAX_PRUNED:])
         deadline = time.monotonic() + PRUNE_SECONDS
         index = {gd: i for i, gd in enumerate(git_dirs)}
-        outer = {gd: _enclosing(gd, index) for gd in git_dirs}
+        outer = git_prune.relations(git_dirs)
         made: dict[Path, git_prune.PrunedCopy] = {}
         done: set[Path] = set()
         pending = list(git_dirs)
@@ -361,7 +197,9 @@ def before_phase(
                             "its enclosing repositories name one another (.git files): no base "
                             "to prune it at can be told"
                         )
-                    made[gd] = _prune_nested_aware(gd, copies, i, outer[gd], made, deadline)
+                    made[gd] = git_prune.prune_related(
+                        gd, copies / str(i), outer[gd], made, deadline=deadline
+                    )
                 # UnicodeError: a name the candidate wrote that is not UTF-8 - hidden, never a
                 # crash
                 except (

@@ -47,6 +47,7 @@ import shutil
 import stat
 import subprocess
 import time
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -62,8 +63,11 @@ __all__ = [
     "PruneError",
     "PrunedCopy",
     "copies_path",
+    "enclosing",
     "prune_copy",
     "prune_nested",
+    "prune_related",
+    "relations",
     "pruning",
     "remove_copies",
 ]
@@ -620,13 +624,17 @@ def _copy_modules(
     budget: tuple[int, int] | None,
     kept: list[tuple[str, Path, dict[str, str]]],
     at: tuple[str, Path] | None = None,
+    chain: tuple[tuple[Path, PrunedCopy], ...] = (),
 ) -> None:
     """The submodules' git directories (``modules/<name>``, as ``git submodule`` absorbs them),
     each pruned at its own base into the copy, so that git in a submodule's work tree (a
     ``.git`` file naming ``../.git/modules/<name>``) works on its base and sees no future. One
     that cannot be pruned is left out (git there says it is not a repository); the copy's
     ``budget`` (``top``: the whole copy) is checked before each (:class:`OverLimit`); ``at``:
-    each pruned at that base instead (a nested store's, :func:`prune_nested`)."""
+    each pruned at that base instead (a nested store's, :func:`prune_nested`). ``chain``: the
+    repositories holding it (this one first, each with its pruned copy): a module sharing
+    history with one of them (:func:`_relate`: the task itself as a submodule, deinit'ed at the
+    fix, its HEAD one the base pins or not) is pruned at that one's base."""
     root = git_dir / "modules"
     if not _is_folder(root):
         return
@@ -643,14 +651,248 @@ def _copy_modules(
                 target = dest / path.relative_to(git_dir)
                 target.parent.mkdir(parents=True, exist_ok=True)
                 try:
-                    _prune(path, target, top, budget, kept, at)
+                    if at is None and chain:
+                        own = _prune(path, target, top, budget, kept, None, chain)
+                        rel = _relate(own, chain, target.with_name(target.name + ".check"))
+                        if rel is not None:
+                            kept[:] = [k for k in kept if target not in k[1].parents]
+                            shutil.rmtree(target)
+                            _prune(path, target, top, budget, kept, rel)
+                    else:
+                        _prune(path, target, top, budget, kept, at)
                     made += 1
                 except OverLimit:
                     raise
                 except (PruneError, OSError, subprocess.SubprocessError, UnicodeError):
-                    pass
+                    shutil.rmtree(target, ignore_errors=True)
             elif depth < _MODULES_DEPTH:
                 queue.append((path, depth + 1))
+
+
+def enclosing(gd: Path, found: Iterable[Path]) -> list[Path]:
+    """The found git directories (``found``) whose work tree holds ``gd``, the nearest first: for
+    each folder above it, its ``.git`` folder, or the git directory its ``.git`` file names
+    (``gitdir: ...``, the file read without following a link), or the one a ``.git`` link names
+    — each compared with the found ones with its links resolved (a ``.git`` link to the store, a
+    ``gitdir:`` through a linked folder name the store all the same) — never ``gd`` itself nor
+    one holding it."""
+    known = set(found)
+    real = {os.path.realpath(k): k for k in known}
+    out: list[Path] = []
+    for folder in gd.parents:
+        dot = folder / ".git"
+        target: Path | None = None
+        if dot in known:
+            target = dot
+        else:
+            try:
+                mode = os.lstat(dot).st_mode
+            except OSError:
+                mode = 0
+            if stat.S_ISLNK(mode):
+                target = real.get(os.path.realpath(dot))
+            raw = _read_regular(folder, ".git", 4096) if stat.S_ISREG(mode) else None
+            text = raw.decode("utf-8", "replace").strip() if raw is not None else ""
+            if text.startswith("gitdir:"):
+                named = Path(os.path.normpath(folder / text[len("gitdir:") :].strip()))
+                target = named if named in known else real.get(os.path.realpath(named))
+        if target is not None and target != gd and target not in gd.parents:
+            out.append(target)
+    return out
+
+
+def relations(git_dirs: Sequence[Path]) -> dict[Path, list[Path]]:
+    """The repositories each of ``git_dirs`` is related to before it is pruned (nearest first):
+    those whose work trees hold it (:func:`enclosing`); for a store in no found work tree that
+    holds none either and is no ``.git`` (a bare mirror or clone beside a checkout, a sibling),
+    every found repository that is neither nested nor such a store (the checkouts the phase can
+    see). No cycle: a sibling names none that names one."""
+    outer = {gd: enclosing(gd, git_dirs) for gd in git_dirs}
+    holding = {o for found in outer.values() for o in found}
+    siblings = [gd for gd in git_dirs if not outer[gd] and gd.name != ".git" and gd not in holding]
+    tops = [gd for gd in git_dirs if not outer[gd] and gd not in siblings]
+    for gd in siblings:
+        outer[gd] = [t for t in tops if t not in gd.parents and gd not in t.parents]
+    return outer
+
+
+def _history_ids(copy: Path) -> set[str]:
+    """The commits the pruned copy ``copy`` holds (every reference's and HEAD's history), its
+    submodules' copies' too (``modules/``), and the parents they name — a shallow clone's
+    boundary commits' too, which git lists as roots."""
+    ids: set[str] = set()
+    stack = [copy]
+    while stack:
+        store = stack.pop()
+        ids |= _store_ids(store)
+        modules = store / "modules"
+        for folder, dirs, _ in os.walk(modules) if os.path.isdir(modules) else ():
+            if "HEAD" in os.listdir(folder) and "objects" in dirs:
+                stack.append(Path(folder))
+                dirs.clear()
+    return ids
+
+
+def _store_ids(copy: Path) -> set[str]:
+    """:func:`_history_ids` of one pruned store, its submodules aside."""
+    rc, out, err = _git(copy, "rev-list", "--parents", "--all")
+    if rc != 0:
+        raise PruneError(f"the history of its copy cannot be listed: {err}")
+    ids = set(out.decode("ascii", "replace").split())
+    raw = _read_regular(copy, "shallow", 1 << 20)
+    boundary = [w for w in (raw or b"").decode("ascii", "replace").split() if w in ids]
+    if boundary:
+        rc, out, err = _git(
+            copy, "cat-file", "--batch", stdin="".join(f"{b}\n" for b in boundary).encode()
+        )
+        if rc != 0:
+            raise PruneError(f"its shallow boundary cannot be read: {err}")
+        at = 0
+        while at < len(out):  # "<id> <type> <size>\n<content>\n", the parents in its header
+            end = out.index(b"\n", at)
+            words = out[at:end].split()
+            size = int(words[2]) if len(words) == 3 else 0
+            header = out[end + 1 : end + 1 + size].split(b"\n\n", 1)[0]
+            for line in header.splitlines() if words[1:2] == [b"commit"] else ():
+                if line.startswith(b"parent ") and len(line.split()) == 2:
+                    ids.add(line.split()[1].decode("ascii", "replace"))
+            at = end + 1 + size + 1
+    return ids
+
+
+#: The share of the (distinct, non-empty) blobs of a store's HEAD tree that, found in another
+#: store, makes the two related though no commit id is shared (:func:`_shares_history`): more
+#: than half. A fix changes a few of a task's files, so a store holding the task's tree at a
+#: commit near its base under commits of its own (a rewritten or snapshot history, a shallow
+#: clone past the base) shares most of its blobs with the task's store; blobs are content ids,
+#: so an unrelated repository (a library, a test's fixture) shares only identical files, a
+#: licence or two among its own (empty files are not counted: every repository has them).
+BLOB_SHARE = 0.5
+
+
+def _shares_history(copy: Path, outer: Path, base: str | None, scratch: Path) -> bool:
+    """Whether the pruned copy ``copy`` (what a nested store's own HEAD reaches) shares history
+    with the git directory ``outer``: it holds ``outer``'s base (``base``), or one of its
+    commits or the parents they name is a commit of ``outer``'s store, referenced or not (a
+    shallow clone of the fix holds no base, and the fix is a commit no reference of the task's
+    store names), or more than :data:`BLOB_SHARE` of the blobs of its HEAD's tree are objects
+    of ``outer``'s store (its history rewritten). ``outer``'s store is read as the pruning
+    reads a store (self-contained, through a view with evotree's config, in ``scratch``);
+    :class:`PruneError` where that cannot be told."""
+    ids = _history_ids(copy)
+    if not ids:
+        return False
+    if base is not None and base in ids:
+        return True
+    blobs: set[str] = set()
+    rc, out, _ = _git(copy, "ls-tree", "-r", "-l", "HEAD")
+    for line in out.decode("utf-8", "replace").splitlines() if rc == 0 else ():
+        words = line.split("\t", 1)[0].split()
+        if len(words) == 4 and words[1] == "blob" and words[3] not in ("0", "-"):
+            blobs.add(words[2])
+    _check_self_contained(outer)
+    scratch.mkdir(mode=0o700)
+    try:
+        config, _ = _minimal_config(outer, scratch)
+        (scratch / "config").write_text(config)
+        (scratch / "HEAD").write_text("ref: refs/heads/main\n")
+        for sub in ("refs", "objects"):
+            (scratch / sub).mkdir()
+        rc, out, err = _git(
+            scratch,
+            "cat-file",
+            "--batch-check",
+            stdin="".join(f"{i}\n" for i in [*sorted(ids), *sorted(blobs)]).encode(),
+            objects=outer / "objects",
+            primary=scratch / "objects",
+        )
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    if rc != 0:
+        raise PruneError(f"the store of {outer} cannot be read: {err}")
+    found = {
+        (words[0].decode("ascii", "replace"), words[1])
+        for words in (line.split() for line in out.splitlines())
+        if len(words) >= 2
+    }
+    if any(kind == b"commit" for _, kind in found):
+        return True
+    shared = sum(1 for b in blobs if (b, b"blob") in found)
+    return bool(blobs) and shared > BLOB_SHARE * len(blobs)
+
+
+def _reaches(copy: Path, oid: str) -> bool:
+    """Whether the pruned copy ``copy`` holds the commit ``oid`` (its base then reaches it: the
+    copy holds nothing else)."""
+    return _git(copy, "cat-file", "-e", f"{oid}^{{commit}}")[0] == 0
+
+
+def _relate(
+    own: PrunedCopy, outer: Sequence[tuple[Path, PrunedCopy | None]], scratch: Path
+) -> tuple[str, Path] | None:
+    """Where the store whose copy at its own HEAD is ``own`` must be pruned instead: ``None``
+    (its own copy stands) when it shares history (:func:`_shares_history`) with none of
+    ``outer`` (each a git directory and its pruned copy, ``None`` when it was not pruned;
+    nearest first), or when the first it shares history with has a base that reaches its HEAD
+    and it holds no submodule (a clone at the base or behind it: nothing past that base); else
+    that one's (base, pruned copy) — :class:`PruneError` when that one has none (not pruned, or
+    no commit: the caller hides it)."""
+    for store, there in outer:
+        if not _shares_history(own.path, store, there.base if there else None, scratch):
+            continue
+        if (
+            there is not None
+            and own.base is not None
+            and not os.path.lexists(own.path / "modules")
+            and _reaches(there.path, own.base)
+        ):
+            return None
+        if there is None or there.base is None:
+            raise PruneError(
+                f"it shares history with {store}, whose work tree holds it (or which lies beside "
+                "it), and that repository was not pruned at a base"
+            )
+        return there.base, there.path
+    return None
+
+
+def prune_related(
+    gd: Path,
+    dest: Path,
+    outer: Sequence[Path],
+    made: Mapping[Path, PrunedCopy],
+    *,
+    deadline: float,
+    budget: tuple[int, int] | None = None,
+) -> PrunedCopy:
+    """``gd`` pruned into ``dest``: at its own base, or — where it is related to a repository of
+    ``outer`` (:func:`relations`, nearest first; their copies in ``made``) it shares history with
+    (:func:`_relate`) — at that repository's base, from its pruned copy (:func:`prune_copy`'s
+    ``at``), so that a vendored or sibling mirror whose HEAD is the fix holds nothing that base
+    does not reach. Its submodules are related to those repositories too. One sharing history
+    with a repository that was not pruned (hidden) or has no commit is not pruned
+    (:class:`PruneError`: the caller hides or refuses it). The phase's box
+    (:func:`evotree.harness.git_guard.before_phase`) and the judge's copy
+    (:func:`evotree.harness.sandbox_copy.copy_regular_files`) both prune so."""
+    chain = [(o, made[o]) for o in outer if o in made]
+    own = prune_copy(gd, dest, budget=budget, deadline=deadline, outer=chain)
+    if not outer:
+        return own
+    token = _DEADLINE.set(deadline)
+    try:
+        try:
+            rel = _relate(
+                own, [(o, made.get(o)) for o in outer], dest.with_name(dest.name + ".check")
+            )
+        except BaseException:
+            shutil.rmtree(dest, ignore_errors=True)
+            raise
+    finally:
+        _DEADLINE.reset(token)
+    if rel is None:
+        return own
+    shutil.rmtree(dest)
+    return prune_copy(gd, dest, budget=budget, deadline=deadline, at=rel)
 
 
 def prune_copy(
@@ -660,6 +902,7 @@ def prune_copy(
     budget: tuple[int, int] | None = None,
     deadline: float | None = None,
     at: tuple[str, Path] | None = None,
+    outer: Sequence[tuple[Path, PrunedCopy]] = (),
 ) -> PrunedCopy:
     """Copy the git directory ``git_dir`` into the new folder ``dest`` with only what its base
     (HEAD's commit) reaches (module doc); :class:`PruneError` says why it could not.
@@ -671,11 +914,13 @@ def prune_copy(
     repository's pruned copy) — the copy is pruned at that commit, not at HEAD's (a store
     nested in that repository's work tree, :func:`prune_nested`): its objects are read from
     both stores, HEAD's branch (or a detached HEAD) is set to it, references past it dropped,
-    its submodules pruned at it too; no cache."""
+    its submodules pruned at it too; no cache. ``outer``: the repositories whose work trees hold
+    it (nearest first, each with its pruned copy): its submodules are related to them too
+    (:func:`_copy_modules`)."""
     token = _DEADLINE.set(deadline) if deadline is not None else None
     kept: list[tuple[str, Path, dict[str, str]]] = []
     try:
-        copy = _prune(Path(git_dir), Path(dest), Path(dest), budget, kept, at)
+        copy = _prune(Path(git_dir), Path(dest), Path(dest), budget, kept, at, tuple(outer))
     finally:
         if token is not None:
             _DEADLINE.reset(token)
@@ -691,10 +936,12 @@ def _prune(
     budget: tuple[int, int] | None,
     kept: list[tuple[str, Path, dict[str, str]]] | None = None,
     at: tuple[str, Path] | None = None,
+    outer: tuple[tuple[Path, PrunedCopy], ...] = (),
 ) -> PrunedCopy:
     """:func:`prune_copy` of ``git_dir`` into ``dest`` (``top``: the whole copy, for its
-    budget; ``at``: the base it is pruned at and the pruned copy holding it); the packs made
-    are listed in ``kept`` for the cache."""
+    budget; ``at``: the base it is pruned at and the pruned copy holding it; ``outer``: the
+    repositories holding it, for its submodules); the packs made are listed in ``kept`` for
+    the cache."""
     kept = [] if kept is None else kept
     branch, detached = _head_text(git_dir)
     _check_self_contained(git_dir)
@@ -786,7 +1033,8 @@ def _prune(
                 data = _read_regular(git_dir, name, _SMALL)
                 if data is not None:
                     (dest / name).write_bytes(data)
-        _copy_modules(git_dir, dest, top, budget, kept, at)
+        this = PrunedCopy(path=dest, base=base, refs=len(refs), index="none")
+        _copy_modules(git_dir, dest, top, budget, kept, at, ((git_dir, this), *outer))
         index = _copy_index(git_dir, dest, base)
         # for the box's git: only what honest work needs (_kept_config), never a program to run
         (dest / "config").write_text(box_config)

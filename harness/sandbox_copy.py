@@ -38,14 +38,20 @@ def copy_regular_files(src: Path, dst: Path, *, max_files: int, max_bytes: int) 
     A git directory (a ``.git`` folder, a bare repository or separate git directory whose
     ``HEAD``, ``objects`` or ``refs`` may be links, a bare object store: the guard's
     recogniser) is copied pruned at its base (:mod:`evotree.harness.git_prune`: the
-    judge reads the task repository as the phase saw it, its future absent), or refused. The
-    walk is a loop (no folder depth makes it recurse).
+    judge reads the task repository as the phase saw it, its future absent), or refused; as a
+    phase's box prunes them (:func:`~evotree.harness.git_prune.prune_related`, after the walk,
+    an enclosing repository first): a store nested in a repository's work tree, or beside its
+    checkout, that shares its history is pruned at that repository's base. The walk is a loop
+    (no folder depth makes it recurse).
     """
     from evotree.harness import git_prune, git_stores, git_untraced
 
     report = CopyReport()
     over = False
     deadline = time.monotonic() + PRUNE_SECONDS
+    #: the git directories met in the walk, pruned after it (source, target, name)
+    stores: list[tuple[Path, Path, str]] = []
+    made: dict[Path, git_prune.PrunedCopy] = {}
 
     def refuse(rel: str, why: str) -> None:
         report.refused.append(f"{rel}: {why}")
@@ -73,7 +79,7 @@ def copy_regular_files(src: Path, dst: Path, *, max_files: int, max_bytes: int) 
         if stat.S_ISLNK(mode):
             refuse(name, f"symbolic link to {os.readlink(item.path)!r} (not followed)")
         elif stat.S_ISDIR(mode) and git_stores.is_git_dir(Path(item.path)):
-            git_dir(Path(item.path), target / item.name, name)
+            stores.append((Path(item.path), target / item.name, name))
         elif stat.S_ISDIR(mode):
             try:
                 (target / item.name).mkdir(mode=0o755)
@@ -110,12 +116,14 @@ def copy_regular_files(src: Path, dst: Path, *, max_files: int, max_bytes: int) 
                 report.bytes += copied
         return None
 
-    def git_dir(source: Path, target: Path, name: str) -> None:
+    def git_dir(source: Path, target: Path, name: str, outer: list[Path]) -> None:
         """A git directory (a ``.git`` folder, a bare repository or a separate git directory:
         :func:`evotree.harness.git_stores.is_git_dir`, the guard's own recogniser) goes across
         pruned at its base (what the phase saw, :mod:`evotree.harness.git_prune`), never
-        whole: whatever the copy's reader runs finds no future in it. The copy's limits bound
-        the pruning as it goes, and host git runs at most :data:`PRUNE_SECONDS` a copy."""
+        whole: whatever the copy's reader runs finds no future in it; related to ``outer`` (the
+        repositories whose work trees hold it or that it lies beside: their copies in ``made``).
+        The copy's limits bound the pruning as it goes, and host git runs at most
+        :data:`PRUNE_SECONDS` a copy."""
         if over:
             return
         budget = (max_files - report.files, max_bytes - report.bytes)
@@ -123,7 +131,9 @@ def copy_regular_files(src: Path, dst: Path, *, max_files: int, max_bytes: int) 
             over_limit(name)
             return
         try:
-            git_prune.prune_copy(source, target, budget=budget, deadline=deadline)
+            made[source] = git_prune.prune_related(
+                source, target, outer, made, deadline=deadline, budget=budget
+            )
         except git_prune.OverLimit:
             over_limit(name)
             return
@@ -131,13 +141,14 @@ def copy_regular_files(src: Path, dst: Path, *, max_files: int, max_bytes: int) 
         except (git_prune.PruneError, OSError, subprocess.SubprocessError, UnicodeError) as exc:
             refuse(name, f"a git directory that cannot be pruned at its base: {exc} (not copied)")
             return
-        made = [p for p in target.rglob("*") if p.is_file()]
-        size = sum(p.stat().st_size for p in made)
-        if report.files + len(made) > max_files or report.bytes + size > max_bytes:
+        files = [p for p in target.rglob("*") if p.is_file()]
+        size = sum(p.stat().st_size for p in files)
+        if report.files + len(files) > max_files or report.bytes + size > max_bytes:
             shutil.rmtree(target, ignore_errors=True)
+            made.pop(source, None)
             over_limit(name)
             return
-        report.files += len(made)
+        report.files += len(files)
         report.bytes += size
 
     if git_stores.is_git_dir(Path(src)):
@@ -165,6 +176,19 @@ def copy_regular_files(src: Path, dst: Path, *, max_files: int, max_bytes: int) 
         sub = entry(Path(item.path).parent, target, rel, item)
         if sub is not None:
             enter(sub, target / item.name, f"{rel}/{item.name}" if rel else item.name)
+    # the git directories, an enclosing (or checked-out) repository before those related to it
+    outer = git_prune.relations([source for source, _, _ in stores])
+    done: set[Path] = set()
+    pending = stores
+    while pending:
+        ready = [s for s in pending if all(o in done for o in outer[s[0]])]
+        for source, target, name in ready or pending:
+            if ready:
+                git_dir(source, target, name, outer[source])
+            else:
+                refuse(name, "its enclosing repositories name one another (not copied)")
+            done.add(source)
+        pending = [s for s in pending if s[0] not in done]
     # every git directory in it was pruned here: the judge's start need not prune it again
     git_untraced.note_pruned_copy(Path(dst))
     return report

@@ -199,18 +199,7 @@ def test_a_store_the_step_makes_with_its_output_recorded_is_flagged(
 # --- W2: a module store at the fix ------------------------------------------------------------
 
 
-_W2A = pytest.mark.xfail(
-    strict=True,
-    reason="W2a: the top copy prunes .git/modules/<name> at that store's own HEAD (prune_copy "
-    "without at), and prune_nested leaves the top .git alone: a module store at the fix keeps it "
-    "(recorded: the output rules flag it since W2b's fix, the index counting the fix's lines)",
-)
-
-
-@pytest.mark.parametrize(
-    "recorded",
-    [pytest.param(False, marks=_W2A, id="history"), pytest.param(True, id="recorded")],
-)
+@pytest.mark.parametrize("recorded", [False, True], ids=["history", "recorded"])
 def test_a_module_store_whose_head_is_the_fix_is_caught(tmp_path: Path, recorded: bool) -> None:
     """WIN (W2a). ``.git/modules/vend``: a mirror of the task whose HEAD's branch is the fix,
     named by ``vendor/tolls/.git`` (``gitdir: ../../.git/modules/vend``; ``vendor/`` ignored,
