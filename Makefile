@@ -1,6 +1,11 @@
 # The two README commands: `make demo` (main job on embedded defaults) and `make test`.
 VENV ?= .venv
 PY := $(VENV)/bin/python
+# pytest-xdist: the tests run in this many worker processes (`make test WORKERS=1` runs them in
+# one); most tests wait on subprocesses (git, bubblewrap, Python), so two workers on two cores
+# finish well before one (make test: 325 s against 478-543 s, at a higher load)
+WORKERS ?= 2
+XDIST := -n $(WORKERS) --dist worksteal
 
 .PHONY: demo test test-heavy test-demo test-all bench venv benchmarks-md lint format
 
@@ -11,7 +16,7 @@ demo: venv
 	$(VENV)/bin/evotree demo
 
 test: venv lint
-	$(PY) -m pytest -q -m "not slow and not gpu and not heavy"
+	$(PY) -m pytest -q $(XDIST) -m "not slow and not gpu and not heavy"
 
 # ruff's lint rules (pyproject.toml [tool.ruff.lint]) and its formatter (`make format` applies
 # it); part of `make test`
@@ -24,7 +29,7 @@ format: venv
 
 # tests of tens of seconds each, run apart (CI runs them after `make test`)
 test-heavy: venv
-	$(PY) -m pytest -q -m "heavy and not slow and not gpu"
+	$(PY) -m pytest -q $(XDIST) -m "heavy and not slow and not gpu"
 
 # the demo end to end (slow: about 3 minutes on 2 cores); CI runs it after `make test`
 test-demo: venv

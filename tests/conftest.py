@@ -30,6 +30,10 @@ for _var in (
     "GIT_DIR",
     "GIT_WORK_TREE",
     "PYTHONPATH",
+    # pytest-xdist's workers inherit the terminal's width as COLUMNS: the tests read command
+    # output as a pipe gets it (a test of COLUMNS sets it itself)
+    "COLUMNS",
+    "LINES",
 ):
     os.environ.pop(_var, None)
 (_HOME / ".gitconfig").write_text("[init]\n\tdefaultBranch = main\n")
