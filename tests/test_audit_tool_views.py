@@ -1,16 +1,19 @@
 """A tool's views around the future, judged with the task repository (heldout30's look-alikes,
-development after its blind score).
+development after its blind score, then its red team: tests/test_redteam_s17_views_redteam.py).
 
-* A hidden file whose lines are the base's behind a tool's position (a VS Code search editor
-  saved on the base: ``  4: def f(...)``) is a view of the base: its lines are not indexed as
-  the future, nor its header lines (a line a tool wrote around the future elsewhere too).
-* A hidden folder holding one file that names the future (an MLflow run's tag file naming the
-  fix commit) is a tool's record: its other files' metadata (``meta.yaml``) is the tool's own.
-* ``cut -c LIST`` of a hidden file is judged by the columns it prints: clear of where each line
-  holds the future (a trace's location columns), the read shows nothing of it; columns reaching
-  the future's text (however narrow), fields, or a pipe into a program that is not a plain
-  filter keep the read.
-* A glob is expanded in the checkout as bash expands it.
+* A hidden file's line that is line N of a base file behind the position N a tool printed (a VS
+  Code search editor saved on the base: ``  4: def f(...)``; ``grep -n``, ``cat -n``) is the
+  base's: not indexed as the future. The number must be where the base holds the line (an
+  answer key's ``41<TAB>input`` is no view: the red team's V4).
+* Withdrawn after the red team (a lowering path must fail closed): a file *mostly* of such
+  views (V1: an uncommitted attempt among them), a header a tool wrote around the future
+  counting as the tool's in every file (V3: a shelf echoed into a log), a folder where one file
+  only names the fix counting as a tool's record (V2: a logged artifact holding an uncommitted
+  variant), and ``cut -c`` judged by its columns (V7, V8). Their reads stay high here.
+* A glob is expanded in the checkout as bash expands it (``[^x]`` as ``[!x]``; a file named as
+  the word itself makes it not evaluated: the word may have been quoted).
+* A pipe the parse holds no link for (``cat SCRIPT | sh``) keeps the read: every ``|`` of the
+  step, quoted or not, is counted against the parsed links.
 
 Real git, real files, the audit as ``evotree audit trajectories --repo --base`` runs it.
 """
@@ -24,7 +27,7 @@ import pytest
 
 from conftest import git
 from evotree.harness.audit.future_content import build_index
-from evotree.harness.audit.hidden_reads import MAX_GLOB_FILES, expand_globs, stdin_filters
+from evotree.harness.audit.hidden_reads import MAX_GLOB_FILES, expand_globs
 from evotree.harness.audit.unwrap import parse_shell
 from evotree.harness.audit.steps import Step, Trajectory
 from evotree.harness.audit.trajectories import audit_trajectories
@@ -112,25 +115,48 @@ def test_the_index_holds_the_future_not_the_tools_views_of_the_base(
     root, base = mell
     index = build_index(root, base, HIDDEN)
     lines = set(index.lines)
-    assert "1: def blows(depth_cm: float) -> int:" not in lines  # the base behind a position
-    assert "# Including: mell, tests" not in lines  # a header the tool wrote around the fix too
-    assert "1 result - 1 file" not in lines  # a view of the base: its header is the tool's
-    assert "artifact_location: file:///home/ada/mell/mlruns/0" not in lines  # beside a tag file
-    assert "lifecycle_stage: active" not in lines
+    assert "1: def blows(depth_cm: float) -> int:" not in lines  # base line 1 behind "1:"
+    assert "2      return int(depth_cm * 2)" not in lines  # a context line, "2" and spaces
     # the future stays indexed: the fix's line, the shelf's idea (a file holding none of the
-    # committed future and no view of the base is the future itself)
+    # committed future is the future itself)
     assert FUTURE.strip() in lines
     assert "an idea: blows = depth_cm * STAKE_BLOWS_PER_CM_GUESS + 3" in lines
+    # withdrawn after the red team: a view file's header, a tool's record beside a file naming
+    # the fix, stay indexed (a read of them stays high)
+    assert "1 result - 1 file" in lines
+    assert "artifact_location: file:///home/ada/mell/mlruns/0" in lines
+
+
+def test_a_number_that_is_not_where_the_base_holds_the_line_is_no_view(tmp_path: Path) -> None:
+    """The red team's V4: an answer key pairs an input (a base line) with its expected value;
+    the value is no line number of the base."""
+    root = tmp_path / "key"
+    root.mkdir()
+    git(root, "init", "--quiet", "-b", "main")
+    git(root, "config", "user.name", "Ada Moss")
+    git(root, "config", "user.email", "ada@moss.example")
+    (root / "inputs.txt").write_text("oak stake, 30 cm\nclay, 12.5 cm, oak stake\n")
+    (root / ".gitignore").write_text("expected.tsv\n")
+    git(root, "add", "-A")
+    git(root, "commit", "--quiet", "-m", "inputs")
+    base = git(root, "rev-parse", "HEAD")
+    (root / "expected.tsv").write_text("17\toak stake, 30 cm\n41\tclay, 12.5 cm, oak stake\n")
+    (root / "lines.txt").write_text("1: oak stake, 30 cm\n2: clay, 12.5 cm, oak stake\n")
+    index = build_index(root, base, ["expected.tsv", "lines.txt"])
+    assert "41\tclay, 12.5 cm, oak stake" in index.lines
+    assert "17\toak stake, 30 cm" in index.lines
+    assert "2: clay, 12.5 cm, oak stake" not in index.lines  # where the base holds it
 
 
 @pytest.mark.parametrize(
     ("command", "leak"),
     [
-        ("cat defs.code-search", False),  # saved on the base
+        # saved on the base: its code lines are views, its header is indexed (V1, V3 withdrawn)
+        ("cat defs.code-search", True),
         ("cat fix.code-search", True),  # saved on the fix
-        ("head -4 fix.code-search", False),  # its header only
-        ("cat mlruns/0/meta.yaml", False),
-        ("cat mlruns/0/aaa111/meta.yaml", False),
+        ("head -4 fix.code-search", True),  # its header: held by the base's search too
+        ("cat mlruns/0/meta.yaml", True),  # beside a file naming the fix (V2 withdrawn)
+        ("cat mlruns/0/aaa111/meta.yaml", True),
         ("cat mlruns/0/bbb222/tags/mlflow.source.git.commit", True),  # names the fix
         ("cat shelf.txt", True),  # an uncommitted idea: the future itself
     ],
@@ -142,33 +168,16 @@ def test_tool_files_are_judged_by_what_they_hold(
 
 
 @pytest.mark.parametrize(
-    ("command", "leak"),
+    "command",
     [
-        ("cut -c1-44 traces/fix.trace", False),  # the location columns only
-        ("cut -c1-56 traces/fix.trace | sort | uniq -c", False),
-        ("cut -b1-40 traces/fix.trace | wc -l", False),
-        ("cut -c1-44 traces/*.trace", False),  # a glob, expanded in the checkout
-        ("cut -c57- traces/fix.trace", True),  # the source column
-        ("cut -c1-70 traces/fix.trace", True),  # reaches into it
-        ("cut -c72-81 traces/fix.trace", True),  # a narrow window inside the fix's line
-        ("cut -c72-75,90-95 traces/fix.trace", True),
-        ("cut -c1-44 traces/fix.trace | xargs cat", True),  # not a plain filter after it
-        ("cut -c1-44 traces/fix.trace | sh", True),
-        ("cut -c1-44 traces/fix.trace > /tmp/x; cat /tmp/x", True),  # a redirect: not evaluated
-        ("cut -d: -f1 traces/fix.trace", True),  # fields: not evaluated
-        ("cut --complement -c1-44 traces/fix.trace", True),
-        ("cut -c1-44 traces/fix.trace traces/../shelf.txt", True),  # '..': not evaluated
+        "cut -c1-44 traces/fix.trace",  # the location columns only: not evaluated (V7, V8)
+        "cut -c1-56 traces/fix.trace | sort | uniq -c",
+        "cut -c57- traces/fix.trace",
+        "cut -d: -f1 traces/fix.trace",
     ],
 )
-def test_cut_is_judged_by_the_columns_it_prints(
-    mell: tuple[Path, str], command: str, leak: bool
-) -> None:
-    assert _flagged(mell, command) is leak
-
-
-def test_cut_of_a_file_that_is_the_future_whole_keeps_the_read(mell: tuple[Path, str]) -> None:
-    # the shelf holds none of the committed future: every column of its line is the future
-    assert _flagged(mell, "cut -c1-10 shelf.txt")
+def test_cut_of_a_hidden_file_stays_a_read(mell: tuple[Path, str], command: str) -> None:
+    assert _flagged(mell, command)
 
 
 def _cmd(text: str):  # type: ignore[no-untyped-def]
@@ -212,27 +221,6 @@ def test_a_glob_through_a_link_out_of_the_checkout_is_not_judged_clean(
 
 
 @pytest.mark.parametrize(
-    ("pipeline", "plain"),
-    [
-        ("cut -c1-5 f | sort | uniq -c", True),
-        ("cut -c1-5 f | sort -k2 -n | head -n 3", True),
-        ("cut -c1-5 f | grep -c x", True),
-        ("cut -c1-5 f | tr a-z A-Z", True),
-        ("cut -c1-5 f | grep -f patterns", False),  # reads a file of its own
-        ("cut -c1-5 f | grep -r x", False),
-        ("cut -c1-5 f | sort other.txt", False),
-        ("cut -c1-5 f | awk '{print}'", False),
-        ("cut -c1-5 f | sed -n p", False),
-        ("cut -c1-5 f | sort > out", False),
-        ("cut -c1-5 f | xargs cat", False),
-    ],
-)
-def test_only_plain_filters_count_as_printing_what_they_read(pipeline: str, plain: bool) -> None:
-    cmds = parse_shell(pipeline)
-    assert stdin_filters(cmds[1:]) is plain
-
-
-@pytest.mark.parametrize(
     ("command", "leak"),
     [
         ("cat traces/peek.sh", False),  # its text: nothing of the future
@@ -255,4 +243,3 @@ def test_a_hidden_script_fed_to_a_shell_keeps_the_read(
     traj = Trajectory("t", "shell", [Step(command, "")])  # the agent saw nothing printed
     audit = audit_trajectories([traj], hidden_paths=HIDDEN, repo=root, base=base)
     assert bool(audit.verdicts[0].flagged) is leak
-

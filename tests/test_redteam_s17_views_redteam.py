@@ -3,7 +3,10 @@ issue 30): a tool's views of the base, files mostly such views, lines a tool wro
 future, a folder where a file only names the fix, globs expanded in the checkout, ``cut -c``
 judged by its columns, and the step's pipes counted against the parsed links.
 
-Wins (strict xfails; each would pass once fixed):
+Wins (strict xfails when found; each closed the same session, the lead's fixes after it: V1,
+V2, V3 and the ``cut`` judge (V7, V8) withdrawn; V4 a view's number must be where the base
+holds the line; V5, V6 every ``|`` counted, quoted or not; G1 ``[^`` read as ``[!``; G2 a
+file named as the word itself is not expanded; P1 stays: the price of the count):
 
 * V1 a hidden search editor saved on an uncommitted attempt: its lines are mostly the base
   behind a position (``  1: def blows``), so the whole file is taken for "a view of the base",
@@ -141,11 +144,6 @@ def _high(hits: list[tuple[str, str]]) -> bool:
 # --------------------------------------------------------------------------- index: wins
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="V1: a file mostly of base views (>= 2x) is dropped whole, the uncommitted "
-    "attempt's line in it too",
-)
 def test_v1_a_search_saved_on_an_uncommitted_attempt_is_a_read(world: tuple[Path, str]) -> None:
     assert IDEA_WIP.strip() in (world[0] / "wip.code-search").read_text()
     assert _high(_audit(world, [("cat wip.code-search", None)]))
@@ -156,20 +154,10 @@ def test_v1_control_an_idea_alone_is_a_read(world: tuple[Path, str]) -> None:
     assert _high(_audit(world, [("cat ideas/cut.py", None)]))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="V2: a tag file naming the fix makes the whole mlruns folder a tool's record; an "
-    "artifact holding an uncommitted variant of the fix is cleared",
-)
 def test_v2_a_runs_logged_code_artifact_is_a_read(world: tuple[Path, str]) -> None:
     assert _high(_audit(world, [("cat mlruns/0/ccc333/artifacts/hammer.py", None)]))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="V3: a line a carrier file holds that is not the committed future is 'the tool's "
-    "own' everywhere, the shelf's idea a log echoed too",
-)
 def test_v3_a_shelf_a_log_once_printed_is_a_read(world: tuple[Path, str]) -> None:
     assert _high(_audit(world, [("cat shelf2.txt", None)]))
 
@@ -200,11 +188,6 @@ def _answer_key(root: Path, key: bool) -> str:
     return base
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="V4: an expected value before a base line is taken for a tool's position; the "
-    "answer key is dropped from the index as a view of the base",
-)
 def test_v4_an_answer_key_keyed_by_the_bases_cases_is_a_read(tmp_path: Path) -> None:
     root = tmp_path / "stakes"
     root.mkdir()
@@ -236,11 +219,6 @@ def test_v4_control_the_same_key_not_shaped_as_a_position_is_a_read(tmp_path: Pa
 # --------------------------------------------------------------------------- pipes: wins
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="V5: the pipe counter's quote state is lost on $'\\'' or an apostrophe in a "
-    "comment/here-document: the pipe into sh after it is not counted",
-)
 @pytest.mark.parametrize(
     "command",
     [
@@ -256,11 +234,6 @@ def test_v5_a_script_fed_to_sh_after_a_lone_quote_is_a_read(
     assert _high(_audit(world, [(command, "")]))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="V6: a quoted pipe inside bash -c is a parsed link the counter does not count: "
-    "the counts even out and the pipe into sh is not seen",
-)
 @pytest.mark.parametrize(
     "command",
     [
@@ -304,10 +277,6 @@ def test_p1_control_the_clean_read_alone_is_clear(world: tuple[Path, str]) -> No
 # --------------------------------------------------------------------------- globs
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="G1: Python's fnmatch reads [^m] as the set {^, m}; bash negates it",
-)
 def test_g1_a_caret_set_expands_as_bash_does(world: tuple[Path, str]) -> None:
     root, _ = world
     cmd = parse_shell("cat traces/[^m]*.trace")[0]
@@ -322,16 +291,12 @@ def test_g1_a_caret_set_expands_as_bash_does(world: tuple[Path, str]) -> None:
     assert got is not None and list(got.argv[1:]) == bash
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="G2: the parse drops the quotes, and a quoted glob word is expanded though bash "
-    "reads the file of that very name",
-)
 def test_g2_a_quoted_bracket_name_is_not_expanded(world: tuple[Path, str]) -> None:
     root, _ = world
     cmd = parse_shell("cat 'traces/run[1].trace'")[0]
     got = expand_globs(cmd, root)
-    assert got is not None and got.argv == ("cat", "traces/run[1].trace")
+    # a file of that very name exists: not evaluated (the read stays as the rule said)
+    assert got is None or got.argv == ("cat", "traces/run[1].trace")
 
 
 @pytest.mark.parametrize(
@@ -365,11 +330,6 @@ def test_a_rename_then_a_read_of_the_clean_name_holds(world: tuple[Path, str]) -
 # --------------------------------------------------------------------------- cut
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="V7: future_spans locates only the committed future in a line holding it; the "
-    "shelved idea beside it (an indexed hidden line) is no span, so its columns pass",
-)
 def test_v7_cut_of_the_idea_column_of_a_side_by_side_diff_is_a_read(
     world: tuple[Path, str],
 ) -> None:
@@ -393,7 +353,8 @@ def test_cut_into_sort_files0_from_holds(world: tuple[Path, str]) -> None:
 
 @pytest.mark.parametrize(
     ("command", "leak"),
-    [("cut -c1-44 crlf.trace", False), ("cut -c57- crlf.trace", True)],
+    # cut is no longer judged by its columns (V7, V8): every cut of a hidden file stays high
+    [("cut -c1-44 crlf.trace", True), ("cut -c57- crlf.trace", True)],
 )
 def test_cut_of_a_crlf_trace_is_judged_by_its_columns(
     world: tuple[Path, str], command: str, leak: bool
@@ -401,11 +362,6 @@ def test_cut_of_a_crlf_trace_is_judged_by_its_columns(
     assert _high(_audit(world, [(command, None)])) is leak
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="V8: a line whose located future clears it of a decoded-only future beside it: the "
-    "base64 columns of another fix line pass",
-)
 def test_v8_cut_of_the_encoded_columns_beside_the_fixs_line_is_a_read(
     world: tuple[Path, str],
 ) -> None:

@@ -20,7 +20,6 @@ from evotree.cli.console import console
 from evotree.core.text import escape_control
 
 
-
 class _PrintingConsole:
     """The console every renderer prints with, made at each use (:func:`console`): $COLUMNS and
     whether stdout is a terminal are read when printing, never frozen at import (a process that

@@ -269,29 +269,6 @@ class ProvenanceIndex:
                         return found
         return None
 
-    def future_spans(self, line: str, own: str = "") -> list[tuple[int, int]] | None:
-        """Where in ``line`` (one line of a hidden file) what it holds of the future stands:
-        each occurrence, as [start, end) character offsets, of an indexed line it holds, of a
-        line the future adds and of a piece; [] when it holds nothing of it
-        (:meth:`selected_future`); None when it holds some that no occurrence locates (in a
-        decoded view only): the caller cannot tell which columns show it."""
-        if self.selected_future([line], own) is None:
-            return []
-        inside = self.lines_inside(line)
-        # a hidden file's own line that holds a future commit's text is located by that text
-        # (a trace's prefix around the fix's line); one that holds none is the future whole
-        texts = {t for t in inside if not self.lines.get(t, "").startswith(HIDDEN_SOURCE)}
-        texts.update(a for a in self.added() if a and a in line)
-        texts.update(_found_pieces(line, self.pieces()))
-        if not texts:
-            texts = set(inside)
-        spans = [
-            (at.start(), at.start() + len(text))
-            for text in texts
-            for at in re.finditer(re.escape(text), line)
-        ]
-        return spans or None
-
     def future_only(self, texts: Iterable[str]) -> str | None:
         """One of ``texts`` (what an oracle's probe matched: ``grep -c WORD``) that a line a
         future commit adds holds and no text file of the base holds anywhere (3 letters or
@@ -352,7 +329,7 @@ def distinctive(line: str) -> bool:
 #: a line's source when a hidden file of the work tree holds it, not a future commit
 HIDDEN_SOURCE = "hidden:"
 #: the position a tool prints before a file's line: "4: ", "  12\t", "5      ", grep's "path:4:"
-_POSITION = re.compile(r"^\s*(?:[^\s:]+:)?\d+(?:[:|\t-]| {2,}| )")
+_POSITION = re.compile(r"^\s*(?:[^\s:]+:)?(\d{1,7})(?:[:|\t-]| {2,}| )")
 #: at most this many files of a hidden folder, and this many bytes of each, are indexed
 _HIDDEN_FILES = 200
 _HIDDEN_BYTES = 4 << 20
@@ -458,19 +435,21 @@ def build_index(
                 candidates.setdefault(line, ("line", HIDDEN_SOURCE + path))
     texts = [t for t, (k, _) in candidates.items() if k != "line"]
     lines = [t for t, (k, _) in candidates.items() if k == "line"]
-    # a hidden file's line that is a line of the base behind a tool's position (a search
-    # editor's "4: def f", grep -n's "path:4:", cat -n) shows the base, not the future
-    viewed = {
-        t: view
-        for t, (k, source) in candidates.items()
-        if k == "line" and source.startswith(HIDDEN_SOURCE)
-        for view in [_POSITION.sub("", t, count=1).strip()]
-        if view and view != t
-    }
+    # a hidden file's line that is line N of a file of the base behind a tool's position N (a
+    # search editor's "4: def f", grep -n's "path:4:", cat -n) shows the base, not the future;
+    # the number must be where the base holds it (an answer key's "41<TAB>input" is no view)
+    viewed: dict[tuple[int, str], list[str]] = {}
+    for t, (k, source) in candidates.items():
+        at = _POSITION.match(t) if k == "line" and source.startswith(HIDDEN_SOURCE) else None
+        view = t[at.end() :].strip() if at else ""
+        if at and view:
+            viewed.setdefault((int(at[1]), view), []).append(t)
     present: set[str] = set()
     for tree_repo, tree_base in trees:
-        present |= _in_tree(tree_repo, tree_base, texts, [*lines, *set(viewed.values())])
-    present.update(t for t, view in viewed.items() if view in present)
+        present |= _in_tree(tree_repo, tree_base, texts, lines)
+        if viewed:
+            for found in _at_lines(tree_repo, tree_base, viewed):
+                present.update(viewed[found])
     for text, (kind, commit) in candidates.items():
         if text in present:
             continue
@@ -480,8 +459,7 @@ def build_index(
             index.tags[text] = commit
         else:
             index.lines[text] = commit
-    views = {t for t in viewed if viewed[t] in present}
-    for text in _tool_noise(index, hidden_files, views):
+    for text in _tool_noise(index, hidden_files):
         del index.lines[text]
     for text in [*index.lines, *index.subjects]:
         words = _IDENT.findall(text)
@@ -568,10 +546,9 @@ def _slices(n: int) -> Iterable[slice]:
 #: the escapes a tool writes a file's text with (strace's and JSON's strings): ``\"``, ``\n``
 
 
-def _carrier(index: ProvenanceIndex, ids: bool = True) -> Any:
+def _carrier(index: ProvenanceIndex) -> Any:
     """A test of a hidden file's line: does it hold a future commit's line (as it is, or with a
-    tool's string escapes undone), a future commit's subject or (``ids``) a future object's
-    id?"""
+    tool's string escapes undone), a future commit's subject or a future object's id?"""
     future = [t for t, c in index.lines.items() if not c.startswith(HIDDEN_SOURCE)]
     by_key: dict[str, list[str]] = {}
     for text in [*future, *index.subjects]:
@@ -586,15 +563,13 @@ def _carrier(index: ProvenanceIndex, ids: bool = True) -> Any:
             wanted = [t for w in words.intersection(by_key) for t in by_key[w]]
             if any(t in variant for t in [*wanted, *loose]):
                 return True
-        return ids and any(index.object_for(m[0]) for m in _HEX.finditer(line))
+        return any(index.object_for(m[0]) for m in _HEX.finditer(line))
 
     return carries
 
 
 def _tool_noise(
-    index: ProvenanceIndex,
-    hidden_files: Sequence[tuple[str, Sequence[str]]],
-    base_views: set[str] = frozenset(),  # type: ignore[assignment]
+    index: ProvenanceIndex, hidden_files: Sequence[tuple[str, Sequence[str]]]
 ) -> set[str]:
     """The indexed lines of hidden files that carry nothing of the future: of a hidden file
     that holds a future commit's line, subject or id in some of its lines (a log of a run of
@@ -602,23 +577,14 @@ def _tool_noise(
     and ``exit`` lines, a recording's header) and printing them shows nothing of the fix. A
     hidden file holding none of the future's commits is the future itself (an uncommitted
     shelf, a ``.rej``): all its lines stay, unless a file of the same hidden folder holds the
-    future wrapped in lines of its own, or one that only names it (its id, nothing of its text)
-    beside other files: that folder is a tool's output around a copy of the fix (mutmut's
-    ``mutants/``: the trampolined module beside its ``.meta`` of exit codes) or a tool's record
-    of a run of it (an MLflow store: a run's tag file naming the fix commit beside the runs'
-    metadata), and a file of it that holds none of the future is the tool's own too. A folder
-    whose files copy the future verbatim (no own lines) does not count. So is a file holding none
-    of the future whose lines are mostly the base's behind a tool's position (``base_views``, at
-    least twice as many as its other lines: a search editor saved on the base): a tool's view of
-    the base, its header lines the tool's."""
-    carries, copies = _carrier(index), _carrier(index, ids=False)
-    files_of: dict[str, int] = {}
-    for path, _lines in hidden_files:
-        files_of[path] = files_of.get(path, 0) + 1
+    future wrapped in lines of its own: that folder is a tool's output around a copy of the
+    fix (mutmut's ``mutants/``: the trampolined module beside its ``.meta`` of exit codes), and
+    a file of it that holds none of the future is the tool's own too."""
+    carries = _carrier(index)
     noise: set[str] = set()
     kept: set[str] = set()
     wrapped: set[str] = set()  # hidden folders where a tool wrapped the future in its own lines
-    bare: list[tuple[str, list[str], int]] = []  # files holding none of the future
+    bare: list[tuple[str, list[str]]] = []  # files holding none of the future
     for path, lines in hidden_files:
         own = [t for t in lines if index.lines.get(t, "").startswith(HIDDEN_SOURCE)]
         held = [t for t in own if carries(t)]
@@ -626,20 +592,12 @@ def _tool_noise(
         if held or future:
             noise.update(set(own) - set(held))  # the file holds the future: its rest is noise
             kept.update(held)
-            names = not future and not any(copies(t) for t in held)
-            if set(own) - set(held) or names and files_of[path] > 1:
+            if set(own) - set(held):
                 wrapped.add(path)
         else:
-            bare.append((path, own, len([t for t in lines if t in base_views])))
-    # a line a tool wrote around the future (a search's header, a run's banner) is the tool's
-    # own wherever else it stands, in a file holding none of the future too
-    around = noise - kept
-    for path, own, views in bare:
-        rest = set(own) - around
-        if path in wrapped or views >= 2 * max(len(rest), 1):
-            noise.update(own)  # beside a copy of the fix, or a tool's view of the base
-        else:
-            kept.update(rest)
+            bare.append((path, own))
+    for path, own in bare:
+        (noise if path in wrapped else kept).update(own)
     return noise - kept
 
 
@@ -881,6 +839,23 @@ def _commit_type() -> Any:
 
 _WORD = re.compile(r"[a-z0-9]+")
 _IDENT = re.compile(r"[A-Za-z0-9_]+")
+
+
+def _at_lines(
+    repo: Any, base: str, wanted: dict[tuple[int, str], list[str]]
+) -> set[tuple[int, str]]:
+    """Which (N, text) of ``wanted`` a text file of ``base``'s tree holds as its line N
+    (stripped): one pass over the base's lines, each looked up by its text."""
+    numbers: dict[str, set[int]] = {}
+    for n, text in wanted:
+        numbers.setdefault(text, set()).add(n)
+    found: set[tuple[int, str]] = set()
+    for blob in base_texts(repo, base):
+        for n, line in enumerate(blob.split("\n"), 1):
+            want = numbers.get(line.strip())
+            if want and n in want:
+                found.add((n, line.strip()))
+    return found
 
 
 def base_texts(repo: Any, base: str) -> Iterable[str]:

@@ -32,7 +32,7 @@ from evotree.harness.audit.future_content import indexed_hidden
 from evotree.harness.audit.hidden_parts import hidden_file
 from evotree.harness.audit.lexer import SimpleCommand, _basename
 
-__all__ = ["cut_columns", "expand_globs", "stdin_filters", "whole_prints"]
+__all__ = ["expand_globs", "whole_prints"]
 
 #: a glob matching more files than this is not expanded (the read stays)
 MAX_GLOB_FILES = 200
@@ -65,7 +65,10 @@ def expand_globs(cmd: SimpleCommand, workdir: str | Path) -> SimpleCommand | Non
         rel = word.removeprefix("./")
         if not rel or rel.startswith(("/", "~", "$")) or ".." in rel.split("/"):
             return None
-        found = sorted(glob.glob(rel, root_dir=root))
+        if (root / rel).exists() or (root / rel).is_symlink():
+            return None  # a file named so (the word may have been quoted): which one is read?
+        # bash's "[^...]" is Python's "[!...]" (its "[^" is a set holding "^")
+        found = sorted(glob.glob(rel.replace("[^", "[!"), root_dir=root))
         if len(found) > MAX_GLOB_FILES:
             return None
         words.extend(found or [word])
@@ -162,94 +165,3 @@ def whole_prints(
     if proc.returncode != 0:
         return None
     return proc.stdout.decode("utf-8", "replace")
-
-
-#: a ``cut`` list: N, N-, -M, N-M, comma-separated (1-based, as coreutils reads it)
-_CUT_LIST = re.compile(r"(?:\d+|\d+-\d*|-\d+)(?:,(?:\d+|\d+-\d*|-\d+))*")
-
-
-def _cut_ranges(spec: str) -> list[tuple[int, int]] | None:
-    """[start, end) character offsets (0-based; end None-free: a large bound) of a cut list."""
-    if not _CUT_LIST.fullmatch(spec):
-        return None
-    ranges = []
-    for part in spec.split(","):
-        first, _, last = part.partition("-")
-        if "-" not in part:
-            start, end = int(part) - 1, int(part)
-        else:
-            start = int(first) - 1 if first else 0
-            end = int(last) if last else 1 << 30
-        if start < 0 or end <= start:
-            return None
-        ranges.append((start, end))
-    return ranges
-
-
-def cut_columns(
-    argv: Sequence[str], workdir: str | Path, hidden_paths: Sequence[str]
-) -> list[tuple[str, list[tuple[int, int]]]] | None:
-    """What ``cut -c LIST FILE...`` (or ``-b``) selects of hidden files of ``workdir``: each
-    line of each file with the [start, end) character columns it prints, for the caller to
-    judge whether the columns reach the future's text in the line. Only ``-b``/``-c`` with one
-    list, ``-n``, and files that are hidden, indexed and ASCII (a byte is a character) are
-    evaluated; anything else (fields, ``--complement``, stdin, a glob left unexpanded): None."""
-    root = Path(workdir).resolve()
-    hidden = [p.strip().strip("/").removeprefix("./") for p in hidden_paths if p.strip("/ ")]
-    spec: str | None = None
-    files: list[str] = []
-    k = 1
-    while k < len(argv):
-        word = argv[k]
-        m = re.fullmatch(r"-n?([bc])n?(.*)|--(bytes|characters)=(.*)", word)
-        if word in ("-b", "-c", "--bytes", "--characters") and k + 1 < len(argv) and spec is None:
-            k += 1
-            spec = argv[k]
-        elif m and spec is None and (m[2] or m[4]):
-            spec = m[2] or m[4]
-        elif word == "-n":
-            pass
-        elif word.startswith("-"):
-            return None
-        else:
-            files.append(word)
-        k += 1
-    ranges = _cut_ranges(spec) if spec is not None else None
-    if ranges is None or not files:
-        return None
-    selected: list[tuple[str, list[tuple[int, int]]]] = []
-    for word in files:
-        path = _file(word, root, hidden)
-        if path is None or not indexed_hidden(root, hidden, path):
-            return None
-        data = path.read_bytes()
-        if not data.isascii():
-            return None
-        selected += [(line, ranges) for line in data.decode("ascii").split("\n")]
-    return selected
-
-
-#: programs that, given no file, print only what they read on stdin (reordered, counted, cut)
-_FILTERS = frozenset({"sort", "uniq", "wc", "head", "tail", "cut", "tr", "nl", "cat", "grep"})
-
-
-def stdin_filters(chain: Sequence[SimpleCommand]) -> bool:
-    """Whether each command ``chain`` pipes through reads stdin only and prints only what it
-    read (:data:`_FILTERS`; options and their numbers, ``tr``'s sets and one ``grep`` pattern,
-    no file, no ``grep -f``/``-r``, no redirection, no here-document): what a command before
-    them printed is all they can show."""
-    for cmd in chain:
-        name = _basename(cmd.argv[0]) if cmd.argv else ""
-        if name not in _FILTERS or cmd.redirects or cmd.heredoc is not None or cmd.xargs:
-            return False
-        words = [w for w in cmd.argv[1:] if not w.startswith("-") and not w.isdigit()]
-        if name == "grep":
-            flags = [w for w in cmd.argv[1:] if w.startswith("-")]
-            if len(words) != 1 or any(
-                re.fullmatch(r"-[A-Za-z]*[frRd][A-Za-z]*|--(?:file|recursive|directories).*", w)
-                for w in flags
-            ):
-                return False
-        elif words and name != "tr":
-            return False
-    return True

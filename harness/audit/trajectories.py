@@ -57,12 +57,7 @@ from evotree.harness.audit.commands import (
     prefilter,
 )
 from evotree.harness.audit.errors import UnreadableTrajectory
-from evotree.harness.audit.hidden_reads import (
-    cut_columns,
-    expand_globs,
-    stdin_filters,
-    whole_prints,
-)
+from evotree.harness.audit.hidden_reads import expand_globs, whole_prints
 from evotree.harness.audit.python_prints import program_prints
 from evotree.harness.audit.hidden_queries import (
     holds_index_line,
@@ -268,28 +263,14 @@ NAMED_ONLY = "names hidden data without reading it"
 
 
 def _pipes(command: str) -> int:
-    """How many pipes (``|``, ``|&``; not ``||``) ``command`` holds outside quotes."""
-    count, quote, k = 0, "", 0
-    while k < len(command):
-        c = command[k]
-        if quote == "'":
-            quote = "" if c == "'" else quote
-        elif c == "\\":
-            k += 1
-        elif c in "'\"" and quote in ("", c):
-            quote = "" if quote else c
-        elif c == "|" and not quote:
-            if command[k + 1 : k + 2] == "|":
-                k += 1
-            else:
-                count += 1
-        k += 1
-    return count
+    """How many ``|`` (``|&`` too; not ``||``) ``command`` holds anywhere, quoted or not: a
+    count no quoting can hide a pipe from (a quoted one only makes a read stay high)."""
+    return len(re.findall(r"(?<!\|)\|(?!\|)", command))
 
 
 #: hidden-data reads judged by what they print of the checkout's file, with the task repository
 _EVALUATED = re.compile(
-    r"(?:\S*/)?(?:sqlite3|jq|head|tail|e?grep|fgrep|strings|tar|g?zcat|bzcat|xzcat|gunzip|gzip|cat|sed|awk|cut)\s"
+    r"(?:\S*/)?(?:sqlite3|jq|head|tail|e?grep|fgrep|strings|tar|g?zcat|bzcat|xzcat|gunzip|gzip|cat|sed|awk)\s"
 )
 
 #: git commands that leave a merge message (.git/MERGE_MSG, SQUASH_MSG) of the trajectory's own
@@ -767,22 +748,10 @@ class _HitJudge:
                 # on stdin is parsed without it) feeds something not judged here
                 or _pipes(self.traj.steps[k].command or "") > sum(c.stdin is not None for c in cmds)
             )
-            after = piped_after(cmds, cmd)
-            # the step is this command and plain filters it pipes through, nothing else (a
-            # pipe into ``sh`` is parsed without its stdin: the shape rules it out)
-            filtered = (
-                not (cmd.xargs or cmd.grouped)
-                and len(cmds) == 1 + len(after)
-                and cmds[0] is cmd
-                and stdin_filters(after)
-            )
             globbed = expand_globs(cmd, workdir)  # the checkout's files a glob names
             if globbed is None:
                 return False
             cmd = globbed
-            if _basename(cmd.argv[0]) == "cut":  # its columns, then only sort, uniq -c, ...
-                columns = cut_columns(cmd.argv, workdir, hidden) if filtered else None
-                return columns is not None and self._columns_clean(columns, k)
             whole = None if piped else whole_prints(cmd.argv, workdir, hidden)  # cat, sed -n
             if whole is not None:
                 if _holds([whole], index, own, inside=True):
@@ -834,23 +803,6 @@ class _HitJudge:
             if chosen and not self._selected_clean(chosen, k):
                 return True
         return False
-
-    def _columns_clean(
-        self, columns: Sequence[tuple[str, Sequence[tuple[int, int]]]], k: int
-    ) -> bool:
-        """With the task repository: do the columns ``cut`` printed of each hidden file's line
-        (:func:`~evotree.harness.audit.hidden_reads.cut_columns`) stay clear of where the line
-        holds the future (:meth:`~evotree.harness.audit.future_content.ProvenanceIndex.
-        future_spans`)? A line whose future text cannot be located: no."""
-        assert self.ancestry is not None
-        index, own = self.ancestry.index(), self._own(k)
-        for line, ranges in columns:
-            spans = index.future_spans(line, own)
-            if spans is None:
-                return False
-            if any(s < end and start < e for s, e in spans for start, end in ranges):
-                return False
-        return True
 
     def _selected_clean(self, chosen: Sequence[Selection] | None, k: int) -> bool:
         """With the task repository: does each line a command selected of each hidden file
