@@ -1055,10 +1055,6 @@ def _related(own: Path, task: Path, base: str, check: Path, deadline: float | No
     """Whether the nested store's own pruned copy ``own`` shares history with the task's git
     directory ``task`` (it holds ``base``, or a commit of ``task``'s store or a parent one of
     its commits names); True where that cannot be told (pruned at the base, as before)."""
-    try:  # the check moves from git_guard to this module (s17); either place serves
-        from evotree.harness.git_prune import _shares_history  # type: ignore[attr-defined]
-    except ImportError:
-        from evotree.harness.git_guard import _shares_history  # type: ignore[attr-defined,no-redef]
     token = _DEADLINE.set(deadline) if deadline is not None else None
     try:
         return bool(_shares_history(own, task, base, check))
