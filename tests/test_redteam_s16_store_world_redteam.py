@@ -15,7 +15,8 @@ over a store with a replace reference gives no finding at all as a history; W2 a
 only over the pruned store leaves the fourth world's outputs None, neither judged nor reported
 "not replayed whole"; W3 the fourth world judges the carried runs only (a fresh-shell harness's
 read is not judged there); W4 a pruning past its deadline drops the world without a word; W5 a
-store nested in the work tree (a vendored mirror) is neither pruned nor rotated.
+store nested in the work tree (a vendored mirror) is neither pruned nor rotated (closed in session
+17: ``prune_nested``).
 Holds: every other name of a future object, shapes that keep its text, replace refs, grafts, a
 tag's message, git's own files the copy drops (``COMMIT_EDITMSG``: the rules are silent there), no false alarm among sixteen look-alikes, refused or odd stores skipped without
 a crash (the other worlds still judge). Documented limit: a transformed read (``rev``, a count).

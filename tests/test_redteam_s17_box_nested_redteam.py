@@ -4,7 +4,8 @@ through a git store in its folders? Real git repositories in temporary folders, 
 :func:`evotree.harness.git_guard.before_phase` and :func:`~evotree.harness.sandbox_copy.
 copy_regular_files`; ``test_in_the_box_git_reads_the_fix`` runs git in the real bubblewrap box.
 
-Wins (strict xfails, each would pass once closed):
+Wins (strict xfails when found; B2, B3, B4, B5 and B7 closed the same session by 113f787, their
+tests plain now; B1 in this toy form and B6 stay strict xfails, docs/threat-model.md):
 
 - **B1** a bare ``--depth 1`` clone of a commit *two* past the base, where the task's store never
   held the future (a checkout cloned at the base alone, as CI clones): its only commit and the
