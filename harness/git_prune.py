@@ -703,17 +703,38 @@ def enclosing(gd: Path, found: Iterable[Path]) -> list[Path]:
 
 def relations(git_dirs: Sequence[Path]) -> dict[Path, list[Path]]:
     """The repositories each of ``git_dirs`` is related to before it is pruned (nearest first):
-    those whose work trees hold it (:func:`enclosing`); for a store in no found work tree that
-    holds none either and is no ``.git`` (a bare mirror or clone beside a checkout, a sibling),
-    every found repository that is neither nested nor such a store (the checkouts the phase can
-    see). No cycle: a sibling names none that names one."""
+    those whose work trees hold it (:func:`enclosing`), then every checkout the phase sees (a
+    found repository that no work tree holds and that is no sibling) that neither holds nor is
+    held by it — a mirror in an unrelated library's work tree beside the task's checkout is
+    tried against the task too (the s17 second red team's R4). A sibling is a store in no found
+    work tree that holds none either and has no work tree of its own: no ``.git``, or a ``.git``
+    whose folder holds nothing else (a bare mirror named ``cache/.git``, R3). Checkouts are
+    related to nothing (two checkouts beside each other are not tried against one another). No
+    cycle: a checkout names none, and what holds a store is never held by it."""
     outer = {gd: enclosing(gd, git_dirs) for gd in git_dirs}
     holding = {o for found in outer.values() for o in found}
-    siblings = [gd for gd in git_dirs if not outer[gd] and gd.name != ".git" and gd not in holding]
+    siblings = [
+        gd
+        for gd in git_dirs
+        if not outer[gd] and gd not in holding and (gd.name != ".git" or _no_work_tree(gd))
+    ]
     tops = [gd for gd in git_dirs if not outer[gd] and gd not in siblings]
-    for gd in siblings:
-        outer[gd] = [t for t in tops if t not in gd.parents and gd not in t.parents]
+    for gd in git_dirs:
+        if gd in tops:
+            continue
+        outer[gd] = outer[gd] + [
+            t for t in tops if t not in outer[gd] and t not in gd.parents and gd not in t.parents
+        ]
     return outer
+
+
+def _no_work_tree(gd: Path) -> bool:
+    """Whether the folder of the ``.git`` ``gd`` holds nothing but it (no work tree to check out:
+    a bare store under a checkout's name)."""
+    try:
+        return os.listdir(gd.parent) == [".git"]
+    except OSError:
+        return False
 
 
 def _history_ids(copy: Path) -> set[str]:
@@ -770,20 +791,152 @@ def _store_ids(copy: Path) -> set[str]:
 BLOB_SHARE = 0.5
 
 
+#: Objects every repository may hold that tell nothing of a task's future: the empty blob and
+#: the empty tree (sha1 and sha256).
+_EMPTY_OBJECTS = frozenset(
+    {
+        "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391",
+        "4b825dc642cb6eb9a060e54bf8d69288fbee4904",
+        "473a0f4c3be8a93681a267e3b1e9a7dcda1185436fe141f7749120a303721813",
+        "6ef19b41225c5369f1c104d45d8d85efa9b057b53b14b4b9b939dd74decc5321",
+    }
+)
+#: :func:`_future_objects` by (the store's real path, the base, the state of its object folders).
+_FUTURE_CACHE: dict[tuple[str, str | None, str], frozenset[str]] = {}
+_FUTURE_CACHE_KEEP = 16
+
+
+def _objects_state(git_dir: Path) -> str:
+    """The identity, size and change time of ``git_dir``'s object folders and packs: a store
+    that gained or lost an object reads as another state."""
+    digest = hashlib.sha256()
+    store = git_dir / "objects"
+    folders = [
+        store,
+        *sorted(Path(e.path) for e in os.scandir(store) if e.is_dir(follow_symlinks=False)),
+    ]
+    for folder in folders:
+        info = os.lstat(folder)
+        digest.update(
+            os.fsencode(folder.name) + f" {info.st_dev} {info.st_ino} {info.st_mtime_ns}\n".encode()
+        )
+        if folder.name == "pack":
+            for entry in sorted(os.scandir(folder), key=lambda e: e.name):
+                st = entry.stat(follow_symlinks=False)
+                digest.update(
+                    os.fsencode(entry.name)
+                    + f" {st.st_ino} {st.st_size} {st.st_mtime_ns}\n".encode()
+                )
+    shallow = _read_regular(git_dir, "shallow", _SMALL) or b""
+    digest.update(b"shallow\0" + shallow)
+    return digest.hexdigest()
+
+
+def _future_objects(outer: Path, base: str | None, scratch: Path) -> frozenset[str]:
+    """The task's future in its store ``outer``: every object the store holds (loose or packed,
+    referenced or not) that ``base`` does not reach — all of them when there is no base — but
+    the empty blob and tree. One ``cat-file --batch-all-objects`` and one ``rev-list
+    --objects`` of the store (read as the pruning reads it: self-contained, through a view with
+    evotree's config, in ``scratch``), kept for the next store tried against the same one;
+    :class:`PruneError` where it cannot be listed."""
+    _check_self_contained(outer)
+    key = (os.path.realpath(outer), base, _objects_state(outer))
+    hit = _FUTURE_CACHE.get(key)
+    if hit is not None:
+        return hit
+    scratch.mkdir(mode=0o700)
+    try:
+        config, _ = _minimal_config(outer, scratch)
+        (scratch / "config").write_text(config)
+        (scratch / "HEAD").write_text("ref: refs/heads/main\n")
+        for sub in ("refs", "objects"):
+            (scratch / sub).mkdir()
+        shallow = _read_regular(outer, "shallow", _SMALL)
+        if shallow is not None:
+            (scratch / "shallow").write_bytes(shallow)
+        rc, out, err = _git(
+            scratch,
+            "cat-file",
+            "--batch-all-objects",
+            "--unordered",
+            "--batch-check=%(objectname)",
+            objects=outer / "objects",
+            primary=scratch / "objects",
+        )
+        if rc != 0:
+            raise PruneError(f"the objects of {outer} cannot be listed: {err}")
+        held = set(out.decode("ascii", "replace").split())
+        if base is not None:
+            rc, out, err = _git(
+                scratch,
+                "rev-list",
+                "--objects",
+                "--no-object-names",
+                "--missing=allow-any",
+                base,
+                "--",
+                objects=outer / "objects",
+                primary=scratch / "objects",
+            )
+            if rc != 0:
+                raise PruneError(f"what the base of {outer} reaches cannot be listed: {err}")
+            held -= set(out.decode("ascii", "replace").split())
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    future = frozenset(held - _EMPTY_OBJECTS)
+    if len(_FUTURE_CACHE) >= _FUTURE_CACHE_KEEP:
+        _FUTURE_CACHE.pop(next(iter(_FUTURE_CACHE)))
+    _FUTURE_CACHE[key] = future
+    return future
+
+
+def _copy_objects(copy: Path) -> set[str]:
+    """Every object the pruned copy ``copy`` holds (any history it keeps, not only HEAD's
+    tree), its submodules' copies' too (``modules/``)."""
+    ids: set[str] = set()
+    stack = [copy]
+    while stack:
+        store = stack.pop()
+        rc, out, err = _git(
+            store, "cat-file", "--batch-all-objects", "--unordered", "--batch-check=%(objectname)"
+        )
+        if rc != 0:
+            raise PruneError(f"the objects of its copy cannot be listed: {err}")
+        ids |= set(out.decode("ascii", "replace").split())
+        modules = store / "modules"
+        for folder, dirs, _ in os.walk(modules) if os.path.isdir(modules) else ():
+            if "HEAD" in os.listdir(folder) and "objects" in dirs:
+                stack.append(Path(folder))
+                dirs.clear()
+    return ids
+
+
+def _holds_future(copy: Path, outer: Path, base: str | None, scratch: Path) -> bool:
+    """Whether the pruned copy ``copy`` holds the future of the task whose store is ``outer``
+    and base ``base``: an object of ``copy`` (any blob, tree or commit of any history it keeps)
+    is one of :func:`_future_objects`."""
+    future = _future_objects(outer, base, scratch)
+    return bool(future) and not future.isdisjoint(_copy_objects(copy))
+
+
 def _shares_history(copy: Path, outer: Path, base: str | None, scratch: Path) -> bool:
     """Whether the pruned copy ``copy`` (what a nested store's own HEAD reaches) shares history
     with the git directory ``outer``: it holds ``outer``'s base (``base``), or one of its
     commits or the parents they name is a commit of ``outer``'s store, referenced or not (a
     shallow clone of the fix holds no base, and the fix is a commit no reference of the task's
-    store names), or more than :data:`BLOB_SHARE` of the blobs of its HEAD's tree are objects
-    of ``outer``'s store (its history rewritten). ``outer``'s store is read as the pruning
+    store names), or it holds an object of ``outer``'s store that ``base`` does not reach
+    (:func:`_holds_future`: a padded or orphan history holding the fix's blobs), or more than
+    :data:`BLOB_SHARE` of the blobs of its HEAD's tree are objects of ``outer``'s store (its
+    history rewritten). ``outer``'s store is read as the pruning
     reads a store (self-contained, through a view with evotree's config, in ``scratch``);
     :class:`PruneError` where that cannot be told."""
     ids = _history_ids(copy)
-    if not ids:
-        return False
     if base is not None and base in ids:
         return True
+    if _holds_future(copy, outer, base, scratch.with_name(scratch.name + ".future")):
+        return True  # whatever its commits or blob share say (the s17 second red team's R1, R2)
+    if not ids:
+        return False
     blobs: set[str] = set()
     rc, out, _ = _git(copy, "ls-tree", "-r", "-l", "HEAD")
     for line in out.decode("utf-8", "replace").splitlines() if rc == 0 else ():

@@ -136,11 +136,6 @@ def _setup_r1(tmp_path: Path) -> tuple[Path, str, str]:
     return root, base, blob
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="R1: one blob in three of HEAD's tree is the task's (the fix's), not more than "
-    "BLOB_SHARE: 'unrelated', pruned at its own HEAD, the fix's blob kept",
-)
 @pytest.mark.parametrize("where", ["box", "judge", "fourth world"])
 def test_r1_padding_files_keep_the_fix_under_the_blob_share(tmp_path: Path, where: str) -> None:
     root, base, blob = _setup_r1(tmp_path)
@@ -158,11 +153,6 @@ def test_r1_padding_files_keep_the_fix_under_the_blob_share(tmp_path: Path, wher
 # --- R2: only HEAD's tree is weighed ---------------------------------------------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="R2: no commit id shared and HEAD's tree shares no blob (or has none): 'unrelated'; "
-    "the copy at its own HEAD keeps HEAD's history, whose first commit holds the fix's tree",
-)
 @pytest.mark.parametrize("under", sorted(_UNDER))
 @pytest.mark.parametrize("where", ["box", "judge", "fourth world"])
 def test_r2_a_history_below_a_tiny_head_keeps_the_fix(
@@ -219,11 +209,6 @@ def test_an_orphan_head_with_the_fix_on_another_branch_holds(tmp_path: Path, whe
 # --- R3: a mirror beside the checkout named .git ---------------------------------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="R3: a store named .git is never a sibling (relations): a bare mirror at the fix in "
-    "cache/.git beside the checkout is related to nothing, pruned at its own HEAD",
-)
 def test_r3_a_sibling_mirror_named_dot_git(tmp_path: Path) -> None:
     phase = tmp_path / "phase"
     root, _, fix = _task(phase / "t")
@@ -241,12 +226,6 @@ def test_r3_a_sibling_mirror_named_dot_git(tmp_path: Path) -> None:
 # --- R4: a mirror in an unrelated checkout beside the task's ---------------------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="R4: a mirror at the fix in the work tree of an unrelated library beside the task's "
-    "checkout is related to that library alone (its enclosing one), not to the task: pruned at "
-    "its own HEAD",
-)
 @pytest.mark.parametrize("where", ["box", "judge"])
 def test_r4_a_mirror_in_an_unrelated_checkout_beside_the_task(tmp_path: Path, where: str) -> None:
     phase = tmp_path / "phase"
@@ -356,12 +335,6 @@ def test_judge_copy_limits_reached_before_the_stores_are_pruned(tmp_path: Path, 
 # --- the index's base for an unpinned module store --------------------------------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="R5: a module store of one orphan commit holding the fix's tree shares no commit with "
-    "the task, so _unpinned_base takes its own HEAD for its base (commit ids only, no blob "
-    "share) and the index counts the fix's lines as the base's",
-)
 def test_r5_an_orphan_module_store_of_the_fix_tree_launders_its_lines(tmp_path: Path) -> None:
     root, base, fix = _task(tmp_path / "t")
     _bare_of(tmp_path, root / ".git/modules/x", [{"tolls/toll.py": FIX_TEXT}])
@@ -421,11 +394,6 @@ needs_bwrap = pytest.mark.skipif(
 
 
 @needs_bwrap
-@pytest.mark.xfail(
-    strict=True,
-    reason="R1 in the replay: the padded store is 'unrelated', kept at its own HEAD in the "
-    "fourth world, so the fix prints in every world and a history read is no finding",
-)
 def test_r1_padded_store_read_as_a_history_is_caught(tmp_path: Path) -> None:
     from test_audit_selected_lines import FIXED
 
@@ -449,12 +417,6 @@ def test_r1_controls_recorded_or_unpadded_are_flagged(tmp_path: Path, padded: bo
 
 
 @needs_bwrap
-@pytest.mark.xfail(
-    strict=True,
-    reason="R5 in the replay (W2b by rewritten history): an orphan module store of the fix's "
-    "tree is judged by its own HEAD, the fix's lines count as the base's, and the read of a "
-    "nested mirror at the fix is no finding, recorded or not",
-)
 @pytest.mark.parametrize("recorded", [False, True], ids=["history", "recorded"])
 def test_r5_orphan_module_store_launders_a_nested_mirror_read(
     tmp_path: Path, recorded: bool

@@ -662,6 +662,7 @@ def module_stores(commondir: Path, repo: Any, base_id: str, depth: int = 0) -> l
     pins = _gitlinks(repo, base_id)
     names = _module_paths(repo, base_id)
     history: list[str] = []  # base_id's history in ``repo``, nearest first (walked once)
+    future: list[frozenset[bytes]] = []  # ``repo``'s objects base_id does not reach (listed once)
     found: list[ModuleStore] = []
     todo = [root]
     while todo and len(found) < MAX_MODULE_STORES:
@@ -680,7 +681,10 @@ def module_stores(commondir: Path, repo: Any, base_id: str, depth: int = 0) -> l
             path = names.get(name, name)
             pin = pins.get(path)
             if pin is None or pin not in sub:
-                path, pin = "", _unpinned_base(sub, child, repo, base_id, history)
+                path, pin = (
+                    "",
+                    _unpinned_base(sub, child, repo, base_id, history, (commondir, future)),
+                )
             if pin is None:
                 continue
             found.append(ModuleStore(child, sub, pin, path))
@@ -695,7 +699,12 @@ _MAX_HISTORY = 200_000
 
 
 def _unpinned_base(
-    sub: Any, gitdir: Path, repo: Any, base_id: str, history: list[str]
+    sub: Any,
+    gitdir: Path,
+    repo: Any,
+    base_id: str,
+    history: list[str],
+    task: tuple[Path, list[frozenset[bytes]]] | None = None,
 ) -> str | None:
     """The base of a module store the superproject's base pins nothing for (or a commit it
     lacks). One sharing history with ``repo`` is judged by ``base_id``, never by its own HEAD
@@ -703,8 +712,12 @@ def _unpinned_base(
     red team's W2b): ``base_id`` when it holds it, else the nearest commit of ``base_id``'s
     history it holds (what the base reaches), else None — it holds only commits of ``repo``
     the base does not reach, and no commit of it is a base (not indexed from it: its shared
-    commits are ``repo``'s own). One sharing no commit with ``repo``: its own HEAD, as
-    before. ``history``: ``base_id``'s history in ``repo``, filled on first use."""
+    commits are ``repo``'s own). One holding the task's future — any object of ``repo``'s
+    store (``task``: its git directory, and the list it is kept in once read,
+    :func:`_task_future`) that ``base_id`` does not reach, the empty blob and tree aside — is
+    never a base either (an orphan history of the fix's tree, the s17 second red team's R5):
+    None. One sharing neither: its own HEAD, as before. ``history``: ``base_id``'s history in
+    ``repo``, filled on first use."""
     import pygit2
 
     from evotree.harness.audit.errors import AuditInputError
@@ -722,11 +735,41 @@ def _unpinned_base(
             return None
     try:
         objects = all_objects(gitdir)
+        future = _task_future(Path(repo.path) if task is None else task[0], base_id, task)
     except AuditInputError:
         return None  # a store git cannot list: not trusted for a base
     if any(kind == b"commit" and oid.decode() in repo for oid, kind in objects.items()):
         return None
+    if not future.isdisjoint(objects):
+        return None
     return _head_of(sub)
+
+
+#: Objects any store may hold that tell nothing of a task's future: the empty blob and tree.
+_EMPTY_OBJECTS = frozenset(
+    {
+        b"e69de29bb2d1d6434b8b29ae775ad8c2e48c5391",
+        b"4b825dc642cb6eb9a060e54bf8d69288fbee4904",
+        b"473a0f4c3be8a93681a267e3b1e9a7dcda1185436fe141f7749120a303721813",
+        b"6ef19b41225c5369f1c104d45d8d85efa9b057b53b14b4b9b939dd74decc5321",
+    }
+)
+
+
+def _task_future(
+    commondir: Path, base_id: str, task: tuple[Path, list[frozenset[bytes]]] | None
+) -> frozenset[bytes]:
+    """The objects of the task's store ``commondir`` that ``base_id`` does not reach (one
+    ``cat-file --batch-all-objects`` and one ``rev-list --objects``), the empty blob and tree
+    aside; kept in ``task``'s list for the next module store of the same task."""
+    if task is not None and task[1]:
+        return task[1][0]
+    future = frozenset(
+        set(all_objects(commondir)) - rev_list_objects(commondir, [base_id]) - _EMPTY_OBJECTS
+    )
+    if task is not None:
+        task[1].append(future)
+    return future
 
 
 def _head_of(repo: Any) -> str | None:
