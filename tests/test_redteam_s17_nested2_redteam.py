@@ -8,7 +8,10 @@ an unpinned module store (:func:`evotree.harness.audit.future_content._unpinned_
 repositories in temporary folders, no mocks. A win: a copy the phase (or the judge, or the
 fourth world) gets holds the fix's blob, or the index takes the fix's lines for the base's.
 
-Wins (strict xfails, each would pass once closed):
+Wins (strict xfails when found; all five closed the same session by 64c627b: a store holding any
+object of the task's future is related whatever its commits or blob share say; every store
+checked against every checkout the phase sees; their tests plain now. Left, no test: two
+checkouts beside each other are not checked against each other, docs/threat-model.md):
 
 - **R1** padding: a bare store whose only commit (a history of its own) holds the fix's file
   beside two files of its own. One blob in three is the task's, not more than ``BLOB_SHARE``:
