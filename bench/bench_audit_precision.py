@@ -144,6 +144,10 @@ extended history, evotree rollouts), written by ``build.py`` beside each set:
   four task repositories: an rpmbuild top folder, a Mercurial shelf, pytest-benchmark's saved
   runs, an MkDocs site built on the fixed branch), written blind and scored once at
   ``5c43df8`` (the set at ``1e5b497``; ``heldout29`` and ``heldout29_repo``).
+* ``tests/data/audit/trajectories/heldout30`` — the thirtieth held-out set (60 files, 30 leaks,
+  four task repositories: a Sacred run folder, an MLflow file store, python-hunter line
+  traces, VS Code saved searches), written blind and scored once at ``001cd76``
+  (``heldout30`` and ``heldout30_repo``).
 
 Run:
 
@@ -448,6 +452,8 @@ def main() -> None:
             "heldout28_repo": trajectory_set(TRAJECTORIES / "heldout28", with_repo=True),
             "heldout29": trajectory_set(TRAJECTORIES / "heldout29"),
             "heldout29_repo": trajectory_set(TRAJECTORIES / "heldout29", with_repo=True),
+            "heldout30": trajectory_set(TRAJECTORIES / "heldout30"),
+            "heldout30_repo": trajectory_set(TRAJECTORIES / "heldout30", with_repo=True),
         },
     }
     print(json.dumps(result, indent=2))
