@@ -33,7 +33,7 @@ from pathlib import Path
 from evotree.harness.audit.hidden_queries import line_count
 from evotree.harness.audit.lexer import SimpleCommand, _basename
 
-__all__ = ["part_prints", "piped_after"]
+__all__ = ["inside_word", "part_prints", "piped_after"]
 
 #: the largest hidden file or archive content evaluated (a larger one: the read is kept)
 MAX_BYTES = 256 * 1024 * 1024
@@ -57,10 +57,20 @@ _TAR_LONG = frozenset(
 )
 
 
-def hidden_file(word: str, root: Path, hidden: Sequence[str]) -> Path | None:
-    """The checkout's file a word names when it is a hidden path (or under a hidden folder)."""
+def inside_word(word: str) -> str | None:
+    """``word`` as a path relative to the checkout (``./`` dropped), or None when it is empty,
+    absolute, starts with ``~`` or ``$`` or climbs with ``..``: a word the audit does not
+    resolve in the checkout."""
     rel = word.removeprefix("./")
     if not rel or rel.startswith(("/", "~", "$")) or ".." in rel.split("/"):
+        return None
+    return rel
+
+
+def hidden_file(word: str, root: Path, hidden: Sequence[str]) -> Path | None:
+    """The checkout's file a word names when it is a hidden path (or under a hidden folder)."""
+    rel = inside_word(word)
+    if rel is None:
         return None
     if re.search(r"[*?\[]", rel):
         return None

@@ -29,7 +29,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from evotree.harness.audit.future_content import indexed_hidden
-from evotree.harness.audit.hidden_parts import hidden_file
+from evotree.harness.audit.hidden_parts import hidden_file, inside_word
 from evotree.harness.audit.lexer import SimpleCommand, _basename
 
 __all__ = ["expand_globs", "whole_prints"]
@@ -62,8 +62,8 @@ def expand_globs(cmd: SimpleCommand, workdir: str | Path) -> SimpleCommand | Non
         if word.startswith("-") or not _GLOB.search(word):
             words.append(word)
             continue
-        rel = word.removeprefix("./")
-        if not rel or rel.startswith(("/", "~", "$")) or ".." in rel.split("/"):
+        rel = inside_word(word)
+        if rel is None:
             return None
         if (root / rel).exists() or (root / rel).is_symlink():
             return None  # a file named so (the word may have been quoted): which one is read?
