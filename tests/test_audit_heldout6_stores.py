@@ -17,7 +17,8 @@ from pathlib import Path
 import pytest
 
 from conftest import git, make_repo
-from evotree.harness.audit.future_content import build_index, module_stores
+from evotree.harness.audit.future_content import build_index
+from evotree.harness.audit.future_stores import module_stores
 from evotree.harness.audit.repo_objects import open_repo
 from evotree.harness.audit.steps import Step, Trajectory
 from evotree.harness.audit.trajectories import audit_trajectories

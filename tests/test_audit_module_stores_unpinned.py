@@ -12,7 +12,8 @@ from test_audit_replay_nested import FUTURE_LINE
 from test_audit_selected_lines import FIXED, _task
 
 from conftest import git
-from evotree.harness.audit.future_content import build_index, module_stores
+from evotree.harness.audit.future_content import build_index
+from evotree.harness.audit.future_stores import module_stores
 from evotree.harness.audit.repo_objects import open_repo
 
 

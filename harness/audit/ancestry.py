@@ -18,12 +18,8 @@ from typing import Any
 
 from evotree.harness.audit.commands import Hit
 from evotree.harness.audit.errors import AuditInputError
-from evotree.harness.audit.future_content import (
-    HIDDEN_SOURCE,
-    at_hash_place,
-    module_stores,
-    scan_outputs,
-)
+from evotree.harness.audit.future_content import HIDDEN_SOURCE, at_hash_place, scan_outputs
+from evotree.harness.audit.future_stores import module_stores
 from evotree.harness.audit.git_scopes import SCOPE
 from evotree.harness.audit.repo_objects import allow_read_extensions, open_repo
 from evotree.harness.audit.steps import Trajectory

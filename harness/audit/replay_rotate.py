@@ -192,7 +192,7 @@ def _future_text(index: Any) -> _FutureText:
 def base_words(repo: Any, base: str) -> set[str]:
     """Every word (letters, digits, ``_``) of the text files of ``base``'s tree (files over
     4 MB and binary ones skipped)."""
-    from evotree.harness.audit.future_content import base_texts
+    from evotree.harness.audit.base_tree import base_texts
 
     words: set[str] = set()
     for text in base_texts(repo, base):
