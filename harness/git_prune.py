@@ -15,46 +15,61 @@ bound over it (:func:`evotree.harness.git_guard.before_phase`):
   and remote-tracking references whose commit the base reaches, each written peeled (a tag's
   message is not copied) in ``packed-refs``; no reflog, no stash, notes or replace references,
   no state pointer (``ORIG_HEAD``, ``FETCH_HEAD``...), no linked worktree;
-- ``config`` with only what honest work needs (:data:`_KEPT_CONFIG`: never a program git would
-  run nor a file it would read), ``info/exclude``, ``info/attributes`` as they were; ``shallow`` with the lines
-  the copy holds; the ``index`` as it was when every object it names is in the copy, else the
-  base's tree read into a fresh one (the work tree is untouched either way).
+- ``config`` with only what honest work needs
+  (:data:`~evotree.harness.git_store_read._KEPT_CONFIG`: never a program git would run nor a
+  file it would read), ``info/exclude``, ``info/attributes`` as they were; ``shallow`` with the
+  lines the copy holds; the ``index`` as it was when every object it names is in the copy,
+  else the base's tree read into a fresh one (the work tree is untouched either way).
 
 git runs outside the sandbox here, on a git directory an earlier phase may have written, so it
 never reads that directory's own config, links or pointers: the directory must be
-self-contained (:func:`_check_self_contained`: no ``commondir``, no alternates, every entry of
-``objects/`` and ``refs/`` a regular file or folder — no link, FIFO or device) and git runs on a
-scratch view of it (evotree's minimal config, its ``HEAD`` and references copied,
-``GIT_OBJECT_DIRECTORY`` its object store read as a C-quoted alternate: a ':' in its path never
-splits it), with no system or global config; the task config's kept entries are written into
-the copy last, for the box's git alone. A directory that is not self-contained
-is not copied (the caller hides it).
+self-contained (:func:`~evotree.harness.git_store_read._check_self_contained`: no
+``commondir``, no alternates, every entry of ``objects/`` and ``refs/`` a regular file or
+folder — no link, FIFO or device) and git runs on a scratch view of it (evotree's minimal
+config, its ``HEAD`` and references copied, ``GIT_OBJECT_DIRECTORY`` its object store read as
+a C-quoted alternate: a ':' in its path never splits it), with no system or global config; the
+task config's kept entries are written into the copy last, for the box's git alone. A directory
+that is not self-contained is not copied (the caller hides it).
 
 The copy lives beside the phase's raw trace, outside every bind, and is removed after the phase
 (:func:`remove_copies`): what the phase writes into the task's git directory (the index, objects
 of its own) is not kept — its work tree is its result. ``EVOTREE_TASK_REPOS=whole`` (the
 operator's environment, never a config a candidate writes) binds the repositories whole, as
 before: the trace's own judgement alone, for its tests and benchmarks.
+
+Below it: :mod:`evotree.harness.git_store_read` (host git on a task's store, read so that its
+files cannot make it lie) and :mod:`evotree.harness.git_relations` (which stores are related,
+and at whose base a related one is pruned); ``relations`` and ``enclosing`` are named here too.
 """
 
 from __future__ import annotations
 
-import contextvars
 import hashlib
 import json
 import os
 import shutil
 import stat
 import subprocess
-import time
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import pygit2
 
-from evotree.harness import safe_files
-from evotree.harness.audit.repo_objects import GIT, git_env
+from evotree.harness.git_relations import _relate, _related, enclosing, relations
+from evotree.harness.git_store_read import (
+    _DEADLINE,
+    _MAX_CHECKED,
+    _SMALL,
+    PrunedCopy,
+    PruneError,
+    _check_self_contained,
+    _git,
+    _head_text,
+    _is_folder,
+    _is_id,
+    _minimal_config,
+    _read_regular,
+)
 
 __all__ = [
     "COPIES_SUFFIX",
@@ -76,29 +91,11 @@ __all__ = [
 ENV_TASK_REPOS = "EVOTREE_TASK_REPOS"
 #: Where a phase's pruned copies are made: beside its raw trace.
 COPIES_SUFFIX = ".git-copies"
-#: The largest file copied as it is (config, info files, shallow) and the largest index.
-_SMALL = 1 << 20
+#: The largest index copied as it is.
 _INDEX_LIMIT = 256 << 20
 #: Reference namespaces kept when the base reaches them.
 _KEPT_NAMESPACES = ("refs/heads", "refs/tags", "refs/remotes")
 _MAX_REFS = 50_000
-_HEX = frozenset("0123456789abcdef")
-
-
-class PruneError(RuntimeError):
-    """A task repository that could not be copied at its base (the phase then does not see it)."""
-
-
-@dataclass(frozen=True)
-class PrunedCopy:
-    """What :func:`prune_copy` made: the copy's path, the base it was pruned at (``None`` for a
-    repository with no commit), the references kept, and how its index was made (``copied``,
-    ``rebuilt`` from the base's tree, or ``none``)."""
-
-    path: Path
-    base: str | None
-    refs: int
-    index: str
 
 
 def pruning() -> bool:
@@ -129,262 +126,6 @@ def remove_copies(trace: Path | str) -> None:
         shutil.rmtree(path)
     else:
         path.unlink()
-
-
-def _git(
-    git_dir: Path,
-    *args: str,
-    stdin: bytes | None = None,
-    objects: Path | tuple[Path, ...] | None = None,
-    primary: Path | None = None,
-) -> tuple[int, bytes, str]:
-    """git on ``git_dir`` alone, without the shortcuts a repository's files could make lie and
-    with no system or global config. ``objects``: the task's store (or stores: a nested one and
-    its enclosing repository's pruned copy, :func:`prune_nested`), read as alternates of
-    ``primary`` (the copy's own store, where git writes whatever it writes: nothing is written
-    into the task's store, and a copy on another filesystem is no rename across it)."""
-    env = git_env(git_dir) | {"GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull}
-    if objects is not None:
-        if primary is None:
-            raise ValueError("the task's store is read as an alternate of a primary store")
-        env["GIT_OBJECT_DIRECTORY"] = str(primary)
-        # quoted as git documents for this ':'-separated list: a path holding ':' (a folder
-        # 's:t' an earlier phase made) is never split into other stores
-        stores = (objects,) if isinstance(objects, Path) else objects
-        env["GIT_ALTERNATE_OBJECT_DIRECTORIES"] = ":".join(_quote_path(str(o)) for o in stores)
-    deadline = _DEADLINE.get()
-    timeout = 600.0 if deadline is None else min(600.0, deadline - time.monotonic())
-    if timeout <= 0:
-        raise PruneError("the time allowed for pruning git directories is spent")
-    try:
-        proc = subprocess.run(
-            [*GIT, *args],
-            input=stdin,
-            capture_output=True,
-            env=env,
-            cwd=git_dir,
-            check=False,
-            timeout=timeout,
-        )
-    except subprocess.TimeoutExpired as exc:
-        raise PruneError(f"host git took over {timeout:.0f} s on {git_dir}") from exc
-    lines = proc.stderr.decode("utf-8", "replace").strip().splitlines()
-    return proc.returncode, proc.stdout, lines[-1] if lines else ""
-
-
-#: When the pruning under way must be over (``time.monotonic``); ``None``: 600 s a git call.
-_DEADLINE: contextvars.ContextVar[float | None] = contextvars.ContextVar(
-    "evotree_prune_deadline", default=None
-)
-
-
-def _quote_path(path: str) -> str:
-    """``path`` C-quoted, as git reads a quoted entry of ``GIT_ALTERNATE_OBJECT_DIRECTORIES``
-    (one that starts with ``"``): never split at ':', a newline or quote kept in the name."""
-    out = []
-    for ch in path:
-        if ch in '"\\':
-            out.append("\\" + ch)
-        elif ch == "\n":
-            out.append("\\n")
-        elif ch == "\t":
-            out.append("\\t")
-        elif ord(ch) < 0x20 or ord(ch) == 0x7F:
-            out.append(f"\\{ord(ch):03o}")
-        else:
-            out.append(ch)
-    return '"' + "".join(out) + '"'
-
-
-def _read_regular(git_dir: Path, rel: str | Path, limit: int) -> bytes | None:
-    """The bytes of the regular file ``rel`` of ``git_dir``, no link followed on the way
-    (:func:`evotree.harness.safe_files.read_regular`); ``None`` when it is absent, not a
-    regular file, behind a link or larger than ``limit``."""
-    try:
-        data = safe_files.read_regular(git_dir, rel, limit=limit + 1)
-    except (safe_files.UnsafeFile, OSError):
-        return None
-    return data if len(data) <= limit else None
-
-
-def _is_id(text: str) -> bool:
-    return len(text) in (40, 64) and set(text) <= _HEX
-
-
-def _head_text(git_dir: Path) -> tuple[str | None, str | None]:
-    """(the branch HEAD names, or ``None`` when detached; the id a detached HEAD names)."""
-    raw = _read_regular(git_dir, "HEAD", 4096)
-    if raw is None and os.path.islink(git_dir / "HEAD"):
-        # git takes a HEAD link whose target starts "refs/" for a symbolic reference
-        target = os.readlink(git_dir / "HEAD")
-        raw = f"ref: {target}".encode() if target.startswith("refs/") else None
-    if raw is None:
-        raise PruneError(f"{git_dir / 'HEAD'} is not a regular file")
-    text = raw.decode("utf-8", "replace").strip()
-    if text.startswith("ref:"):
-        branch = text[4:].strip()
-        if (
-            not branch.startswith("refs/")
-            or ".." in branch.split("/")
-            or any(c.isspace() for c in branch)
-        ):
-            raise PruneError(f"{git_dir / 'HEAD'} names {branch!r}, not a reference")
-        return branch, None
-    if not _is_id(text):
-        raise PruneError(f"{git_dir / 'HEAD'} holds neither a reference nor an id")
-    return None, text
-
-
-#: Entries that point git at another repository or store: a directory holding one is not
-#: copied (git outside the box would follow them to what the box never saw).
-_POINTERS = ("commondir", "gitdir", "objects/info/alternates", "objects/info/http-alternates")
-#: The most entries of ``objects/`` and ``refs/`` checked; a larger directory is not copied.
-_MAX_CHECKED = 2_000_000
-
-
-def _check_self_contained(git_dir: Path) -> None:
-    """:class:`PruneError` unless git reading ``git_dir`` reads only ``git_dir``: no pointer to
-    another repository or store, ``objects/`` and ``refs/`` folders whose every entry is a
-    regular file or a folder (a link, FIFO or device is refused), and ``packed-refs``,
-    ``shallow`` regular files where they are there."""
-    for name in _POINTERS:
-        if os.path.lexists(git_dir / name):
-            raise PruneError(f"{git_dir / name} points git elsewhere: not self-contained")
-    for name in ("packed-refs", "shallow", "config"):
-        path = git_dir / name
-        if os.path.lexists(path) and not stat.S_ISREG(os.lstat(path).st_mode):
-            raise PruneError(f"{path} is not a regular file")
-    checked = 0
-    for top in ("objects", "refs"):
-        root = git_dir / top
-        if not stat.S_ISDIR(os.lstat(root).st_mode):
-            raise PruneError(f"{root} is not a folder")
-        stack = [root]
-        while stack:
-            for entry in os.scandir(stack.pop()):
-                checked += 1
-                if checked > _MAX_CHECKED:
-                    raise PruneError(f"{git_dir} has over {_MAX_CHECKED:,} objects and references")
-                mode = entry.stat(follow_symlinks=False).st_mode
-                if stat.S_ISDIR(mode):
-                    stack.append(Path(entry.path))
-                elif not stat.S_ISREG(mode):
-                    raise PruneError(f"{entry.path} is not a regular file or a folder")
-
-
-#: The config keys the copy keeps (lower-cased section and name; ``*`` any subsection): what
-#: honest work with a repository needs. Everything else — a program git runs
-#: (``core.fsmonitor``, ``core.hooksPath``, ``core.sshCommand``, ``core.pager``,
-#: ``core.editor``, ``filter.*``, ``diff.*.textconv``, ``alias.*``...) or a file it reads
-#: (``include.*``, ``core.excludesFile``...) — is dropped: the judge's own git runs in the copy.
-_KEPT_CONFIG = frozenset(
-    {
-        "core.repositoryformatversion",
-        "core.bare",
-        "core.filemode",
-        "core.logallrefupdates",
-        "core.ignorecase",
-        "core.precomposeunicode",
-        "core.symlinks",
-        "core.autocrlf",
-        "core.eol",
-        "core.safecrlf",
-        "core.quotepath",
-        "core.sparsecheckout",
-        "core.sparsecheckoutcone",
-        "core.abbrev",
-        "extensions.objectformat",
-        "remote.*.url",
-        "remote.*.fetch",
-        "branch.*.remote",
-        "branch.*.merge",
-        "submodule.*.url",
-        "submodule.*.active",
-        "user.name",
-        "user.email",
-    }
-)
-#: git-lfs's own filter commands, kept as they are (a repository of LFS files reads as one).
-_LFS_FILTER = {
-    "filter.lfs.clean": "git-lfs clean -- %f",
-    "filter.lfs.smudge": "git-lfs smudge -- %f",
-    "filter.lfs.process": "git-lfs filter-process",
-    "filter.lfs.required": "true",
-}
-
-
-def _config_value(text: str) -> str:
-    """``text`` as a quoted config value."""
-    return (
-        '"'
-        + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\t", "\\t")
-        + '"'
-    )
-
-
-def _kept_config(entries: list[tuple[str, str | None]]) -> str:
-    """The config text the copy holds: the entries of :data:`_KEPT_CONFIG` (and git-lfs's
-    filters as git-lfs writes them), every other one dropped (module doc)."""
-    sections: dict[tuple[str, str | None], list[str]] = {}
-    for key, value in entries:
-        section, _, rest = key.partition(".")
-        sub, _, name = rest.rpartition(".")
-        pattern = f"{section}.*.{name}" if sub else key
-        if key in _LFS_FILTER:
-            if value != _LFS_FILTER[key]:
-                continue
-        elif pattern not in _KEPT_CONFIG and key not in _KEPT_CONFIG:
-            continue
-        if not section.isalnum() or not name.replace("-", "").isalnum():
-            continue
-        if any(c in sub for c in "\n\0"):
-            continue
-        line = f"\t{name}\n" if value is None else f"\t{name} = {_config_value(value)}\n"
-        sections.setdefault((section, sub or None), []).append(line)
-    text = ""
-    for (section, sub), lines in sections.items():
-        if sub is None:
-            text += f"[{section}]\n"
-        else:
-            quoted = sub.replace("\\", "\\\\").replace('"', '\\"')
-            text += f'[{section} "{quoted}"]\n'
-        text += "".join(lines)
-    return text
-
-
-def _minimal_config(git_dir: Path, scratch: Path) -> tuple[str, str]:
-    """(evotree's own config for git run on the task's store: its format version and the
-    extensions git needs to read it (the object format), read from the task's config without
-    its includes — a reference storage git reads elsewhere (reftable) is refused; the config
-    the copy holds for the box's git: :func:`_kept_config`)."""
-    raw = _read_regular(git_dir, "config", _SMALL)
-    if raw is None:
-        raise PruneError(f"{git_dir / 'config'} is not a regular file of at most 1 MiB")
-    original = scratch / "task-config"
-    original.write_bytes(raw)
-    rc, out, _ = _git(
-        scratch, "config", "--file", str(original), "--no-includes", "--null", "--list"
-    )
-    entries: list[tuple[str, str | None]] = []
-    for item in out.decode("utf-8", "replace").split("\0") if rc == 0 else []:
-        key, newline, value = item.partition("\n")
-        if key:  # a key with no value (implicit true) is listed with no newline
-            entries.append((key.lower() if key.count(".") < 2 else key, value if newline else None))
-    extensions = {}
-    for key, value in entries:
-        if key.lower().startswith("extensions."):
-            extensions[key.split(".", 1)[1].lower()] = (value or "").strip()
-    format_ = extensions.pop("objectformat", "")
-    if format_ not in ("", "sha1", "sha256"):
-        raise PruneError(f"{git_dir}'s object format {format_!r} is not known")
-    if "refstorage" in extensions and extensions["refstorage"] != "files":
-        raise PruneError(f"{git_dir} keeps its references in {extensions['refstorage']!r}")
-    text = f"[core]\n\trepositoryformatversion = {1 if format_ else 0}\n\tbare = true\n"
-    if format_:
-        text += f"[extensions]\n\tobjectformat = {format_}\n"
-    kept = [(k, v) for k, v in entries if not k.lower().startswith("extensions.")]
-    kept += [("extensions.objectformat", format_)] if format_ else []
-    return text, _kept_config(kept)
 
 
 def _copy_refs(git_dir: Path, view: Path) -> None:
@@ -575,14 +316,6 @@ def _keep(key: str, pack_dir: Path, refs: dict[str, str]) -> None:
         shutil.rmtree(old, ignore_errors=True)
 
 
-def _is_folder(path: Path) -> bool:
-    """A folder itself, not a link to one."""
-    try:
-        return stat.S_ISDIR(os.lstat(path).st_mode)
-    except OSError:
-        return False
-
-
 #: How deep submodules' git directories are looked for under ``modules/`` (nested names and
 #: submodules of submodules), and how many at most.
 _MODULES_DEPTH = 6
@@ -667,346 +400,6 @@ def _copy_modules(
                     shutil.rmtree(target, ignore_errors=True)
             elif depth < _MODULES_DEPTH:
                 queue.append((path, depth + 1))
-
-
-def enclosing(gd: Path, found: Iterable[Path]) -> list[Path]:
-    """The found git directories (``found``) whose work tree holds ``gd``, the nearest first: for
-    each folder above it, its ``.git`` folder, or the git directory its ``.git`` file names
-    (``gitdir: ...``, the file read without following a link), or the one a ``.git`` link names
-    — each compared with the found ones with its links resolved (a ``.git`` link to the store, a
-    ``gitdir:`` through a linked folder name the store all the same) — never ``gd`` itself nor
-    one holding it."""
-    known = set(found)
-    real = {os.path.realpath(k): k for k in known}
-    out: list[Path] = []
-    for folder in gd.parents:
-        dot = folder / ".git"
-        target: Path | None = None
-        if dot in known:
-            target = dot
-        else:
-            try:
-                mode = os.lstat(dot).st_mode
-            except OSError:
-                mode = 0
-            if stat.S_ISLNK(mode):
-                target = real.get(os.path.realpath(dot))
-            raw = _read_regular(folder, ".git", 4096) if stat.S_ISREG(mode) else None
-            text = raw.decode("utf-8", "replace").strip() if raw is not None else ""
-            if text.startswith("gitdir:"):
-                named = Path(os.path.normpath(folder / text[len("gitdir:") :].strip()))
-                target = named if named in known else real.get(os.path.realpath(named))
-        if target is not None and target != gd and target not in gd.parents:
-            out.append(target)
-    return out
-
-
-def relations(git_dirs: Sequence[Path]) -> dict[Path, list[Path]]:
-    """The repositories each of ``git_dirs`` is related to before it is pruned (nearest first):
-    those whose work trees hold it (:func:`enclosing`), then every checkout the phase sees (a
-    found repository that no work tree holds and that is no sibling) that neither holds nor is
-    held by it — a mirror in an unrelated library's work tree beside the task's checkout is
-    tried against the task too (the s17 second red team's R4). A sibling is a store in no found
-    work tree that holds none either and has no work tree of its own: no ``.git``, or a ``.git``
-    whose folder holds nothing else (a bare mirror named ``cache/.git``, R3). Checkouts are
-    related to nothing (two checkouts beside each other are not tried against one another). No
-    cycle: a checkout names none, and what holds a store is never held by it."""
-    outer = {gd: enclosing(gd, git_dirs) for gd in git_dirs}
-    holding = {o for found in outer.values() for o in found}
-    siblings = [
-        gd
-        for gd in git_dirs
-        if not outer[gd] and gd not in holding and (gd.name != ".git" or _no_work_tree(gd))
-    ]
-    tops = [gd for gd in git_dirs if not outer[gd] and gd not in siblings]
-    for gd in git_dirs:
-        if gd in tops:
-            continue
-        outer[gd] = outer[gd] + [
-            t for t in tops if t not in outer[gd] and t not in gd.parents and gd not in t.parents
-        ]
-    return outer
-
-
-def _no_work_tree(gd: Path) -> bool:
-    """Whether the folder of the ``.git`` ``gd`` holds nothing but it (no work tree to check out:
-    a bare store under a checkout's name)."""
-    try:
-        return os.listdir(gd.parent) == [".git"]
-    except OSError:
-        return False
-
-
-def _history_ids(copy: Path) -> set[str]:
-    """The commits the pruned copy ``copy`` holds (every reference's and HEAD's history), its
-    submodules' copies' too (``modules/``), and the parents they name — a shallow clone's
-    boundary commits' too, which git lists as roots."""
-    ids: set[str] = set()
-    stack = [copy]
-    while stack:
-        store = stack.pop()
-        ids |= _store_ids(store)
-        modules = store / "modules"
-        for folder, dirs, _ in os.walk(modules) if os.path.isdir(modules) else ():
-            if "HEAD" in os.listdir(folder) and "objects" in dirs:
-                stack.append(Path(folder))
-                dirs.clear()
-    return ids
-
-
-def _store_ids(copy: Path) -> set[str]:
-    """:func:`_history_ids` of one pruned store, its submodules aside."""
-    rc, out, err = _git(copy, "rev-list", "--parents", "--all")
-    if rc != 0:
-        raise PruneError(f"the history of its copy cannot be listed: {err}")
-    ids = set(out.decode("ascii", "replace").split())
-    raw = _read_regular(copy, "shallow", 1 << 20)
-    boundary = [w for w in (raw or b"").decode("ascii", "replace").split() if w in ids]
-    if boundary:
-        rc, out, err = _git(
-            copy, "cat-file", "--batch", stdin="".join(f"{b}\n" for b in boundary).encode()
-        )
-        if rc != 0:
-            raise PruneError(f"its shallow boundary cannot be read: {err}")
-        at = 0
-        while at < len(out):  # "<id> <type> <size>\n<content>\n", the parents in its header
-            end = out.index(b"\n", at)
-            words = out[at:end].split()
-            size = int(words[2]) if len(words) == 3 else 0
-            header = out[end + 1 : end + 1 + size].split(b"\n\n", 1)[0]
-            for line in header.splitlines() if words[1:2] == [b"commit"] else ():
-                if line.startswith(b"parent ") and len(line.split()) == 2:
-                    ids.add(line.split()[1].decode("ascii", "replace"))
-            at = end + 1 + size + 1
-    return ids
-
-
-#: The share of the (distinct, non-empty) blobs of a store's HEAD tree that, found in another
-#: store, makes the two related though no commit id is shared (:func:`_shares_history`): more
-#: than half. A fix changes a few of a task's files, so a store holding the task's tree at a
-#: commit near its base under commits of its own (a rewritten or snapshot history, a shallow
-#: clone past the base) shares most of its blobs with the task's store; blobs are content ids,
-#: so an unrelated repository (a library, a test's fixture) shares only identical files, a
-#: licence or two among its own (empty files are not counted: every repository has them).
-BLOB_SHARE = 0.5
-
-
-#: Objects every repository may hold that tell nothing of a task's future: the empty blob and
-#: the empty tree (sha1 and sha256).
-_EMPTY_OBJECTS = frozenset(
-    {
-        "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391",
-        "4b825dc642cb6eb9a060e54bf8d69288fbee4904",
-        "473a0f4c3be8a93681a267e3b1e9a7dcda1185436fe141f7749120a303721813",
-        "6ef19b41225c5369f1c104d45d8d85efa9b057b53b14b4b9b939dd74decc5321",
-    }
-)
-#: :func:`_future_objects` by (the store's real path, the base, the state of its object folders).
-_FUTURE_CACHE: dict[tuple[str, str | None, str], frozenset[str]] = {}
-_FUTURE_CACHE_KEEP = 16
-
-
-def _objects_state(git_dir: Path) -> str:
-    """The identity, size and change time of ``git_dir``'s object folders and packs: a store
-    that gained or lost an object reads as another state."""
-    digest = hashlib.sha256()
-    store = git_dir / "objects"
-    folders = [
-        store,
-        *sorted(Path(e.path) for e in os.scandir(store) if e.is_dir(follow_symlinks=False)),
-    ]
-    for folder in folders:
-        info = os.lstat(folder)
-        digest.update(
-            os.fsencode(folder.name) + f" {info.st_dev} {info.st_ino} {info.st_mtime_ns}\n".encode()
-        )
-        if folder.name == "pack":
-            for entry in sorted(os.scandir(folder), key=lambda e: e.name):
-                st = entry.stat(follow_symlinks=False)
-                digest.update(
-                    os.fsencode(entry.name)
-                    + f" {st.st_ino} {st.st_size} {st.st_mtime_ns}\n".encode()
-                )
-    shallow = _read_regular(git_dir, "shallow", _SMALL) or b""
-    digest.update(b"shallow\0" + shallow)
-    return digest.hexdigest()
-
-
-def _future_objects(outer: Path, base: str | None, scratch: Path) -> frozenset[str]:
-    """The task's future in its store ``outer``: every object the store holds (loose or packed,
-    referenced or not) that ``base`` does not reach — all of them when there is no base — but
-    the empty blob and tree. One ``cat-file --batch-all-objects`` and one ``rev-list
-    --objects`` of the store (read as the pruning reads it: self-contained, through a view with
-    evotree's config, in ``scratch``), kept for the next store tried against the same one;
-    :class:`PruneError` where it cannot be listed."""
-    _check_self_contained(outer)
-    key = (os.path.realpath(outer), base, _objects_state(outer))
-    hit = _FUTURE_CACHE.get(key)
-    if hit is not None:
-        return hit
-    scratch.mkdir(mode=0o700)
-    try:
-        config, _ = _minimal_config(outer, scratch)
-        (scratch / "config").write_text(config)
-        (scratch / "HEAD").write_text("ref: refs/heads/main\n")
-        for sub in ("refs", "objects"):
-            (scratch / sub).mkdir()
-        shallow = _read_regular(outer, "shallow", _SMALL)
-        if shallow is not None:
-            (scratch / "shallow").write_bytes(shallow)
-        rc, out, err = _git(
-            scratch,
-            "cat-file",
-            "--batch-all-objects",
-            "--unordered",
-            "--batch-check=%(objectname)",
-            objects=outer / "objects",
-            primary=scratch / "objects",
-        )
-        if rc != 0:
-            raise PruneError(f"the objects of {outer} cannot be listed: {err}")
-        held = set(out.decode("ascii", "replace").split())
-        if base is not None:
-            rc, out, err = _git(
-                scratch,
-                "rev-list",
-                "--objects",
-                "--no-object-names",
-                "--missing=allow-any",
-                base,
-                "--",
-                objects=outer / "objects",
-                primary=scratch / "objects",
-            )
-            if rc != 0:
-                raise PruneError(f"what the base of {outer} reaches cannot be listed: {err}")
-            held -= set(out.decode("ascii", "replace").split())
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)
-    future = frozenset(held - _EMPTY_OBJECTS)
-    if len(_FUTURE_CACHE) >= _FUTURE_CACHE_KEEP:
-        _FUTURE_CACHE.pop(next(iter(_FUTURE_CACHE)))
-    _FUTURE_CACHE[key] = future
-    return future
-
-
-def _copy_objects(copy: Path) -> set[str]:
-    """Every object the pruned copy ``copy`` holds (any history it keeps, not only HEAD's
-    tree), its submodules' copies' too (``modules/``)."""
-    ids: set[str] = set()
-    stack = [copy]
-    while stack:
-        store = stack.pop()
-        rc, out, err = _git(
-            store, "cat-file", "--batch-all-objects", "--unordered", "--batch-check=%(objectname)"
-        )
-        if rc != 0:
-            raise PruneError(f"the objects of its copy cannot be listed: {err}")
-        ids |= set(out.decode("ascii", "replace").split())
-        modules = store / "modules"
-        for folder, dirs, _ in os.walk(modules) if os.path.isdir(modules) else ():
-            if "HEAD" in os.listdir(folder) and "objects" in dirs:
-                stack.append(Path(folder))
-                dirs.clear()
-    return ids
-
-
-def _holds_future(copy: Path, outer: Path, base: str | None, scratch: Path) -> bool:
-    """Whether the pruned copy ``copy`` holds the future of the task whose store is ``outer``
-    and base ``base``: an object of ``copy`` (any blob, tree or commit of any history it keeps)
-    is one of :func:`_future_objects`."""
-    future = _future_objects(outer, base, scratch)
-    return bool(future) and not future.isdisjoint(_copy_objects(copy))
-
-
-def _shares_history(copy: Path, outer: Path, base: str | None, scratch: Path) -> bool:
-    """Whether the pruned copy ``copy`` (what a nested store's own HEAD reaches) shares history
-    with the git directory ``outer``: it holds ``outer``'s base (``base``), or one of its
-    commits or the parents they name is a commit of ``outer``'s store, referenced or not (a
-    shallow clone of the fix holds no base, and the fix is a commit no reference of the task's
-    store names), or it holds an object of ``outer``'s store that ``base`` does not reach
-    (:func:`_holds_future`: a padded or orphan history holding the fix's blobs), or more than
-    :data:`BLOB_SHARE` of the blobs of its HEAD's tree are objects of ``outer``'s store (its
-    history rewritten). ``outer``'s store is read as the pruning
-    reads a store (self-contained, through a view with evotree's config, in ``scratch``);
-    :class:`PruneError` where that cannot be told."""
-    ids = _history_ids(copy)
-    if base is not None and base in ids:
-        return True
-    if _holds_future(copy, outer, base, scratch.with_name(scratch.name + ".future")):
-        return True  # whatever its commits or blob share say (the s17 second red team's R1, R2)
-    if not ids:
-        return False
-    blobs: set[str] = set()
-    rc, out, _ = _git(copy, "ls-tree", "-r", "-l", "HEAD")
-    for line in out.decode("utf-8", "replace").splitlines() if rc == 0 else ():
-        words = line.split("\t", 1)[0].split()
-        if len(words) == 4 and words[1] == "blob" and words[3] not in ("0", "-"):
-            blobs.add(words[2])
-    _check_self_contained(outer)
-    scratch.mkdir(mode=0o700)
-    try:
-        config, _ = _minimal_config(outer, scratch)
-        (scratch / "config").write_text(config)
-        (scratch / "HEAD").write_text("ref: refs/heads/main\n")
-        for sub in ("refs", "objects"):
-            (scratch / sub).mkdir()
-        rc, out, err = _git(
-            scratch,
-            "cat-file",
-            "--batch-check",
-            stdin="".join(f"{i}\n" for i in [*sorted(ids), *sorted(blobs)]).encode(),
-            objects=outer / "objects",
-            primary=scratch / "objects",
-        )
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)
-    if rc != 0:
-        raise PruneError(f"the store of {outer} cannot be read: {err}")
-    found = {
-        (words[0].decode("ascii", "replace"), words[1])
-        for words in (line.split() for line in out.splitlines())
-        if len(words) >= 2
-    }
-    if any(kind == b"commit" for _, kind in found):
-        return True
-    shared = sum(1 for b in blobs if (b, b"blob") in found)
-    return bool(blobs) and shared > BLOB_SHARE * len(blobs)
-
-
-def _reaches(copy: Path, oid: str) -> bool:
-    """Whether the pruned copy ``copy`` holds the commit ``oid`` (its base then reaches it: the
-    copy holds nothing else)."""
-    return _git(copy, "cat-file", "-e", f"{oid}^{{commit}}")[0] == 0
-
-
-def _relate(
-    own: PrunedCopy, outer: Sequence[tuple[Path, PrunedCopy | None]], scratch: Path
-) -> tuple[str, Path] | None:
-    """Where the store whose copy at its own HEAD is ``own`` must be pruned instead: ``None``
-    (its own copy stands) when it shares history (:func:`_shares_history`) with none of
-    ``outer`` (each a git directory and its pruned copy, ``None`` when it was not pruned;
-    nearest first), or when the first it shares history with has a base that reaches its HEAD
-    and it holds no submodule (a clone at the base or behind it: nothing past that base); else
-    that one's (base, pruned copy) — :class:`PruneError` when that one has none (not pruned, or
-    no commit: the caller hides it)."""
-    for store, there in outer:
-        if not _shares_history(own.path, store, there.base if there else None, scratch):
-            continue
-        if (
-            there is not None
-            and own.base is not None
-            and not os.path.lexists(own.path / "modules")
-            and _reaches(there.path, own.base)
-        ):
-            return None
-        if there is None or there.base is None:
-            raise PruneError(
-                f"it shares history with {store}, whose work tree holds it (or which lies beside "
-                "it), and that repository was not pruned at a base"
-            )
-        return there.base, there.path
-    return None
 
 
 def prune_related(
@@ -1202,20 +595,6 @@ def _prune(
 
 #: The most git stores nested in one work tree :func:`prune_nested` prunes (more: it says so).
 MAX_NESTED = 64
-
-
-def _related(own: Path, task: Path, base: str, check: Path, deadline: float | None) -> bool:
-    """Whether the nested store's own pruned copy ``own`` shares history with the task's git
-    directory ``task`` (it holds ``base``, or a commit of ``task``'s store or a parent one of
-    its commits names); True where that cannot be told (pruned at the base, as before)."""
-    token = _DEADLINE.set(deadline) if deadline is not None else None
-    try:
-        return bool(_shares_history(own, task, base, check))
-    except (PruneError, OSError, subprocess.SubprocessError, UnicodeError):
-        return True
-    finally:
-        if token is not None:
-            _DEADLINE.reset(token)
 
 
 def _prune_nested_store(

@@ -70,7 +70,13 @@ from pathlib import Path
 import pytest
 from test_task_prune import _ENV, SECRET, _commit, _git, _task
 
-from evotree.harness import git_guard, git_phase_search, git_prune
+from evotree.harness import (
+    git_guard,
+    git_phase_search,
+    git_prune,
+    git_relations,
+    git_store_read,
+)
 from evotree.harness.sandbox import finish_trace, wrap
 from evotree.harness.sandbox_copy import copy_regular_files
 from evotree.harness.sandbox_launch import accounted, sandbox_env
@@ -562,7 +568,8 @@ def test_the_copy_prunes_everything_before_it_counts(
         calls.append(args[1:2])
         return real(*args, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(git_prune, "_git", counting)
+    for module in (git_prune, git_relations, git_store_read):  # every caller of host git
+        monkeypatch.setattr(module, "_git", counting)
     started = time.monotonic()
     _, refused = _copy(candidate, tmp_path, max_files=5)
     took = time.monotonic() - started

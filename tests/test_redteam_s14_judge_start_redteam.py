@@ -86,7 +86,14 @@ from test_redteam_fixes29_redteam import _store_text
 from test_redteam_judge_copy_redteam import _box, _copy, _judge_spec, _log_all
 from test_task_prune import SECRET, _commit, _git, _task
 
-from evotree.harness import git_guard, git_prune, git_untraced, sandbox
+from evotree.harness import (
+    git_guard,
+    git_prune,
+    git_relations,
+    git_store_read,
+    git_untraced,
+    sandbox,
+)
 from evotree.harness.sandbox_spec import SandboxSpec
 from test_redteam_trace_deputy import seccomp as seccomp  # noqa: F401 - the fixture
 
@@ -261,7 +268,8 @@ def test_j7_host_git_at_the_judges_start_has_a_deadline(
         seen.append(git_prune._DEADLINE.get())
         return real(*args, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(git_prune, "_git", spy)
+    for module in (git_prune, git_relations, git_store_read):  # every caller of host git
+        monkeypatch.setattr(module, "_git", spy)
     binds = _judge_start(root, copy)
     _release(binds)
     assert seen, "control: host git pruned the train phase's repositories"

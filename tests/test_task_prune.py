@@ -17,7 +17,13 @@ from pathlib import Path
 
 import pytest
 
-from evotree.harness import git_guard, git_phase_search, git_prune, git_untraced
+from evotree.harness import (
+    git_guard,
+    git_phase_search,
+    git_prune,
+    git_store_read,
+    git_untraced,
+)
 from evotree.harness.sandbox import finish_trace, wrap
 from evotree.harness.sandbox_launch import accounted, sandbox_env
 from evotree.harness.sandbox_spec import SandboxSpec
@@ -766,7 +772,7 @@ def test_odd_folder_names_are_quoted_for_host_git(tmp_path: Path) -> None:
     copy = git_prune.prune_copy(work / ".git", tmp_path / "copy")
     assert copy.base == ids["base"]
     assert _objects(copy.path) == _reachable(work, ids["base"])
-    assert git_prune._quote_path('/x:y"\\\n') == '"/x:y\\"\\\\\\n"'
+    assert git_store_read._quote_path('/x:y"\\\n') == '"/x:y\\"\\\\\\n"'
 
 
 def test_the_box_config_keeps_what_honest_work_needs(tmp_path: Path) -> None:

@@ -1,0 +1,389 @@
+"""Which git directories a phase sees are related, and at whose base a related one is pruned.
+
+A store nested in a repository's work tree, lying beside a checkout, or kept under a
+repository's ``.git/modules`` may hold that repository's future (a mirror or clone at the fix,
+a padded or orphan history holding the fix's files). :func:`relations` says which repositories
+each found git directory is tried against (:func:`enclosing`: those whose work trees hold it,
+then every checkout the phase sees); :func:`_shares_history` tells whether a store's pruned copy
+shares history with one of them (a commit, most of its HEAD's blobs, or any object of that
+repository's future: :func:`_holds_future`); :func:`_relate` says at whose base it is then
+pruned. The pruning itself is :mod:`evotree.harness.git_prune`'s (``docs/threat-model.md``,
+nested stores).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import stat
+import subprocess
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+from evotree.harness.git_store_read import (
+    _DEADLINE,
+    _SMALL,
+    PrunedCopy,
+    PruneError,
+    _check_self_contained,
+    _git,
+    _minimal_config,
+    _read_regular,
+)
+
+__all__ = ["BLOB_SHARE", "enclosing", "relations"]
+
+
+def enclosing(gd: Path, found: Iterable[Path]) -> list[Path]:
+    """The found git directories (``found``) whose work tree holds ``gd``, the nearest first: for
+    each folder above it, its ``.git`` folder, or the git directory its ``.git`` file names
+    (``gitdir: ...``, the file read without following a link), or the one a ``.git`` link names
+    — each compared with the found ones with its links resolved (a ``.git`` link to the store, a
+    ``gitdir:`` through a linked folder name the store all the same) — never ``gd`` itself nor
+    one holding it."""
+    known = set(found)
+    real = {os.path.realpath(k): k for k in known}
+    out: list[Path] = []
+    for folder in gd.parents:
+        dot = folder / ".git"
+        target: Path | None = None
+        if dot in known:
+            target = dot
+        else:
+            try:
+                mode = os.lstat(dot).st_mode
+            except OSError:
+                mode = 0
+            if stat.S_ISLNK(mode):
+                target = real.get(os.path.realpath(dot))
+            raw = _read_regular(folder, ".git", 4096) if stat.S_ISREG(mode) else None
+            text = raw.decode("utf-8", "replace").strip() if raw is not None else ""
+            if text.startswith("gitdir:"):
+                named = Path(os.path.normpath(folder / text[len("gitdir:") :].strip()))
+                target = named if named in known else real.get(os.path.realpath(named))
+        if target is not None and target != gd and target not in gd.parents:
+            out.append(target)
+    return out
+
+
+def relations(git_dirs: Sequence[Path]) -> dict[Path, list[Path]]:
+    """The repositories each of ``git_dirs`` is related to before it is pruned (nearest first):
+    those whose work trees hold it (:func:`enclosing`), then every checkout the phase sees (a
+    found repository that no work tree holds and that is no sibling) that neither holds nor is
+    held by it — a mirror in an unrelated library's work tree beside the task's checkout is
+    tried against the task too (the s17 second red team's R4). A sibling is a store in no found
+    work tree that holds none either and has no work tree of its own: no ``.git``, or a ``.git``
+    whose folder holds nothing else (a bare mirror named ``cache/.git``, R3). Checkouts are
+    related to nothing (two checkouts beside each other are not tried against one another). No
+    cycle: a checkout names none, and what holds a store is never held by it."""
+    outer = {gd: enclosing(gd, git_dirs) for gd in git_dirs}
+    holding = {o for found in outer.values() for o in found}
+    siblings = [
+        gd
+        for gd in git_dirs
+        if not outer[gd] and gd not in holding and (gd.name != ".git" or _no_work_tree(gd))
+    ]
+    tops = [gd for gd in git_dirs if not outer[gd] and gd not in siblings]
+    for gd in git_dirs:
+        if gd in tops:
+            continue
+        outer[gd] = outer[gd] + [
+            t for t in tops if t not in outer[gd] and t not in gd.parents and gd not in t.parents
+        ]
+    return outer
+
+
+def _no_work_tree(gd: Path) -> bool:
+    """Whether the folder of the ``.git`` ``gd`` holds nothing but it (no work tree to check out:
+    a bare store under a checkout's name)."""
+    try:
+        return os.listdir(gd.parent) == [".git"]
+    except OSError:
+        return False
+
+
+def _history_ids(copy: Path) -> set[str]:
+    """The commits the pruned copy ``copy`` holds (every reference's and HEAD's history), its
+    submodules' copies' too (``modules/``), and the parents they name — a shallow clone's
+    boundary commits' too, which git lists as roots."""
+    ids: set[str] = set()
+    stack = [copy]
+    while stack:
+        store = stack.pop()
+        ids |= _store_ids(store)
+        modules = store / "modules"
+        for folder, dirs, _ in os.walk(modules) if os.path.isdir(modules) else ():
+            if "HEAD" in os.listdir(folder) and "objects" in dirs:
+                stack.append(Path(folder))
+                dirs.clear()
+    return ids
+
+
+def _store_ids(copy: Path) -> set[str]:
+    """:func:`_history_ids` of one pruned store, its submodules aside."""
+    rc, out, err = _git(copy, "rev-list", "--parents", "--all")
+    if rc != 0:
+        raise PruneError(f"the history of its copy cannot be listed: {err}")
+    ids = set(out.decode("ascii", "replace").split())
+    raw = _read_regular(copy, "shallow", 1 << 20)
+    boundary = [w for w in (raw or b"").decode("ascii", "replace").split() if w in ids]
+    if boundary:
+        rc, out, err = _git(
+            copy, "cat-file", "--batch", stdin="".join(f"{b}\n" for b in boundary).encode()
+        )
+        if rc != 0:
+            raise PruneError(f"its shallow boundary cannot be read: {err}")
+        at = 0
+        while at < len(out):  # "<id> <type> <size>\n<content>\n", the parents in its header
+            end = out.index(b"\n", at)
+            words = out[at:end].split()
+            size = int(words[2]) if len(words) == 3 else 0
+            header = out[end + 1 : end + 1 + size].split(b"\n\n", 1)[0]
+            for line in header.splitlines() if words[1:2] == [b"commit"] else ():
+                if line.startswith(b"parent ") and len(line.split()) == 2:
+                    ids.add(line.split()[1].decode("ascii", "replace"))
+            at = end + 1 + size + 1
+    return ids
+
+
+#: The share of the (distinct, non-empty) blobs of a store's HEAD tree that, found in another
+#: store, makes the two related though no commit id is shared (:func:`_shares_history`): more
+#: than half. A fix changes a few of a task's files, so a store holding the task's tree at a
+#: commit near its base under commits of its own (a rewritten or snapshot history, a shallow
+#: clone past the base) shares most of its blobs with the task's store; blobs are content ids,
+#: so an unrelated repository (a library, a test's fixture) shares only identical files, a
+#: licence or two among its own (empty files are not counted: every repository has them).
+BLOB_SHARE = 0.5
+
+
+#: Objects every repository may hold that tell nothing of a task's future: the empty blob and
+#: the empty tree (sha1 and sha256).
+_EMPTY_OBJECTS = frozenset(
+    {
+        "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391",
+        "4b825dc642cb6eb9a060e54bf8d69288fbee4904",
+        "473a0f4c3be8a93681a267e3b1e9a7dcda1185436fe141f7749120a303721813",
+        "6ef19b41225c5369f1c104d45d8d85efa9b057b53b14b4b9b939dd74decc5321",
+    }
+)
+#: :func:`_future_objects` by (the store's real path, the base, the state of its object folders).
+_FUTURE_CACHE: dict[tuple[str, str | None, str], frozenset[str]] = {}
+_FUTURE_CACHE_KEEP = 16
+
+
+def _objects_state(git_dir: Path) -> str:
+    """The identity, size and change time of ``git_dir``'s object folders and packs: a store
+    that gained or lost an object reads as another state."""
+    digest = hashlib.sha256()
+    store = git_dir / "objects"
+    folders = [
+        store,
+        *sorted(Path(e.path) for e in os.scandir(store) if e.is_dir(follow_symlinks=False)),
+    ]
+    for folder in folders:
+        info = os.lstat(folder)
+        digest.update(
+            os.fsencode(folder.name) + f" {info.st_dev} {info.st_ino} {info.st_mtime_ns}\n".encode()
+        )
+        if folder.name == "pack":
+            for entry in sorted(os.scandir(folder), key=lambda e: e.name):
+                st = entry.stat(follow_symlinks=False)
+                digest.update(
+                    os.fsencode(entry.name)
+                    + f" {st.st_ino} {st.st_size} {st.st_mtime_ns}\n".encode()
+                )
+    shallow = _read_regular(git_dir, "shallow", _SMALL) or b""
+    digest.update(b"shallow\0" + shallow)
+    return digest.hexdigest()
+
+
+def _future_objects(outer: Path, base: str | None, scratch: Path) -> frozenset[str]:
+    """The task's future in its store ``outer``: every object the store holds (loose or packed,
+    referenced or not) that ``base`` does not reach — all of them when there is no base — but
+    the empty blob and tree. One ``cat-file --batch-all-objects`` and one ``rev-list
+    --objects`` of the store (read as the pruning reads it: self-contained, through a view with
+    evotree's config, in ``scratch``), kept for the next store tried against the same one;
+    :class:`PruneError` where it cannot be listed."""
+    _check_self_contained(outer)
+    key = (os.path.realpath(outer), base, _objects_state(outer))
+    hit = _FUTURE_CACHE.get(key)
+    if hit is not None:
+        return hit
+    scratch.mkdir(mode=0o700)
+    try:
+        config, _ = _minimal_config(outer, scratch)
+        (scratch / "config").write_text(config)
+        (scratch / "HEAD").write_text("ref: refs/heads/main\n")
+        for sub in ("refs", "objects"):
+            (scratch / sub).mkdir()
+        shallow = _read_regular(outer, "shallow", _SMALL)
+        if shallow is not None:
+            (scratch / "shallow").write_bytes(shallow)
+        rc, out, err = _git(
+            scratch,
+            "cat-file",
+            "--batch-all-objects",
+            "--unordered",
+            "--batch-check=%(objectname)",
+            objects=outer / "objects",
+            primary=scratch / "objects",
+        )
+        if rc != 0:
+            raise PruneError(f"the objects of {outer} cannot be listed: {err}")
+        held = set(out.decode("ascii", "replace").split())
+        if base is not None:
+            rc, out, err = _git(
+                scratch,
+                "rev-list",
+                "--objects",
+                "--no-object-names",
+                "--missing=allow-any",
+                base,
+                "--",
+                objects=outer / "objects",
+                primary=scratch / "objects",
+            )
+            if rc != 0:
+                raise PruneError(f"what the base of {outer} reaches cannot be listed: {err}")
+            held -= set(out.decode("ascii", "replace").split())
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    future = frozenset(held - _EMPTY_OBJECTS)
+    if len(_FUTURE_CACHE) >= _FUTURE_CACHE_KEEP:
+        _FUTURE_CACHE.pop(next(iter(_FUTURE_CACHE)))
+    _FUTURE_CACHE[key] = future
+    return future
+
+
+def _copy_objects(copy: Path) -> set[str]:
+    """Every object the pruned copy ``copy`` holds (any history it keeps, not only HEAD's
+    tree), its submodules' copies' too (``modules/``)."""
+    ids: set[str] = set()
+    stack = [copy]
+    while stack:
+        store = stack.pop()
+        rc, out, err = _git(
+            store, "cat-file", "--batch-all-objects", "--unordered", "--batch-check=%(objectname)"
+        )
+        if rc != 0:
+            raise PruneError(f"the objects of its copy cannot be listed: {err}")
+        ids |= set(out.decode("ascii", "replace").split())
+        modules = store / "modules"
+        for folder, dirs, _ in os.walk(modules) if os.path.isdir(modules) else ():
+            if "HEAD" in os.listdir(folder) and "objects" in dirs:
+                stack.append(Path(folder))
+                dirs.clear()
+    return ids
+
+
+def _holds_future(copy: Path, outer: Path, base: str | None, scratch: Path) -> bool:
+    """Whether the pruned copy ``copy`` holds the future of the task whose store is ``outer``
+    and base ``base``: an object of ``copy`` (any blob, tree or commit of any history it keeps)
+    is one of :func:`_future_objects`."""
+    future = _future_objects(outer, base, scratch)
+    return bool(future) and not future.isdisjoint(_copy_objects(copy))
+
+
+def _shares_history(copy: Path, outer: Path, base: str | None, scratch: Path) -> bool:
+    """Whether the pruned copy ``copy`` (what a nested store's own HEAD reaches) shares history
+    with the git directory ``outer``: it holds ``outer``'s base (``base``), or one of its
+    commits or the parents they name is a commit of ``outer``'s store, referenced or not (a
+    shallow clone of the fix holds no base, and the fix is a commit no reference of the task's
+    store names), or it holds an object of ``outer``'s store that ``base`` does not reach
+    (:func:`_holds_future`: a padded or orphan history holding the fix's blobs), or more than
+    :data:`BLOB_SHARE` of the blobs of its HEAD's tree are objects of ``outer``'s store (its
+    history rewritten). ``outer``'s store is read as the pruning
+    reads a store (self-contained, through a view with evotree's config, in ``scratch``);
+    :class:`PruneError` where that cannot be told."""
+    ids = _history_ids(copy)
+    if base is not None and base in ids:
+        return True
+    if _holds_future(copy, outer, base, scratch.with_name(scratch.name + ".future")):
+        return True  # whatever its commits or blob share say (the s17 second red team's R1, R2)
+    if not ids:
+        return False
+    blobs: set[str] = set()
+    rc, out, _ = _git(copy, "ls-tree", "-r", "-l", "HEAD")
+    for line in out.decode("utf-8", "replace").splitlines() if rc == 0 else ():
+        words = line.split("\t", 1)[0].split()
+        if len(words) == 4 and words[1] == "blob" and words[3] not in ("0", "-"):
+            blobs.add(words[2])
+    _check_self_contained(outer)
+    scratch.mkdir(mode=0o700)
+    try:
+        config, _ = _minimal_config(outer, scratch)
+        (scratch / "config").write_text(config)
+        (scratch / "HEAD").write_text("ref: refs/heads/main\n")
+        for sub in ("refs", "objects"):
+            (scratch / sub).mkdir()
+        rc, out, err = _git(
+            scratch,
+            "cat-file",
+            "--batch-check",
+            stdin="".join(f"{i}\n" for i in [*sorted(ids), *sorted(blobs)]).encode(),
+            objects=outer / "objects",
+            primary=scratch / "objects",
+        )
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    if rc != 0:
+        raise PruneError(f"the store of {outer} cannot be read: {err}")
+    found = {
+        (words[0].decode("ascii", "replace"), words[1])
+        for words in (line.split() for line in out.splitlines())
+        if len(words) >= 2
+    }
+    if any(kind == b"commit" for _, kind in found):
+        return True
+    shared = sum(1 for b in blobs if (b, b"blob") in found)
+    return bool(blobs) and shared > BLOB_SHARE * len(blobs)
+
+
+def _reaches(copy: Path, oid: str) -> bool:
+    """Whether the pruned copy ``copy`` holds the commit ``oid`` (its base then reaches it: the
+    copy holds nothing else)."""
+    return _git(copy, "cat-file", "-e", f"{oid}^{{commit}}")[0] == 0
+
+
+def _relate(
+    own: PrunedCopy, outer: Sequence[tuple[Path, PrunedCopy | None]], scratch: Path
+) -> tuple[str, Path] | None:
+    """Where the store whose copy at its own HEAD is ``own`` must be pruned instead: ``None``
+    (its own copy stands) when it shares history (:func:`_shares_history`) with none of
+    ``outer`` (each a git directory and its pruned copy, ``None`` when it was not pruned;
+    nearest first), or when the first it shares history with has a base that reaches its HEAD
+    and it holds no submodule (a clone at the base or behind it: nothing past that base); else
+    that one's (base, pruned copy) — :class:`PruneError` when that one has none (not pruned, or
+    no commit: the caller hides it)."""
+    for store, there in outer:
+        if not _shares_history(own.path, store, there.base if there else None, scratch):
+            continue
+        if (
+            there is not None
+            and own.base is not None
+            and not os.path.lexists(own.path / "modules")
+            and _reaches(there.path, own.base)
+        ):
+            return None
+        if there is None or there.base is None:
+            raise PruneError(
+                f"it shares history with {store}, whose work tree holds it (or which lies beside "
+                "it), and that repository was not pruned at a base"
+            )
+        return there.base, there.path
+    return None
+
+
+def _related(own: Path, task: Path, base: str, check: Path, deadline: float | None) -> bool:
+    """Whether the nested store's own pruned copy ``own`` shares history with the task's git
+    directory ``task`` (it holds ``base``, or a commit of ``task``'s store or a parent one of
+    its commits names); True where that cannot be told (pruned at the base, as before)."""
+    token = _DEADLINE.set(deadline) if deadline is not None else None
+    try:
+        return bool(_shares_history(own, task, base, check))
+    except (PruneError, OSError, subprocess.SubprocessError, UnicodeError):
+        return True
+    finally:
+        if token is not None:
+            _DEADLINE.reset(token)
