@@ -8,9 +8,11 @@ jq path reaches) and judges them as it judges a recorded output, by content prov
 value holding a line of the provenance index (a line a future commit adds, a distinctive line
 of a hidden file) keeps the read high; otherwise the query printed metadata (times, counts,
 file names, settings) and the read is cleared. Only plain forms are evaluated: bare column
-names of one table (or ``*``) with a tail free of calls and sub-queries; a jq filter made of
-paths (``.a.b[0]``, ``.a[]``, ``."k"``, comma-separated). Anything else (``.dump``, a
-function, ``jq 'map(...)'``, an unknown option) is not evaluated and stays as the rule said.
+names of one table (or ``*``) and ``count(*)`` columns (one number) with a tail free of calls
+and sub-queries; a jq filter made of paths (``.a.b[0]``, ``.a[]``, ``."k"``, comma-separated)
+and stages of them or of an object shorthand piped on (``.a[0] | {mean, rounds}``). Anything
+else (``.dump``, a function, ``jq 'map(...)'``, an unknown option) is not evaluated and stays as
+the rule said.
 """
 
 from __future__ import annotations
@@ -63,8 +65,11 @@ SCHEMA_COMMAND = re.compile(
     r"^\s*\.(?:schema|tables|indexes|indices|databases)(?:\s+(?:--indent|[\w%*?.-]+))*\s*;?\s*$"
 )
 _IDENT = r'(?:[A-Za-z_][A-Za-z0-9_]*|"[A-Za-z_][A-Za-z0-9_ ]*"|\[[A-Za-z_][A-Za-z0-9_ ]*\])'
+#: a column of a plain select: a name, or a count of rows (``count(*)``, ``count(col)``)
+_COLUMN = rf"(?:{_IDENT}|count\s*\(\s*(?:\*|{_IDENT})\s*\))"
+_COUNT = re.compile(r"count\s*\(", re.I)
 _SELECT = re.compile(
-    rf"^\s*select\s+(?P<cols>\*|{_IDENT}(?:\s*,\s*{_IDENT})*)\s+from\s+(?P<table>{_IDENT})"
+    rf"^\s*select\s+(?P<cols>\*|{_COLUMN}(?:\s*,\s*{_COLUMN})*)\s+from\s+(?P<table>{_IDENT})"
     r"(?P<tail>(?:\s+(?:where|order|group|limit)\b[^;()]*)?)\s*;?\s*$",
     re.I,
 )
@@ -144,8 +149,14 @@ def _sqlite_values(db: Path, args: Sequence[str]) -> list[str] | None:
             known = [str(r[1]) for r in con.execute(f'pragma table_info("{table}")')]
             if not known:
                 return None
+            # a count prints one number per group: no line of the file (its column, if named,
+            # must still be one the table has)
+            named = [c.strip() for c in m["cols"].split(",")]
+            counted = [re.sub(r"^count\s*\(\s*|\s*\)$", "", c, flags=re.I) for c in named]
+            if any(c != "*" and _unquote(c) not in known for c in counted if c):
+                return None
             cols = (
-                known if m["cols"] == "*" else [_unquote(c.strip()) for c in m["cols"].split(",")]
+                known if m["cols"] == "*" else [_unquote(c) for c in named if not _COUNT.match(c)]
             )
             if any(c not in known for c in cols):
                 return None
@@ -187,6 +198,33 @@ def _jq_paths(filt: str) -> list[list[tuple[str, Any]]] | None:
             return None
         paths.append(steps)
     return paths
+
+
+#: jq's object shorthand ``{a, b, "c"}``: each key's value under the key's own name
+_JQ_OBJECT = re.compile(
+    r'\{\s*((?:[A-Za-z_][A-Za-z0-9_]*|"[^"\\]*")(?:\s*,\s*(?:[A-Za-z_][A-Za-z0-9_]*|"[^"\\]*"))*)\s*\}'
+)
+
+
+def _jq_stages(filt: str) -> list[list[list[tuple[str, Any]]]] | None:
+    """The stages of a jq filter ``STAGE | STAGE ...``, each the paths of a comma-separated
+    filter of paths (:func:`_jq_paths`) or of an object shorthand ``{a, b}`` (what it prints
+    of its input: the values under those keys, and the key names, which the filter holds); None
+    for anything else. A ``|`` inside a quoted key is no stage's end (not evaluated)."""
+    if '"' in filt and "|" in filt:
+        return None
+    stages: list[list[list[tuple[str, Any]]]] = []
+    for part in filt.split("|"):
+        obj = _JQ_OBJECT.fullmatch(part.strip())
+        if obj:
+            keys = [k.strip().strip('"') for k in obj[1].split(",")]
+            stages.append([[("key", k)] for k in keys])
+            continue
+        paths = _jq_paths(part)
+        if paths is None:
+            return None
+        stages.append(paths)
+    return stages
 
 
 def _walk(doc: Any, steps: Sequence[tuple[str, Any]]) -> Iterable[Any]:
@@ -232,8 +270,8 @@ def _jq_values(argv: Sequence[str], find: Any) -> list[str] | None:
         k += 1
     if len(plain) < 2:
         return None  # no filter, or the file comes on stdin
-    paths = _jq_paths(plain[0])
-    if paths is None:
+    stages = _jq_stages(plain[0])
+    if stages is None:
         return None
     values: list[str] = []
     for name in plain[1:]:
@@ -246,9 +284,11 @@ def _jq_values(argv: Sequence[str], find: Any) -> list[str] | None:
             doc = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             return None
-        for steps in paths:
-            for value in _walk(doc, steps):
-                values += list(_leaves(value))
+        docs = [doc]
+        for paths in stages:
+            docs = [value for d in docs for steps in paths for value in _walk(d, steps)]
+        for value in docs:
+            values += list(_leaves(value))
     return values
 
 
