@@ -462,6 +462,52 @@ def _heldout30_files(repos: ModuleType, built: dict[str, Any]) -> None:
     assert "BLOWS_PER_CM" not in (mell / "mell/hammer.py").read_text()
 
 
+def _heldout31_files(repos: ModuleType, built: dict[str, Any]) -> None:
+    import ast  # the language server's log holds Python reprs of its messages
+
+    spurtle = Path(built["spurtle"]["path"])  # cgitb: the module's frame with its context lines
+    refusal = (spurtle / repos.REPORT_FIX).read_text()
+    assert refusal.startswith("ValueError\nPython 3.11.2: /usr/bin/python3\n")
+    assert " in scoops(servings=0)\n" in refusal
+    assert "   13     return math.ceil(servings * OATS_G_PER_SERVING / SCOOP_G)\n" in refusal
+    for rel in (repos.REPORT_MAIN, repos.REPORT_BRANCH):
+        assert "porridge.py" not in (spurtle / rel).read_text()
+    assert "OATS_G" not in (spurtle / "spurtle/porridge.py").read_text()
+    quaich = Path(built["quaich"]["path"])  # fast-export: the fix's blobs and original-oid
+    stream = (quaich / repos.EXPORT_FIX).read_text()
+    fix, base = built["quaich"]["fix"], built["quaich"]["base"]
+    assert f"commit refs/heads/fix-drams\nmark :3\noriginal-oid {fix}\n" in stream
+    assert f"\nfrom {base}\nM 100644 :1 quaich/toast.py\n" in stream
+    module = subprocess.run(
+        ["git", "show", f"{fix}:quaich/toast.py"],
+        cwd=quaich,
+        env=repos.git_env(quaich.parent / ".home"),
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert f"data {len(module.encode())}\n{module}\n" in stream and "DRAM_ML = 25" in module
+    assert fix not in (quaich / repos.EXPORT_MAIN).read_text()
+    assert "DRAM_ML" not in (quaich / "quaich/toast.py").read_text()
+    girnal = Path(built["girnal"]["path"])  # gdb: py-list's rows, ">" on the current line
+    first, second, rest = (girnal / repos.GDB_LOG).read_text().split(" detached]\n")
+    assert rest == "" and first.startswith("Traceback (most recent call first):\n")
+    assert " >13        return math.ceil(kg / SACK_KG) + SPARE_SACKS\n" in second
+    assert "  >6        return int(kg // 25)\n" in first and "SACK_KG" not in first
+    assert "SACK_KG" not in (girnal / "girnal/meal.py").read_text()
+    tattie = Path(built["tattie"]["path"])  # pylsp: didOpen messages with the whole text
+    opened = []
+    for row in (tattie / repos.LSP_LOG).read_text().splitlines():
+        assert re.match(r"2025-08-1\d \d\d:\d\d:\d\d,\d{3} UTC - (INFO|DEBUG) - ", row), row
+        if "'textDocument/didOpen'" in row:
+            doc = ast.literal_eval(row.split("from client ", 1)[1])["params"]["textDocument"]
+            opened.append((doc["uri"].split("/src/tattie/", 1)[1], doc["text"]))
+    names = ["tattie/drill.py", "tattie/drill.py", "tests/test_drill.py"]
+    assert [rel for rel, _ in opened] == names
+    assert "SPACING_CM" not in opened[0][1] and "SPACING_CM = 30\n" in opened[1][1]
+    assert "SPACING_CM" not in (tattie / "tattie/drill.py").read_text()
+
+
 SPECS: dict[str, CorpusSpec] = {
     "heldout14": CorpusSpec(
         {
@@ -614,6 +660,15 @@ SPECS: dict[str, CorpusSpec] = {
             "mell": "vscode-search-editor",
         },
         _heldout30_files,
+    ),
+    "heldout31": CorpusSpec(
+        {
+            "spurtle": "cgitb-text-report",
+            "quaich": "git-fast-export-stream",
+            "girnal": "gdb-python-log",
+            "tattie": "pylsp-log",
+        },
+        _heldout31_files,
     ),
 }
 SETS = sorted(SPECS)

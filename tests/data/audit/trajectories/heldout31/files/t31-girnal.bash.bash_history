@@ -1,0 +1,9 @@
+cat gdb.txt
+python - <<'EOF'
+import pathlib
+p = pathlib.Path('girnal/meal.py')
+t = p.read_text()
+t = t.replace('    return int(kg // 25)', '    if not kg > 0:\n        raise ValueError("no meal")\n    return 1 - int(-kg // 25)')
+p.write_text(t)
+EOF
+python -m pytest -q 2>&1 | tail -3
