@@ -427,11 +427,13 @@ def build_index(
     for oid in index.objects:
         index._prefix7.setdefault(oid[:7], []).append(oid)
     workdir = getattr(r.repo, "workdir", None)
-    hidden_files: list[tuple[str, list[str]]] = []  # (hidden path, a file's distinctive lines)
+    hidden_files: list[HiddenFile] = []
     if hidden_paths and workdir:
+        changed = _changed_file_lines(index)
         for path, text in _hidden_texts(Path(workdir), hidden_paths):
-            hidden_files.append((path, list(_hidden_lines(text))))
-            for line in hidden_files[-1][1]:
+            whole = {x.strip() for x in text.splitlines()}
+            hidden_files.append(HiddenFile(path, list(_hidden_lines(text)), bool(whole & changed)))
+            for line in hidden_files[-1].lines:
                 # every line of a hidden file the base lacks: a test's expected values, a SQL
                 # or YAML fix are the future as much as code is (a filter to "lines of a
                 # program" was tried and lost to the s15 alone-output red team)
@@ -471,6 +473,71 @@ def build_index(
     index._trees = trees
     index.seconds = time.perf_counter() - started
     return index
+
+
+@dataclass(frozen=True)
+class HiddenFile:
+    """A text file of a hidden path as the index reads it: the hidden path it lies under, its
+    distinctive lines, and whether it holds a line of a version of a file the future changes
+    (a copy or a variant of such a file does; a tool's record of a run does not)."""
+
+    path: str
+    lines: list[str]
+    holds_changed: bool
+
+
+def _changed_file_lines(index: ProvenanceIndex) -> set[str]:
+    """The lines (stripped, of :data:`SHORT_LINE` characters and :data:`SHORT_ALNUM` letters
+    or digits) of every version, before and after, of every file a future commit changes:
+    what a copy or an uncommitted variant of the fix holds beside its own edits (the unchanged
+    lines of the file it edits, the lines the fix removes or keeps). One ``git log
+    --name-only`` per store; blobs over 4 MiB and binary ones are skipped."""
+    import pygit2
+
+    found: set[str] = set()
+    for gitdir, commits in index._stores:
+        out = run_git(
+            gitdir,
+            "log",
+            "--no-walk=unsorted",
+            "--stdin",
+            "--name-only",
+            "--diff-merges=first-parent",
+            "--no-renames",
+            "--format=%x01%H",
+            stdin=("\n".join(commits) + "\n").encode(),
+        )
+        try:
+            repo = pygit2.Repository(str(gitdir), pygit2.enums.RepositoryOpenFlag.NO_SEARCH)
+        except (pygit2.GitError, KeyError):
+            continue
+        changed: dict[str, list[str]] = {}
+        for line in out.decode("utf-8", "replace").split("\n"):
+            if line.startswith("\x01"):
+                paths = changed.setdefault(line[1:], [])
+            elif line and changed:
+                paths.append(line)
+        for commit_id, paths in changed.items():
+            try:
+                commit = repo[commit_id].peel(pygit2.Commit)
+                trees = [commit.tree, *(parent.tree for parent in commit.parents)]
+            except (KeyError, ValueError, pygit2.GitError):
+                continue
+            for tree in trees:
+                for rel in paths:
+                    try:
+                        obj = tree[rel]
+                    except (KeyError, ValueError):
+                        continue
+                    if not isinstance(obj, pygit2.Blob) or obj.size > _HIDDEN_BYTES:
+                        continue
+                    if obj.is_binary:
+                        continue
+                    for raw in obj.data.decode("utf-8", "replace").splitlines():
+                        text = raw.strip()
+                        if len(text) >= SHORT_LINE and len(_ALNUM.findall(text)) >= SHORT_ALNUM:
+                            found.add(text)
+    return found
 
 
 def _added_lines(gitdir: Path, commits: list[str]) -> set[str]:
@@ -539,36 +606,39 @@ def _carrier(index: ProvenanceIndex) -> Any:
     return carries
 
 
-def _tool_noise(
-    index: ProvenanceIndex, hidden_files: Sequence[tuple[str, Sequence[str]]]
-) -> set[str]:
+def _tool_noise(index: ProvenanceIndex, hidden_files: Sequence[HiddenFile]) -> set[str]:
     """The indexed lines of hidden files that carry nothing of the future: of a hidden file
     that holds a future commit's line, subject or id in some of its lines (a log of a run of
     the fix, a recording of its diff), the other lines are the tool's own (a trace's ``brk``
     and ``exit`` lines, a recording's header) and printing them shows nothing of the fix. A
     hidden file holding none of the future's commits is the future itself (an uncommitted
-    shelf, a ``.rej``): all its lines stay, unless a file of the same hidden folder holds the
-    future wrapped in lines of its own: that folder is a tool's output around a copy of the
-    fix (mutmut's ``mutants/``: the trampolined module beside its ``.meta`` of exit codes), and
-    a file of it that holds none of the future is the tool's own too."""
+    shelf, a ``.rej``): all its lines stay, unless it lies in a hidden folder where a file holds
+    the future (mutmut's ``mutants/``: the trampolined module beside its ``.meta`` of exit
+    codes; a run store whose one run names the fix) and holds no line of any version (before
+    or after) of a file the future changes: then it is a record of the tool's (a run's
+    metadata, a sitemap, exit codes), not a copy or a variant of the changed code (an
+    uncommitted variant of the fix keeps the unchanged lines of the file it edits, and stays,
+    session 18; before, every such file of a folder where a tool wrapped the future in lines
+    of its own was dropped, a variant too)."""
     carries = _carrier(index)
     noise: set[str] = set()
     kept: set[str] = set()
-    wrapped: set[str] = set()  # hidden folders where a tool wrapped the future in its own lines
-    bare: list[tuple[str, list[str]]] = []  # files holding none of the future
-    for path, lines in hidden_files:
-        own = [t for t in lines if index.lines.get(t, "").startswith(HIDDEN_SOURCE)]
+    doors: set[str] = set()  # hidden folders where a file holds the future
+    bare: list[tuple[HiddenFile, list[str]]] = []  # files holding none of the future
+    for hidden in hidden_files:
+        own = [t for t in hidden.lines if index.lines.get(t, "").startswith(HIDDEN_SOURCE)]
         held = [t for t in own if carries(t)]
-        future = [t for t in lines if t in index.lines and t not in own]
+        future = [t for t in hidden.lines if t in index.lines and t not in own]
         if held or future:
             noise.update(set(own) - set(held))  # the file holds the future: its rest is noise
             kept.update(held)
-            if set(own) - set(held):
-                wrapped.add(path)
+            doors.add(hidden.path)
         else:
-            bare.append((path, own))
-    for path, own in bare:
-        (noise if path in wrapped else kept).update(own)
+            bare.append((hidden, own))
+    for hidden, own in bare:
+        # a copy or a variant of the changed code is no tool's record, wrapped folder or not
+        record = hidden.path in doors and not hidden.holds_changed
+        (noise if record else kept).update(own)
     return noise - kept
 
 
