@@ -215,6 +215,22 @@ static void emit(const struct buf *row) {
     pthread_mutex_unlock(&out_lock);
 }
 
+/* openat2(2), tried again while it fails with EAGAIN. A walk scoped by RESOLVE_IN_ROOT or
+ * RESOLVE_BENEATH fails so when a rename or a mount anywhere on the machine raced one of its ".."
+ * (the kernel cannot tell that the ".." stayed inside): no answer about the path, and the kernel's
+ * advice is to try again. Answered as it was, the caller's open failed with EAGAIN on a file that
+ * exists: on a loaded machine (sandboxes mounting, git renaming) about 1 in 200 to 1 in 100 such
+ * walks, and the dynamic loader's $ORIGIN/../ paths meet it (numpy's libraries did not load: a
+ * gym policy's process died before it was ready, and its run came back invalid). Bounded: a phase
+ * renaming without pause gets EAGAIN after OPENAT2_TRIES walks, as before. */
+#define OPENAT2_TRIES 1000
+static int openat2_(int dirfd, const char *path, const void *how, size_t size) {
+    for (int tries = 1;; tries++) {
+        int fd = (int)syscall(437 /* openat2 */, dirfd, path, how, size);
+        if (fd >= 0 || errno != EAGAIN || tries >= OPENAT2_TRIES) return fd;
+    }
+}
+
 /* What the caller's memory holds at addr (short or empty when the address is not mapped): one
  * process_vm_readv, no descriptor to open per call. */
 static ssize_t peek(uint32_t pid, uint64_t addr, void *into, size_t size) {
@@ -1149,7 +1165,7 @@ static int expand_links(int root, const char *full, char *out, size_t cap) {
         if (!len) return 0;
         snprintf(prefix, sizeof prefix, "%.*s", (int)(done + 1 + len), path);
         struct { uint64_t flags, mode, resolve; } how = {O_PATH | O_NOFOLLOW | O_CLOEXEC, 0, 0x10};
-        int fd = (int)syscall(437 /* openat2 */, root, prefix, &how, sizeof how);
+        int fd = openat2_(root, prefix, &how, sizeof how);
         if (fd < 0) return errno == ENOENT ? -1 : 0;
         struct stat st;
         ssize_t n = fstat(fd, &st) == 0 && S_ISLNK(st.st_mode) ? readlinkat(fd, "", target, sizeof target - 1) : -1;
@@ -1264,7 +1280,7 @@ static int own_proc_dir(uint32_t pid, int root, unsigned long *thread_id) {
         snprintf(dir, sizeof dir, "/proc/%lu", tg[i]);
         struct { uint64_t flags, mode, resolve; } how = {O_PATH | O_DIRECTORY | O_CLOEXEC, 0,
                                                          0x10 | 0x04 /* IN_ROOT, NO_SYMLINKS */};
-        int d = (int)syscall(437 /* openat2 */, root, dir, &how, sizeof how);
+        int d = openat2_(root, dir, &how, sizeof how);
         if (d < 0) continue;
         struct statfs fs;
         if (fstatfs(d, &fs) == 0 && fs.f_type == 0x9fa0 && same_process(d, tgid)) {
@@ -1379,7 +1395,7 @@ static size_t resolve_in(uint32_t pid, const char *full, char *into, size_t cap,
             if (fd >= 0 && *end == '/') {  /* below a folder's descriptor: no link, no ".." */
                 struct { uint64_t flags, mode, resolve; } how = {O_PATH | O_CLOEXEC | (w->nofollow ? O_NOFOLLOW : 0), 0,
                                                                  0x08 | 0x04 | 0x02 /* BENEATH, NO_SYMLINKS, _MAGICLINKS */};
-                int sub = (int)syscall(437 /* openat2 */, fd, end + 1, &how, sizeof how);
+                int sub = openat2_(fd, end + 1, &how, sizeof how);
                 /* a link below it (or ".."): not walked from here, failed closed; any other
                  * failure is the caller's answer */
                 if (sub < 0 && (errno == ELOOP || errno == EXDEV)) *magic = 1;
@@ -1444,7 +1460,7 @@ static size_t resolve_in(uint32_t pid, const char *full, char *into, size_t cap,
         struct { uint64_t flags, mode, resolve; } how = {
             O_PATH | O_CLOEXEC | (w && w->nofollow ? O_NOFOLLOW : 0), 0,
             0x08 | 0x02 /* RESOLVE_BENEATH, _NO_MAGICLINKS */ | (w ? w->resolve_flags : 0)};
-        int fd = (int)syscall(437 /* openat2 */, dir, below, &how, sizeof how);
+        int fd = openat2_(dir, below, &how, sizeof how);
         int walk_errno = errno;
         close(dir);
         if (fd < 0) {
@@ -1466,7 +1482,7 @@ static size_t resolve_in(uint32_t pid, const char *full, char *into, size_t cap,
     struct { uint64_t flags, mode, resolve; } how = {
         O_PATH | O_CLOEXEC | (w && w->nofollow ? O_NOFOLLOW : 0), 0,
         0x10 /* RESOLVE_IN_ROOT */ | (w ? w->resolve_flags : 0)};
-    int fd = (int)syscall(437 /* openat2 */, root, full, &how, sizeof how);
+    int fd = openat2_(root, full, &how, sizeof how);
     int walk_errno = errno;
     /* what is judged as a /proc path: the path as written, or where its ".." lead by name (a walk
      * that found a name missing went through folders only, so there by name is where it went):
@@ -1478,7 +1494,7 @@ static size_t resolve_in(uint32_t pid, const char *full, char *into, size_t cap,
         fold_dots(norm, lex, sizeof lex);
         if (strcmp(lex, norm) && (!strncmp(lex, "/proc/", 6) || !strncmp(lex, "/dev/", 5))) {
             struct { uint64_t flags, mode, resolve; } bare = {O_PATH | O_CLOEXEC, 0, 0x10 | 0x04 /* IN_ROOT, NO_SYMLINKS */};
-            int probe = (int)syscall(437 /* openat2 */, root, full, &bare, sizeof bare);
+            int probe = openat2_(root, full, &bare, sizeof bare);
             if (probe >= 0) close(probe);
             else if (errno == ENOENT) snprintf(norm, sizeof norm, "%s", lex);
             errno = walk_errno;
@@ -1491,7 +1507,7 @@ static size_t resolve_in(uint32_t pid, const char *full, char *into, size_t cap,
          * RESOLVE_IN_ROOT does not follow: ELOOP, EXDEV)? The same walk following no link:
          * ENOENT, a name is missing before any link; ELOOP, a link comes first */
         how.resolve |= 0x04; /* RESOLVE_NO_SYMLINKS */
-        int probe = walk_errno == ENOENT ? (int)syscall(437, root, full, &how, sizeof how) : -1;
+        int probe = walk_errno == ENOENT ? openat2_(root, full, &how, sizeof how) : -1;
         int probe_errno = walk_errno == ENOENT ? errno : ELOOP;
         if (probe >= 0) close(probe);
         char expanded[8300];
@@ -1721,7 +1737,7 @@ static int proc_lends_nothing(uint32_t pid, const char *path, dev_t dev) {
     int root = open(link, O_PATH | O_DIRECTORY | O_CLOEXEC);
     if (root < 0) return 0;
     struct { uint64_t flags, mode, resolve; } how = {O_PATH | O_DIRECTORY | O_CLOEXEC, 0, 0x10 | 0x04};
-    int d = (int)syscall(437 /* openat2 */, root, dir, &how, sizeof how);
+    int d = openat2_(root, dir, &how, sizeof how);
     close(root);
     if (d < 0) return 0;
     struct stat st;
@@ -1824,7 +1840,7 @@ static int create_pinned(uint32_t pid, const char *full, uint64_t flags, uint64_
     int root = open(link, O_PATH | O_DIRECTORY | O_CLOEXEC);
     if (root < 0) return -1;
     struct { uint64_t flags, mode, resolve; } how = {O_PATH | O_DIRECTORY | O_CLOEXEC, 0, 0x10 /* RESOLVE_IN_ROOT */};
-    int dir = (int)syscall(437 /* openat2 */, root, parent, &how, sizeof how);
+    int dir = openat2_(root, parent, &how, sizeof how);
     int walk_errno = errno;
     close(root);
     if (dir < 0) { rep->error = walk_errno; return 1; }
@@ -2055,7 +2071,7 @@ static int resolve_at(uint32_t pid, const char *full) {
     int root = open(link, O_PATH | O_DIRECTORY | O_CLOEXEC);
     if (root < 0) return -1;
     struct { uint64_t flags, mode, resolve; } how = {O_PATH | O_CLOEXEC, 0, 0x10 /* RESOLVE_IN_ROOT */};
-    int fd = (int)syscall(437 /* openat2 */, root, full, &how, sizeof how);
+    int fd = openat2_(root, full, &how, sizeof how);
     close(root);
     return fd;
 }
@@ -2590,7 +2606,7 @@ static void open_row(const struct notif *n, struct buf *row, struct reply *rep) 
         int dfd = open(proc, O_PATH | O_CLOEXEC);
         struct { uint64_t flags, mode, resolve; } scope = {O_PATH | O_CLOEXEC | (w.nofollow ? O_NOFOLLOW : 0), 0,
                                                           how[2] & 0x1f};
-        int fd = dfd >= 0 ? (int)syscall(437 /* openat2 */, dfd, path, &scope, sizeof scope) : -1;
+        int fd = dfd >= 0 ? openat2_(dfd, path, &scope, sizeof scope) : -1;
         if (fd < 0 && dfd >= 0) {  /* the kernel's walk from the same folder, with its flags */
             int e = errno;
             /* in /proc, whose self, thread-self, net and mounts name no process for the tracer:

@@ -92,6 +92,18 @@ GROUPS: int | None = None
 _PIPE_ROOM = 48 * 1024
 
 
+#: starts of a policy process lost before it said ``loading`` (nothing of the candidate's ran:
+#: killed or starved on a loaded machine) before :meth:`Worker.start` gives up (WorkerBroken)
+HOST_STARTS = 3
+#: starts of a policy process lost while importing policy.py before it is the candidate's fault
+#: (InvalidPolicy): one more try, for a kill from outside (out of memory) during the import
+POLICY_LOADS = 2
+#: seconds a policy process may take, from GO, to say ``loading``: its interpreter, numpy,
+#: gymnasium and evotree's modules (~0.2 s of CPU), the machine's time however loaded; the
+#: import of policy.py then has the worker's ``startup_timeout``
+HOST_START_SECONDS = 300.0
+
+
 @dataclass(frozen=True)
 class Task:
     env_id: str
@@ -127,7 +139,46 @@ class Worker:
 
     # ------------------------------------------------------------------ life cycle
     def start(self) -> None:
-        """Start the process and wait until the policy is loaded; :class:`InvalidPolicy` if it cannot be."""
+        """Start the process and wait until the policy is loaded: :class:`InvalidPolicy` if
+        policy.py cannot be (the candidate's fault), :class:`WorkerBroken` if no policy process
+        can start here (the machine's).
+
+        The process says ``loading`` once it has read GO, before it imports policy.py. One that
+        ends (or breaks the protocol) before that ran nothing of the candidate's: a start killed
+        or starved on a loaded machine is replaced, up to :data:`HOST_STARTS` starts, then
+        :class:`WorkerBroken`. One that ends while importing policy.py is started once more (a
+        kill from outside, out of memory, is not the candidate's either) before InvalidPolicy.
+        :attr:`startup_timeout` bounds policy.py's import alone, from ``loading`` on; the
+        process's own start (Python, numpy, gymnasium, evotree) has :data:`HOST_START_SECONDS`.
+        """
+        lost_starts: list[str] = []
+        lost_loads: list[str] = []
+        while True:
+            lost = self._start_once()
+            if lost is None:
+                return
+            loading, how = lost
+            if loading:
+                lost_loads.append(how)
+                if len(lost_loads) >= POLICY_LOADS:
+                    raise InvalidPolicy(
+                        f"the process loading policy.py died while importing it ({'; '.join(lost_loads)}), "
+                        f"{len(lost_loads)} times; its stderr is in the phase's log"
+                    )
+            else:
+                lost_starts.append(how)
+                if len(lost_starts) >= HOST_STARTS:
+                    raise WorkerBroken(
+                        f"the policy's process failed {len(lost_starts)} times before it loaded "
+                        f"policy.py ({'; '.join(lost_starts)}): nothing of the candidate's ran, this "
+                        "machine cannot start it now; its stderr is in the phase's log"
+                    )
+
+    def _start_once(self) -> tuple[bool, str] | None:
+        """One start of the policy's process (the one started early, if any: :func:`adopt`).
+        None once it is ready; else (whether it had said ``loading``, how it was lost). Raises
+        what tells the candidate's fault (:class:`InvalidPolicy`) or the machine's
+        (:class:`WorkerBroken`) at once."""
         # the process started early for this candidate and sandbox (:func:`launch.prestart`,
         # the judge phase), else a new one
         self.proc, request_w, reply_r = adopt(self.candidate_dir, self.sandbox) or spawn(
@@ -137,36 +188,55 @@ class Worker:
         self.request_fd = request_w
         os.set_blocking(request_w, False)  # writes wait by the deadline (send_bytes)
         self.reader = FrameReader(reply_r, nonblocking=True)
+        deadline = time.monotonic() + HOST_START_SECONDS
         try:  # load policy.py now: not before (wire.GO)
-            send_bytes(request_w, GO, time.monotonic() + self.startup_timeout)
+            send_bytes(request_w, GO, deadline)
         except (OSError, TimeoutError):
             pass  # a process that is gone already: met below as a start that died
-        try:
-            message = self.reader.read(time.monotonic() + self.startup_timeout)
-        except TimeoutError:
+        loading = False
+        while True:
+            try:
+                message = self.reader.read(deadline)
+            except TimeoutError:
+                self.stop()
+                if loading:
+                    raise InvalidPolicy(
+                        f"policy.py did not finish importing within {self.startup_timeout:g} s "
+                        "(does it loop or block at import time?)"
+                    ) from None
+                raise WorkerBroken(
+                    f"the policy's process did not start within {HOST_START_SECONDS:g} s (its "
+                    "Python, numpy, gymnasium and evotree, before policy.py): this machine is too "
+                    "loaded to run it"
+                ) from None
+            except ProtocolError as exc:
+                self.stop()
+                if loading:
+                    raise InvalidPolicy(
+                        f"the policy's process wrote garbage on the domain's pipe: {exc}"
+                    ) from None
+                return False, f"it broke the domain's protocol: {exc}"
+            if message is None:
+                code = self.stop(exited=True)
+                return loading, _exit_text(code, self.sandbox)
+            kind = message.get("kind")
+            if not loading and kind == "loading":
+                loading = True
+                deadline = time.monotonic() + self.startup_timeout
+                continue
+            if loading and kind == "ready":
+                return None
             self.stop()
-            raise InvalidPolicy(
-                f"policy.py did not finish importing within {self.startup_timeout:g} s "
-                "(does it loop or block at import time?)"
-            ) from None
-        except ProtocolError as exc:
-            self.stop()
-            raise InvalidPolicy(
-                f"the policy's process wrote garbage on the domain's pipe: {exc}"
-            ) from None
-        if message is None:
-            code = self.stop(exited=True)
-            raise InvalidPolicy(
-                f"the process loading policy.py died ({_exit_text(code, self.sandbox)}) before "
-                "it was ready; its stderr is in the phase's log"
-            )
-        kind = message.get("kind")
-        if kind == "ready":
-            return
-        self.stop()
-        if kind == "broken":
-            raise WorkerBroken(str(message.get("message")))
-        raise InvalidPolicy(str(message.get("message")))
+            if loading and kind == "invalid":
+                raise InvalidPolicy(str(message.get("message")))
+            if loading:  # policy.py's import wrote it (e.g. a forged "broken"): its own fault
+                raise InvalidPolicy(
+                    f"the policy's process sent {kind!r} where 'ready' was expected (does policy.py "
+                    "write on the domain's pipe?)"
+                )
+            if kind == "broken":
+                raise WorkerBroken(str(message.get("message")))
+            return False, f"its first message was {kind!r}, not 'loading'"
 
     def stop(self, *, exited: bool = False) -> int | None:
         """Kill the process (if any) and return its exit code.

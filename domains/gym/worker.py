@@ -8,9 +8,11 @@ the process that started it (:mod:`evotree.domains.gym.driver`), so the policy c
 the seed from its frames, its memory or its generators. What crosses the pipes
 (:mod:`evotree.domains.gym.wire`):
 
-* policy → parent at start: ``{"kind": "ready"}``, ``{"kind": "invalid", "message": ...}`` (the
-  policy breaks the contract) or ``{"kind": "broken", "message": ...}`` (this machine cannot run
-  the domain, e.g. gymnasium is missing: not the candidate's fault);
+* policy → parent at start: ``{"kind": "broken", "message": ...}`` (this machine cannot run the
+  domain, e.g. gymnasium is missing: not the candidate's fault) before GO; after GO
+  ``{"kind": "loading"}`` (GO was read: policy.py is imported next, so whatever ends the process
+  before this message is the machine's doing, not the candidate's), then ``{"kind": "ready"}``
+  or ``{"kind": "invalid", "message": ...}`` (the policy breaks the contract);
 * parent → policy: ``S`` an episode starts (the environment's id, the episode's index, the seed of
   the policy's own generators — :func:`evotree.domains.gym.wire.policy_seed`, not the episode's —,
   the time limit, clean copies of the spaces, the first observation; in EvoPolicyGym mode its
@@ -584,6 +586,9 @@ def main(argv: list[str]) -> int:
         return 0
     if go != GO:
         return 4
+    # no candidate code has run yet: the host tells a process lost before this message (the
+    # machine's fault) from one lost while importing policy.py (runner.Worker.start)
+    send(reply_fd, {"kind": "loading"})
     # helper modules next to policy.py are importable, after evotree's and installed packages
     # (from their source only, as policy.py: never a bytecode file of the candidate's folder)
     _source_only_under(policy_file.parent)
