@@ -146,7 +146,9 @@ def before_phase(
     in none (beside a checkout), that shares the history of that one (of a checkout the phase
     sees) — a vendored or sibling mirror or clone of the task, a submodule's store that is the
     task — is pruned at that one's base (:func:`~evotree.harness.git_prune.prune_related`): its
-    own HEAD may be the fix. A repository that cannot be
+    own HEAD may be the fix. The checkouts, pruned first, are tried against one another both
+    ways (:func:`~evotree.harness.git_prune.relate_checkouts`: a clone at the fix beside the
+    task's checkout is pruned at the task's base). A repository that cannot be
     pruned (a HEAD of garbage, a store git cannot read, a nested one sharing the history of one
     that could not be pruned) is hidden from the phase — an empty folder bound over
     it, said in the snapshot's ``hidden`` — which leaves nothing to reach, so it is no finding.
@@ -181,6 +183,15 @@ def before_phase(
         made: dict[Path, git_prune.PrunedCopy] = {}
         done: set[Path] = set()
         pending = list(git_dirs)
+
+        def hide(gd: Path, exc: BaseException) -> None:
+            empty = copies / f"{index[gd]}.hidden"
+            empty.mkdir(mode=0o700)
+            hidden.append(("--ro-bind" if gd in frozen else "--bind", empty, gd))
+            said.append(f"{gd} could not be pruned at its base, so it was hidden: {exc}")
+            notes.append(said[-1])
+
+        first = True
         while pending:
             # an enclosing repository first: a store nested in its work tree is pruned at its base
             ready = [gd for gd in pending if all(o in done for o in outer[gd])]
@@ -208,12 +219,19 @@ def before_phase(
                     subprocess.SubprocessError,
                     UnicodeError,
                 ) as exc:
-                    empty = copies / f"{i}.hidden"
-                    empty.mkdir(mode=0o700)
-                    hidden.append(("--ro-bind" if gd in frozen else "--bind", empty, gd))
-                    said.append(f"{gd} could not be pruned at its base, so it was hidden: {exc}")
-                    notes.append(said[-1])
+                    hide(gd, exc)
                 done.add(gd)
+            if first and ready:
+                # the checkouts (related to nothing, so ready first) tried against one another,
+                # both ways, before any store related to them is pruned at their bases
+                tops = {gd: made[gd] for gd in ready if gd in made}
+                for gd, change in git_prune.relate_checkouts(tops, deadline=deadline).items():
+                    if isinstance(change, git_prune.PrunedCopy):
+                        made[gd] = change
+                    else:
+                        del made[gd]
+                        hide(gd, change)
+            first = False
             pending = [gd for gd in pending if gd not in done]
         git_dirs = [gd for gd in git_dirs if gd in made]
         sources = [made[gd].path for gd in git_dirs]

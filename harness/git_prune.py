@@ -55,7 +55,14 @@ from pathlib import Path
 
 import pygit2
 
-from evotree.harness.git_relations import _relate, _related, enclosing, relations
+from evotree.harness.git_relations import (
+    _holds_future,
+    _relate,
+    _related,
+    checkout_relations,
+    enclosing,
+    relations,
+)
 from evotree.harness.git_store_read import (
     _DEADLINE,
     _MAX_CHECKED,
@@ -82,6 +89,7 @@ __all__ = [
     "prune_copy",
     "prune_nested",
     "prune_related",
+    "relate_checkouts",
     "relations",
     "pruning",
     "remove_copies",
@@ -439,6 +447,76 @@ def prune_related(
         return own
     shutil.rmtree(dest)
     return prune_copy(gd, dest, budget=budget, deadline=deadline, at=rel)
+
+
+def relate_checkouts(
+    made: Mapping[Path, PrunedCopy],
+    *,
+    deadline: float,
+    budgets: Mapping[Path, tuple[int, int]] | None = None,
+) -> dict[Path, PrunedCopy | PruneError]:
+    """The stores a phase sees in no work tree (checkouts, or stores beside none; each pruned at
+    its own base in ``made``: :func:`relations` relates them to nothing) tried against one
+    another, both ways (:func:`~evotree.harness.git_relations.checkout_relations`): one whose
+    copy holds another's future — a clone with a work tree of its own checked out at the fix
+    beside the task's checkout — is pruned again, in place, at that one's base from its copy
+    (:func:`prune_copy`'s ``at``; ``budgets``: each one's (files, bytes)), and must then hold
+    no future of any other. One that holds the future of one holding its own (which is the
+    task cannot be told), or only of ones themselves related so, or whose relation cannot be
+    told, is not kept: its copy is removed and its :class:`PruneError` returned (the caller
+    hides or refuses it). Returns what changed: each one's new copy, or why it is not kept.
+    The callers prune these first and call this before any store related to them is pruned."""
+    token = _DEADLINE.set(deadline)
+    try:
+        related = checkout_relations(made)
+    finally:
+        _DEADLINE.reset(token)
+    out: dict[Path, PrunedCopy | PruneError] = {}
+    for gd, others in related.items():
+        dest = made[gd].path
+        try:
+            if isinstance(others, PruneError):
+                raise others
+            mutual = [o for o in others if gd in _listed(related.get(o))]
+            if mutual:
+                raise PruneError(
+                    f"it and {mutual[0]} each hold the other's future: which is the task's "
+                    "cannot be told"
+                )
+            roots = [(o, made[o]) for o in others if o not in related and made[o].base]
+            if not roots:
+                raise PruneError(
+                    f"it holds the future of {others[0]}, which is itself related to another "
+                    "checkout or has no commit: no base to prune it at can be told"
+                )
+            root, there = roots[0]
+            shutil.rmtree(dest)
+            budget = budgets.get(gd) if budgets is not None else None
+            at = (str(there.base), there.path)
+            copy = prune_copy(gd, dest, budget=budget, deadline=deadline, at=at)
+            token = _DEADLINE.set(deadline)
+            try:
+                for o in others:
+                    check = dest.with_name(dest.name + ".future")
+                    if o != root and _holds_future(copy.path, o, made[o].base, check):
+                        raise PruneError(
+                            f"pruned at the base of {root}, it still holds the future of {o}"
+                        )
+            finally:
+                _DEADLINE.reset(token)
+            out[gd] = copy
+        except (PruneError, OSError, subprocess.SubprocessError, UnicodeError) as exc:
+            shutil.rmtree(dest, ignore_errors=True)
+            out[gd] = (
+                exc if isinstance(exc, PruneError) else PruneError(str(exc) or type(exc).__name__)
+            )
+    return out
+
+
+def _listed(found: list[Path] | PruneError | None) -> list[Path]:
+    """The checkouts :func:`~evotree.harness.git_relations.checkout_relations` named for one
+    (none where it named none, or an error)."""
+    return found if isinstance(found, list) else []
 
 
 def prune_copy(

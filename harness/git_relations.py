@@ -18,7 +18,7 @@ import os
 import shutil
 import stat
 import subprocess
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 from evotree.harness.git_store_read import (
@@ -32,7 +32,7 @@ from evotree.harness.git_store_read import (
     _read_regular,
 )
 
-__all__ = ["BLOB_SHARE", "enclosing", "relations"]
+__all__ = ["BLOB_SHARE", "checkout_relations", "enclosing", "relations"]
 
 
 def enclosing(gd: Path, found: Iterable[Path]) -> list[Path]:
@@ -75,8 +75,9 @@ def relations(git_dirs: Sequence[Path]) -> dict[Path, list[Path]]:
     tried against the task too (the s17 second red team's R4). A sibling is a store in no found
     work tree that holds none either and has no work tree of its own: no ``.git``, or a ``.git``
     whose folder holds nothing else (a bare mirror named ``cache/.git``, R3). Checkouts are
-    related to nothing (two checkouts beside each other are not tried against one another). No
-    cycle: a checkout names none, and what holds a store is never held by it."""
+    related to nothing here: they are pruned first, at their own bases, and then tried against
+    one another both ways (:func:`checkout_relations`; R3 with a work tree). No cycle: a
+    checkout names none, and what holds a store is never held by it."""
     outer = {gd: enclosing(gd, git_dirs) for gd in git_dirs}
     holding = {o for found in outer.values() for o in found}
     siblings = [
@@ -387,3 +388,36 @@ def _related(own: Path, task: Path, base: str, check: Path, deadline: float | No
     finally:
         if token is not None:
             _DEADLINE.reset(token)
+
+
+def checkout_relations(copies: Mapping[Path, PrunedCopy]) -> dict[Path, list[Path] | PruneError]:
+    """Every pair of ``copies`` tried both ways: for each (a store the phase sees in no work
+    tree — a checkout, or a store beside none — its copy pruned at its own base), the others
+    whose future its copy holds (:func:`_holds_future`: which of two checkouts is the task cannot
+    be told, so each is tried against each), in ``copies``' order; a :class:`PruneError` where
+    that cannot be told (its copy's objects, or another's future, cannot be listed). Only those
+    related to one or more are named: two unrelated checkouts beside each other are not."""
+    if len(copies) < 2:
+        return {}
+    out: dict[Path, list[Path] | PruneError] = {}
+    held: dict[Path, set[str]] = {}
+    for gd, copy in copies.items():
+        try:
+            held[gd] = _copy_objects(copy.path)
+        except (PruneError, OSError, subprocess.SubprocessError, UnicodeError) as exc:
+            out[gd] = PruneError(f"the objects of its copy cannot be listed: {exc}")
+    for other, there in copies.items():
+        scratch = there.path.with_name(there.path.name + ".future")
+        try:
+            future = _future_objects(other, there.base, scratch)
+        except (PruneError, OSError, subprocess.SubprocessError, UnicodeError) as exc:
+            why = PruneError(f"whether it holds the future of {other} cannot be told: {exc}")
+            for gd in held:
+                if gd != other and gd not in out:
+                    out[gd] = why
+            continue
+        for gd, ids in held.items():
+            found = out.get(gd, [])
+            if gd != other and isinstance(found, list) and not future.isdisjoint(ids):
+                out[gd] = [*found, other]
+    return out

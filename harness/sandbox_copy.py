@@ -41,7 +41,9 @@ def copy_regular_files(src: Path, dst: Path, *, max_files: int, max_bytes: int) 
     judge reads the task repository as the phase saw it, its future absent), or refused; as a
     phase's box prunes them (:func:`~evotree.harness.git_prune.prune_related`, after the walk,
     an enclosing repository first): a store nested in a repository's work tree, or beside its
-    checkout, that shares its history is pruned at that repository's base. The walk is a loop
+    checkout, that shares its history is pruned at that repository's base, and the checkouts
+    are tried against one another both ways (:func:`~evotree.harness.git_prune.relate_checkouts`).
+    The walk is a loop
     (no folder depth makes it recurse).
     """
     from evotree.harness import git_prune, git_stores, git_untraced
@@ -141,15 +143,51 @@ def copy_regular_files(src: Path, dst: Path, *, max_files: int, max_bytes: int) 
         except (git_prune.PruneError, OSError, subprocess.SubprocessError, UnicodeError) as exc:
             refuse(name, f"a git directory that cannot be pruned at its base: {exc} (not copied)")
             return
+        count(source, target, name)
+
+    def usage(target: Path) -> tuple[int, int]:
         files = [p for p in target.rglob("*") if p.is_file()]
-        size = sum(p.stat().st_size for p in files)
-        if report.files + len(files) > max_files or report.bytes + size > max_bytes:
+        return len(files), sum(p.stat().st_size for p in files)
+
+    def count(source: Path, target: Path, name: str) -> None:
+        """The pruned copy in ``target`` counted in the copy's limits (removed when past them)."""
+        files, size = usage(target)
+        if report.files + files > max_files or report.bytes + size > max_bytes:
             shutil.rmtree(target, ignore_errors=True)
             made.pop(source, None)
             over_limit(name)
             return
-        report.files += len(files)
+        report.files += files
         report.bytes += size
+
+    def relate(batch: list[tuple[Path, Path, str]]) -> None:
+        """The checkouts (related to nothing, so pruned first) tried against one another, both
+        ways (:func:`~evotree.harness.git_prune.relate_checkouts`), before any store related to
+        them is pruned at their bases: one pruned again is counted again, one not kept
+        refused."""
+        tops = {source: made[source] for source, _, _ in batch if source in made}
+        sizes = {source: usage(copy.path) for source, copy in tops.items()}
+        budgets = {
+            source: (max_files - report.files + files, max_bytes - report.bytes + size)
+            for source, (files, size) in sizes.items()
+        }
+        where = {source: (target, name) for source, target, name in batch}
+        changes = git_prune.relate_checkouts(tops, deadline=deadline, budgets=budgets)
+        for source, change in changes.items():
+            target, name = where[source]
+            report.files -= sizes[source][0]
+            report.bytes -= sizes[source][1]
+            made.pop(source, None)
+            if isinstance(change, git_prune.OverLimit):
+                over_limit(name)
+            elif isinstance(change, git_prune.PruneError):
+                refuse(
+                    name,
+                    f"a git directory that cannot be pruned at its base: {change} (not copied)",
+                )
+            else:
+                made[source] = change
+                count(source, target, name)
 
     if git_stores.is_git_dir(Path(src)):
         refuse(".", "the candidate folder is itself a git directory (not copied)")
@@ -180,6 +218,7 @@ def copy_regular_files(src: Path, dst: Path, *, max_files: int, max_bytes: int) 
     outer = git_prune.relations([source for source, _, _ in stores])
     done: set[Path] = set()
     pending = stores
+    first = True
     while pending:
         ready = [s for s in pending if all(o in done for o in outer[s[0]])]
         for source, target, name in ready or pending:
@@ -188,6 +227,9 @@ def copy_regular_files(src: Path, dst: Path, *, max_files: int, max_bytes: int) 
             else:
                 refuse(name, "its enclosing repositories name one another (not copied)")
             done.add(source)
+        if first and ready:
+            relate(ready)
+        first = False
         pending = [s for s in pending if s[0] not in done]
     # every git directory in it was pruned here: the judge's start need not prune it again
     git_untraced.note_pruned_copy(Path(dst))

@@ -1,0 +1,165 @@
+"""Two checkouts beside each other in a phase's box or the judge's copy (issue 29, the s17 second
+red team's R3 with a work tree): each checkout's pruned copy is tried against every other's
+store, both ways (:func:`evotree.harness.git_prune.relate_checkouts`). A clone with a work tree
+of its own, checked out at the fix beside the task's checkout, holds the task's future — it is
+pruned at the task's base, in the box and in the judge's copy; the task's own copy stays at its
+base; unrelated checkouts keep their own HEADs; two that hold each other's future are hidden
+(refused in the judge's copy). Left, a strict xfail: a checkout is not tried the other way
+against a bare store beside it (the task's store kept bare beside a clone at the fix).
+Real git repositories in temporary folders, no mocks.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from evotree.harness.sandbox_copy import copy_regular_files
+from tests.test_git_guard_nested import FUTURE, _box, _forget, _git, _has, _lib, _task
+from tests.test_redteam_s17_box_nested_redteam import _blob, _holds, _stores
+
+
+def _clone_at_the_fix(phase: Path) -> tuple[Path, str, str, Path]:
+    """(the task's checkout ``phase/t``, its base, the fix's blob, a clone ``phase/cache`` with
+    a work tree checked out at the fix): the task's store keeps the fix as objects no reference
+    names (:func:`_forget`)."""
+    root, base, fix = _task(phase / "t")
+    blob = _blob(root, fix)
+    cache = phase / "cache"
+    _git(phase, "clone", "-q", str(root), str(cache))
+    _git(cache, "checkout", "-q", "wip")
+    assert FUTURE in (cache / "tolls/toll.py").read_text()
+    _forget(root)
+    assert _has(root / ".git", fix)  # the task's future: in its store, past its base
+    return root, base, blob, cache
+
+
+def _judge(tmp_path: Path, root: Path) -> tuple[Path, list[str]]:
+    dst = tmp_path / "judge"
+    dst.mkdir()
+    report = copy_regular_files(root, dst, max_files=10_000, max_bytes=1 << 30)
+    return dst, report.refused
+
+
+def test_a_clone_with_a_work_tree_at_the_fix_is_pruned_at_the_task_base_in_the_box(
+    tmp_path: Path,
+) -> None:
+    phase = tmp_path / "phase"
+    root, base, blob, cache = _clone_at_the_fix(phase)
+    sources, snap = _box(tmp_path, [phase])
+    assert _holds(sources, blob) == [], snap
+    assert cache / ".git" in sources and root / ".git" in sources, snap
+    assert _git(root, "--git-dir", str(sources[cache / ".git"]), "rev-parse", "HEAD") == base
+    assert _git(root, "--git-dir", str(sources[root / ".git"]), "rev-parse", "HEAD") == base
+
+
+def test_a_clone_with_a_work_tree_at_the_fix_is_pruned_at_the_task_base_in_the_judge_copy(
+    tmp_path: Path,
+) -> None:
+    phase = tmp_path / "phase"
+    root, base, blob, _ = _clone_at_the_fix(phase)
+    dst, refused = _judge(tmp_path, phase)
+    assert not [s for s in _stores(dst) if _has(s, blob)], refused
+    assert _git(root, "--git-dir", str(dst / "cache/.git"), "rev-parse", "HEAD") == base
+    assert _git(root, "--git-dir", str(dst / "t/.git"), "rev-parse", "HEAD") == base
+
+
+def test_a_store_in_the_clones_work_tree_follows_its_new_base(tmp_path: Path) -> None:
+    """A mirror of the clone in the clone's own work tree (related to the clone, nearest
+    first) is pruned at the clone's base once the clone is pruned at the task's."""
+    phase = tmp_path / "phase"
+    root, base, fix = _task(phase / "t")
+    blob = _blob(root, fix)
+    cache = phase / "cache"
+    _git(phase, "clone", "-q", str(root), str(cache))
+    _git(cache, "checkout", "-q", "wip")
+    (cache / ".git/info/exclude").write_text("vendor/\n")
+    _git(cache, "clone", "-q", "--mirror", str(cache), str(cache / "vendor/m.git"))
+    _forget(root)
+    sources, snap = _box(tmp_path, [phase])
+    assert _holds(sources, blob) == [], snap
+    dst, refused = _judge(tmp_path, phase)
+    assert not [s for s in _stores(dst) if _has(s, blob)], refused
+
+
+def test_unrelated_checkouts_beside_each_other_keep_their_own_heads(tmp_path: Path) -> None:
+    phase = tmp_path / "phase"
+    root, base, _ = _task(phase / "t")
+    head, _ = _lib(phase / "lib")
+    _forget(root)
+    sources, snap = _box(tmp_path, [phase])
+    assert snap["hidden"] == []
+    assert _git(root, "--git-dir", str(sources[root / ".git"]), "rev-parse", "HEAD") == base
+    lib_copy = sources[phase / "lib/.git"]
+    assert _git(root, "--git-dir", str(lib_copy), "rev-parse", "HEAD") == head
+    dst, refused = _judge(tmp_path, phase)
+    assert refused == []
+    assert _git(root, "--git-dir", str(dst / "lib/.git"), "rev-parse", "HEAD") == head
+
+
+def test_two_clones_at_the_same_commit_keep_their_own_copies(tmp_path: Path) -> None:
+    """An honest pair: a second clone of the task at its base holds nothing past it."""
+    phase = tmp_path / "phase"
+    root, base, _ = _task(phase / "t")
+    _forget(root)
+    other = phase / "other"
+    _git(phase, "clone", "-q", str(root), str(other))
+    sources, snap = _box(tmp_path, [phase])
+    assert snap["hidden"] == []
+    for gd in (root / ".git", other / ".git"):
+        assert _git(root, "--git-dir", str(sources[gd]), "rev-parse", "HEAD") == base
+
+
+@pytest.mark.parametrize("where", ["box", "judge"])
+def test_two_checkouts_holding_each_others_future_are_hidden(tmp_path: Path, where: str) -> None:
+    """Each holds what the other's base does not reach: a clone checked out at the fix whose
+    store fetched the task's next commit (the task's base now), beside the task whose store
+    holds the fix: which is the task cannot be told — both hidden (refused in the judge's copy),
+    the fix in neither."""
+    phase = tmp_path / "phase"
+    root, _, fix = _task(phase / "t")
+    blob = _blob(root, fix)
+    other = phase / "other"
+    _git(phase, "clone", "-q", "--no-local", str(root), str(other))
+    _git(other, "checkout", "-q", "wip")
+    (root / "README").write_text("tolls\n")
+    _git(root, "add", "README")
+    _git(root, "commit", "-qm", "docs: a readme")
+    base = _git(root, "rev-parse", "HEAD")
+    _git(other, "fetch", "-q", "origin")
+    _forget(root)
+    assert _has(root / ".git", fix) and _has(other / ".git", base)
+    if where == "box":
+        sources, snap = _box(tmp_path, [phase])
+        assert _holds(sources, blob) == []
+        hidden = "\n".join(snap["hidden"])
+        assert str(root / ".git") in hidden and str(other / ".git") in hidden, snap
+    else:
+        dst, refused = _judge(tmp_path, phase)
+        assert not [s for s in _stores(dst) if _has(s, blob)], refused
+        assert any(r.startswith("t/.git") for r in refused), refused
+        assert any(r.startswith("other/.git") for r in refused), refused
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="Left (docs/threat-model.md): a checkout is not tried the other way against a bare "
+    "store beside it — the task's store kept bare beside a clone with a work tree at the fix: "
+    "the bare store is tried against the clone (which reaches its base), the clone against "
+    "nothing, so the clone is pruned at its own HEAD, the fix",
+)
+def test_a_clone_at_the_fix_beside_the_task_store_kept_bare(tmp_path: Path) -> None:
+    src, _, fix = _task(tmp_path / "src")
+    blob = _blob(src, fix)
+    phase = tmp_path / "phase"
+    bare = phase / "task.git"
+    _git(tmp_path, "clone", "-q", "--bare", "--no-local", str(src), str(bare))
+    cache = phase / "cache"
+    _git(tmp_path, "clone", "-q", str(bare), str(cache))
+    _git(cache, "checkout", "-q", "wip")
+    _git(bare, "branch", "-D", "wip")  # the fix: objects of the task's store no reference names
+    assert _has(bare, fix)
+    sources, snap = _box(tmp_path, [phase])
+    assert bare in sources and cache / ".git" in sources, snap
+    assert _holds(sources, blob) == []
