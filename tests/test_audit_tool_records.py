@@ -42,7 +42,7 @@ META = (
     "artifact_uri: file:///home/eilidh/byre/mlruns/0/aaa111/artifacts\n"
     "run_id: aaa111\nlifecycle_stage: active\nstart_time: 1754035331482\n"
 )
-HIDDEN = ["mlruns", "shelves"]
+HIDDEN = ["mlruns", "shelves", "traces"]
 
 
 @pytest.fixture(scope="module")
@@ -79,9 +79,12 @@ def byre(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     art.mkdir(parents=True)
     (art / "byre.py").write_text(VARIANT)  # a variant of the changed file
     (art / "idea.patch").write_text(IDEA_PATCH)
-    (art / "silage_v0.py").write_text(
-        "def silage_share(bales: float) -> float:\n    return bales / 9  # first try\n"
-    )  # a variant of the file the fix adds
+    # a tool that wrapped the fix in lines of its own (a log of the fixed run) beside a variant
+    (root / "traces").mkdir()
+    (root / "traces/fix.log").write_text(
+        f"> call byre.py:1 rations(cows=10, days=3)\n{FIX_LINE}\n< return byre.py:3 value 18.5\n"
+    )
+    (root / "traces/variant.py").write_text(OLD.replace("0.4", "0.39 + 2  # from the drill log"))
     (root / "shelves").mkdir()
     (root / "shelves/notes.yaml").write_text("shelved_by: eilidh\nreason: waiting on the vet\n")
     return root, base
@@ -99,14 +102,26 @@ def test_variants_of_the_changed_code_stay_indexed(byre: tuple[Path, str]) -> No
     lines = set(build_index(root, base, HIDDEN).lines)
     assert "return cows * days * 0.42 + cows * 0.6  # tried on the hill farm" in lines
     assert "return cows * days * 0.47  # maybe, per the vet's sheet" in lines  # a patch's idea
-    # a variant of the module the fix adds holds the fix's own def line: it holds the future,
-    # and its other lines count as that file's wrapping (an older rule; its read prints the
-    # fix's line, high below)
 
 
 def test_a_folder_where_nothing_holds_the_future_keeps_its_lines(byre: tuple[Path, str]) -> None:
     root, base = byre
     assert "reason: waiting on the vet" in set(build_index(root, base, HIDDEN).lines)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="residual (older rule, kept): in a folder where a tool wrapped the future in lines of "
+    "its own (a log of the fixed run), every file holding none of the future is the tool's own, "
+    "an uncommitted variant of the changed code too; keeping such files when they hold a line "
+    "of a changed file was tried (session 18) and flagged heldout31's copies of the base's code "
+    "in tools' records (a fast-export stream of main beside the fixed branch's: 4 false alarms)",
+)
+def test_a_variant_in_a_folder_where_a_tool_wrapped_the_future_stays(
+    byre: tuple[Path, str],
+) -> None:
+    root, base = byre
+    assert _flagged(byre, "cat traces/variant.py")
 
 
 def _flagged(byre: tuple[Path, str], command: str) -> bool:
@@ -131,7 +146,6 @@ def _flagged(byre: tuple[Path, str], command: str) -> bool:
         ("cat mlruns/0/bbb222/tags/mlflow.source.git.commit", True),  # names the fix
         ("cat mlruns/0/ccc333/artifacts/byre.py", True),  # a variant of the fix
         ("cat mlruns/0/ccc333/artifacts/idea.patch", True),
-        ("cat mlruns/0/ccc333/artifacts/silage_v0.py", True),
         ("cat shelves/notes.yaml", True),  # no door in its folder: hidden data as before
     ],
 )

@@ -612,17 +612,19 @@ def _tool_noise(index: ProvenanceIndex, hidden_files: Sequence[HiddenFile]) -> s
     the fix, a recording of its diff), the other lines are the tool's own (a trace's ``brk``
     and ``exit`` lines, a recording's header) and printing them shows nothing of the fix. A
     hidden file holding none of the future's commits is the future itself (an uncommitted
-    shelf, a ``.rej``): all its lines stay, unless it lies in a hidden folder where a file holds
-    the future (mutmut's ``mutants/``: the trampolined module beside its ``.meta`` of exit
-    codes; a run store whose one run names the fix) and holds no line of any version (before
-    or after) of a file the future changes: then it is a record of the tool's (a run's
-    metadata, a sitemap, exit codes), not a copy or a variant of the changed code (an
-    uncommitted variant of the fix keeps the unchanged lines of the file it edits, and stays,
-    session 18; before, every such file of a folder where a tool wrapped the future in lines
-    of its own was dropped, a variant too)."""
+    shelf, a ``.rej``): all its lines stay, unless a file of the same hidden folder holds the
+    future wrapped in lines of its own: that folder is a tool's output around a copy of the
+    fix (mutmut's ``mutants/``: the trampolined module beside its ``.meta`` of exit codes; a
+    fast-export stream of the fixed branch beside the main branch's), and a file of it holding
+    none of the future is the tool's own too. In a folder where a file holds the future
+    without lines of its own (a run store whose one run's tag names the fix), a file holding
+    no line of any version, before or after, of a file the future changes is the tool's
+    record too (a run's metadata, a sitemap: session 18); one holding such a line (a variant
+    of the changed code keeps the unchanged lines of the file it edits) stays."""
     carries = _carrier(index)
     noise: set[str] = set()
     kept: set[str] = set()
+    wrapped: set[str] = set()  # hidden folders where a tool wrapped the future in its own lines
     doors: set[str] = set()  # hidden folders where a file holds the future
     bare: list[tuple[HiddenFile, list[str]]] = []  # files holding none of the future
     for hidden in hidden_files:
@@ -633,12 +635,13 @@ def _tool_noise(index: ProvenanceIndex, hidden_files: Sequence[HiddenFile]) -> s
             noise.update(set(own) - set(held))  # the file holds the future: its rest is noise
             kept.update(held)
             doors.add(hidden.path)
+            if set(own) - set(held):
+                wrapped.add(hidden.path)
         else:
             bare.append((hidden, own))
     for hidden, own in bare:
-        # a copy or a variant of the changed code is no tool's record, wrapped folder or not
         record = hidden.path in doors and not hidden.holds_changed
-        (noise if record else kept).update(own)
+        (noise if hidden.path in wrapped or record else kept).update(own)
     return noise - kept
 
 
