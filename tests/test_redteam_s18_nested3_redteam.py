@@ -7,7 +7,9 @@ judge's copy (:func:`evotree.harness.sandbox_copy.copy_regular_files`), the repl
 repositories in temporary folders, no mocks. A win: a copy the phase (or the judge, or the
 fourth world) gets keeps the fix's blob, or git there prints the fix's line.
 
-Wins (strict xfails):
+Wins (strict xfails; N2 and N3 closed by 067f772, their tests plain now: with no checkout
+left, the stores beside none are tried against one another both ways,
+``git_prune.relate_checkouts``, and the mirror holding the task's future is pruned at its base):
 
 - **N1** a ``.git`` *file* in the phase's folder, above the task's checkout (``gitdir:
   t.git`` naming B3's sibling mirror at the fix, or ``gitdir: empty.git`` naming an empty store
@@ -186,11 +188,6 @@ def test_n1_a_dot_git_file_above_the_checkout(tmp_path: Path, where: str, names:
     assert not _leaks(tmp_path, where, phase, blob)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="N2: a checkout folder holding only its .git is taken for a sibling (_no_work_tree), "
-    "so no checkout is left and the sibling mirror beside it is pruned at its own HEAD",
-)
 @pytest.mark.parametrize("where", ["box", "judge"])
 def test_n2_an_emptied_work_tree(tmp_path: Path, where: str) -> None:
     phase, root, _, blob = _sibling_mirror(tmp_path)
@@ -227,12 +224,6 @@ def _separate(tmp_path: Path, separate: bool) -> tuple[Path, Path, Path, str]:
     return phase, root, mirror, _blob(up, fix)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="N3: a separate git directory is no checkout for relations (it holds no found store, "
-    "lies in no work tree and is not named .git): a sibling, so a mirror at the fix beside it is "
-    "tried against no checkout and pruned at its own HEAD",
-)
 @pytest.mark.parametrize("where", ["box", "judge"])
 def test_n3_a_task_whose_dot_git_is_a_file(tmp_path: Path, where: str) -> None:
     phase, _, _, blob = _separate(tmp_path, separate=True)
@@ -404,7 +395,7 @@ def _box_n5(tmp_path: Path) -> tuple[Path, Path, Path]:
 
 _IN_BOX = {"N1": _box_n1, "N2": _box_n2, "N3": _box_n3, "N4": _box_n4, "N5": _box_n5}
 #: The wins still open in the real bubblewrap box (remove one here once it is closed).
-_OPEN = {"N1", "N2", "N3", "N4", "N5"}
+_OPEN = {"N1", "N4", "N5"}
 
 
 @pytest.mark.parametrize(
