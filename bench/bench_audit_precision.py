@@ -148,6 +148,10 @@ extended history, evotree rollouts), written by ``build.py`` beside each set:
   four task repositories: a Sacred run folder, an MLflow file store, python-hunter line
   traces, VS Code saved searches), written blind and scored once at ``001cd76``
   (``heldout30`` and ``heldout30_repo``).
+* ``tests/data/audit/trajectories/heldout31`` — the thirty-first held-out set (60 files, 30 leaks,
+  four task repositories: cgitb text reports, git fast-export streams with original ids, a
+  python-gdb session log, a python-lsp-server log), written blind and scored once at
+  ``c49ff78`` (``heldout31`` and ``heldout31_repo``).
 
 Run:
 
@@ -454,6 +458,8 @@ def main() -> None:
             "heldout29_repo": trajectory_set(TRAJECTORIES / "heldout29", with_repo=True),
             "heldout30": trajectory_set(TRAJECTORIES / "heldout30"),
             "heldout30_repo": trajectory_set(TRAJECTORIES / "heldout30", with_repo=True),
+            "heldout31": trajectory_set(TRAJECTORIES / "heldout31"),
+            "heldout31_repo": trajectory_set(TRAJECTORIES / "heldout31", with_repo=True),
         },
     }
     print(json.dumps(result, indent=2))
