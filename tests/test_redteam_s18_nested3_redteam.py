@@ -9,7 +9,9 @@ fourth world) gets keeps the fix's blob, or git there prints the fix's line.
 
 Wins (strict xfails; N2 and N3 closed by 067f772, their tests plain now: with no checkout
 left, the stores beside none are tried against one another both ways,
-``git_prune.relate_checkouts``, and the mirror holding the task's future is pruned at its base):
+``git_prune.relate_checkouts``, and the mirror holding the task's future is pruned at its base;
+N5 closed since: the future set adds the objects the future's commits and trees name that the
+task's store lacks, ``rev-list --objects --missing=print``, ``git_relations._named_missing``):
 
 - **N1** a ``.git`` *file* in the phase's folder, above the task's checkout (``gitdir:
   t.git`` naming B3's sibling mirror at the fix, or ``gitdir: empty.git`` naming an empty store
@@ -336,11 +338,6 @@ def _clone_task(tmp_path: Path, partial: bool) -> tuple[Path, str, str]:
     return root, base, blob
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="N5: a blob-less partial clone holds the future's commits and trees, never its blobs; "
-    "the future set is what the store lists, so R1's padded store of the fix's file is unrelated",
-)
 @pytest.mark.parametrize("where", ["box", "judge", "fourth world"])
 def test_n5_a_padded_store_beside_a_blobless_clone(tmp_path: Path, where: str) -> None:
     root, base, blob = _clone_task(tmp_path, partial=True)
@@ -395,7 +392,7 @@ def _box_n5(tmp_path: Path) -> tuple[Path, Path, Path]:
 
 _IN_BOX = {"N1": _box_n1, "N2": _box_n2, "N3": _box_n3, "N4": _box_n4, "N5": _box_n5}
 #: The wins still open in the real bubblewrap box (remove one here once it is closed).
-_OPEN = {"N1", "N4", "N5"}
+_OPEN = {"N1", "N4"}
 
 
 @pytest.mark.parametrize(
