@@ -29,6 +29,7 @@ from evotree.harness.git_store_read import (
     _check_self_contained,
     _git,
     _minimal_config,
+    _object_format,
     _read_regular,
 )
 
@@ -325,7 +326,10 @@ def _shares_history(copy: Path, outer: Path, base: str | None, scratch: Path) ->
     :data:`BLOB_SHARE` of the blobs of its HEAD's tree are objects of ``outer``'s store (its
     history rewritten). ``outer``'s store is read as the pruning
     reads a store (self-contained, through a view with evotree's config, in ``scratch``);
-    :class:`PruneError` where that cannot be told."""
+    :class:`PruneError` where that cannot be told — and where the two object formats differ
+    (a sha256 conversion of a sha1 task's history shares no object id with it, whatever it
+    holds: the s18 third red team's N4; the caller hides, refuses or empties it)."""
+    _same_format(copy, outer)
     ids = _history_ids(copy)
     if base is not None and base in ids:
         return True
@@ -368,6 +372,18 @@ def _shares_history(copy: Path, outer: Path, base: str | None, scratch: Path) ->
         return True
     shared = sum(1 for b in blobs if (b, b"blob") in found)
     return bool(blobs) and shared > BLOB_SHARE * len(blobs)
+
+
+def _same_format(one: Path, other: Path) -> None:
+    """:class:`PruneError` unless the git directories ``one`` and ``other`` have the same
+    object format: no object id is shared across formats, so whether one holds the other's
+    history or future cannot be told by ids (and no base of one is a commit of the other)."""
+    mine, theirs = _object_format(one), _object_format(other)
+    if mine != theirs:
+        raise PruneError(
+            f"its object format ({mine}) is not that of {other} ({theirs}): whether it holds "
+            "that repository's history or future cannot be told"
+        )
 
 
 def _reaches(copy: Path, oid: str) -> bool:
@@ -447,6 +463,13 @@ def checkout_relations(copies: Mapping[Path, PrunedCopy]) -> dict[Path, list[Pat
             continue
         for gd, ids in held.items():
             found = out.get(gd, [])
-            if gd != other and isinstance(found, list) and not future.isdisjoint(ids):
+            if gd == other or not isinstance(found, list):
+                continue
+            try:
+                _same_format(copies[gd].path, other)
+            except (PruneError, OSError, subprocess.SubprocessError, UnicodeError) as exc:
+                out[gd] = exc if isinstance(exc, PruneError) else PruneError(str(exc))
+                continue
+            if not future.isdisjoint(ids):
                 out[gd] = [*found, other]
     return out

@@ -17,6 +17,7 @@ import contextvars
 import os
 import stat
 import subprocess
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -302,6 +303,14 @@ def _minimal_config(git_dir: Path, scratch: Path) -> tuple[str, str]:
     kept = [(k, v) for k, v in entries if not k.lower().startswith("extensions.")]
     kept += [("extensions.objectformat", format_)] if format_ else []
     return text, _kept_config(kept)
+
+
+def _object_format(git_dir: Path) -> str:
+    """The object format of ``git_dir`` (``sha1`` or ``sha256``), read from its config as
+    :func:`_minimal_config` reads it; :class:`PruneError` where it cannot be told."""
+    with tempfile.TemporaryDirectory(prefix="evotree-format-") as scratch:
+        config, _ = _minimal_config(git_dir, Path(scratch))
+    return "sha256" if "\tobjectformat = sha256\n" in config else "sha1"
 
 
 def _is_folder(path: Path) -> bool:
