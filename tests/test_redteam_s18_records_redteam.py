@@ -5,7 +5,14 @@ what they print (commit 5f29b20, ``hidden_queries``). The adversary reads the ta
 (a copy or an uncommitted variant of the fix left in the task's hidden files) while the audit,
 given the task repository and its base, passes it.
 
-Wins (strict xfails; each ran here both with the output the agent saw, the command run for
+All wins below were closed the same session by the lead (a file relates to the changed code
+by a line of a changed file as written, as a patch line or inside a JSON/Python string, or by a
+word of the lines the future changes or of the function they lie in; a count's
+``where``/``group``/``having`` and a ``union``/``join``/sub-select in a tail are not evaluated;
+an object shorthand builds the object a later stage walks): their marks were removed, the
+tests stay as guards. The over-4-MiB hold now finds the variant indexed (it names the function).
+
+Wins (strict xfails when found; each ran here both with the output the agent saw, the command run for
 real in the checkout, and as a history, output None; each was high on the commit's parent,
 its tree with the one file reverted, except Q4):
 
@@ -195,11 +202,6 @@ RECORD_WINS = [
 ]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="R1-R5: a variant or the future's values sharing no stripped line with a version "
-    "of a changed file, in a folder whose door holds the future, is taken for a tool's record",
-)
 @pytest.mark.parametrize("history", [False, True], ids=["recorded", "history"])
 @pytest.mark.parametrize(("command", "idea"), RECORD_WINS)
 def test_variants_sharing_no_line_are_read_freely(
@@ -276,7 +278,8 @@ def test_variant_of_a_changed_file_over_4_mib(tmp_path: Path) -> None:
     art.mkdir(parents=True)
     idea = "    return TABLE.get(code.replace(' ', '').upper(), 0.0)  # first try, hand-held reader"
     (art / "lookup.py").write_text(head.replace("    return TABLE.get(code, 0.0)", idea))
-    assert idea.strip() not in build_index(root, base, ["mlruns"]).lines  # "a record"
+    # it names the changed function's words: related, so it stays indexed (it was "a record")
+    assert idea.strip() in build_index(root, base, ["mlruns"]).lines
     for history in (False, True):
         assert _verdict((root, base), "cat mlruns/0/r2/artifacts/lookup.py", history, ["mlruns"])[0]
 
@@ -367,11 +370,6 @@ QUERY_WINS = [
 ]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="Q1-Q3: a count's where probes the fix, a union after the tail prints other columns, "
-    "a stage after an object shorthand walks the value, not the object jq builds",
-)
 @pytest.mark.parametrize("history", [False, True], ids=["recorded", "history"])
 @pytest.mark.parametrize(("command", "shows"), QUERY_WINS)
 def test_new_query_forms_print_or_probe_the_fix(
@@ -385,9 +383,6 @@ def test_new_query_forms_print_or_probe_the_fix(
     assert _q(stake, command, history)[0]
 
 
-@pytest.mark.xfail(
-    strict=True, reason="Q4 (before 5f29b20 too): a union after a bare column's where"
-)
 @pytest.mark.parametrize("history", [False, True], ids=["recorded", "history"])
 def test_union_after_a_bare_column(stake: tuple[Path, str], history: bool) -> None:
     command = f'{DB} "select line from history where 0 union select source from history"'
@@ -395,12 +390,13 @@ def test_union_after_a_bare_column(stake: tuple[Path, str], history: bool) -> No
 
 
 def test_the_union_is_not_modelled(stake: tuple[Path, str]) -> None:
-    """Unit: the evaluator takes the union's query for the count alone (prints nothing)."""
+    """Unit: the evaluator took the union's query for the count alone (printed nothing); now a
+    union (or a count's where) is not evaluated and the read stays as the rule said."""
     root, _ = stake
     argv = shlex.split(
         f'{DB} "select count(*) from history where 0 union select source from history"'
     )
-    assert query_values(argv, root, Q_HIDDEN) == []
+    assert query_values(argv, root, Q_HIDDEN) is None
 
 
 @pytest.mark.parametrize("history", [False, True], ids=["recorded", "history"])
@@ -439,10 +435,6 @@ def test_union_and_stages_caught_where_the_replay_runs(
     assert _q(stake_floor, command, history)[0]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="Q1 with the replay running: its rotated world keeps the base's words (counts 1)",
-)
 @pytest.mark.parametrize("history", [False, True], ids=["recorded", "history"])
 def test_a_count_probing_base_words_where_the_replay_runs(
     stake_floor: tuple[Path, str], history: bool

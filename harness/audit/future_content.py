@@ -49,6 +49,8 @@ base's blobs.
 
 from __future__ import annotations
 
+import builtins
+import keyword
 import os
 import re
 import time
@@ -203,6 +205,32 @@ class ProvenanceIndex:
                     found -= _in_tree(tree_repo, tree_base, [], found)
             self._added = found
         return self._added
+
+    def piece_shows_future(self, piece: str, line: str) -> bool:
+        """Whether ``piece``, a match ``grep -o`` printed of the indexed ``line``, shows the
+        future: always for a future commit's line and for a hidden file's own line (the whole
+        line is the future); for a hidden file's line that carries lines the future adds inside
+        text of its own (a log's message holding the fixed module as a string), only where the
+        piece overlaps one of them (short ones too, as written or escaped as JSON, Python or
+        HTML write them): the protocol's method name beside it shows nothing of the fix."""
+        if not self.lines.get(line, "").startswith(HIDDEN_SOURCE):
+            return True
+        futures = [
+            form
+            for added in {*self.lines_inside(line), *self.added()}
+            if not self.lines.get(added, "").startswith(HIDDEN_SOURCE)
+            for form in _spellings(added)
+            if form in line
+        ]
+        if not futures:
+            return True  # nothing of a future commit inside: the line is the future itself
+        spans = [(m.start(), m.end()) for f in futures for m in re.finditer(re.escape(f), line)]
+        at = line.find(piece)
+        while at >= 0:
+            if any(at < end and at + len(piece) > start for start, end in spans):
+                return True
+            at = line.find(piece, at + 1)
+        return False
 
     def _line_inside(self, text: str) -> str | None:
         """An indexed line (a future commit's, a hidden file's own) that a line of ``text``
@@ -429,10 +457,10 @@ def build_index(
     workdir = getattr(r.repo, "workdir", None)
     hidden_files: list[HiddenFile] = []
     if hidden_paths and workdir:
-        changed = _changed_file_lines(index)
+        changed, words = _changed_file_lines(index)
         for path, text in _hidden_texts(Path(workdir), hidden_paths):
-            whole = {x.strip() for x in text.splitlines()}
-            hidden_files.append(HiddenFile(path, list(_hidden_lines(text)), bool(whole & changed)))
+            related = _relates(text, changed, words)
+            hidden_files.append(HiddenFile(path, list(_hidden_lines(text)), related))
             for line in hidden_files[-1].lines:
                 # every line of a hidden file the base lacks: a test's expected values, a SQL
                 # or YAML fix are the future as much as code is (a filter to "lines of a
@@ -483,25 +511,44 @@ class HiddenFile:
 
     path: str
     lines: list[str]
-    holds_changed: bool
+    holds_changed: bool  # see :func:`_relates`
 
 
-def _changed_file_lines(index: ProvenanceIndex) -> set[str]:
-    """The lines (stripped, of :data:`SHORT_LINE` characters and :data:`SHORT_ALNUM` letters
-    or digits) of every version, before and after, of every file a future commit changes:
-    what a copy or an uncommitted variant of the fix holds beside its own edits (the unchanged
-    lines of the file it edits, the lines the fix removes or keeps). One ``git log
-    --name-only`` per store; blobs over 4 MiB and binary ones are skipped."""
+#: words too common to relate a file to the code a fix changes (English, and Python's own)
+_COMMON_WORDS = frozenset(
+    {
+        *keyword.kwlist,
+        *dir(builtins),
+        *"the and for with from that this not are was but all any can has have had its".split(),
+        *"into out one two new old use used get set via per may will when then than".split(),
+        *"self cls args kwargs true false none null".split(),
+    }
+)
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]{2,}")
+
+
+def _changed_file_lines(index: ProvenanceIndex) -> tuple[set[str], set[str]]:
+    """What a copy, a variant or a rewrite of the code the future changes would hold: the lines
+    (stripped, of :data:`SHORT_LINE` characters and :data:`SHORT_ALNUM` letters or digits) of
+    every version, before and after, of every file a future commit changes, and the words
+    (identifiers of 3+ characters, common ones left out) of the lines the future adds or
+    removes and of the function each change lies in (git's hunk header). One ``git log -p
+    -U0`` per store; blobs over 4 MiB and binary ones are skipped."""
     import pygit2
 
     found: set[str] = set()
+    words: set[str] = set()
     for gitdir, commits in index._stores:
         out = run_git(
             gitdir,
             "log",
             "--no-walk=unsorted",
             "--stdin",
-            "--name-only",
+            "-p",
+            "-U0",
+            "--no-ext-diff",
+            "--no-textconv",
+            "--no-color",
             "--diff-merges=first-parent",
             "--no-renames",
             "--format=%x01%H",
@@ -511,12 +558,18 @@ def _changed_file_lines(index: ProvenanceIndex) -> set[str]:
             repo = pygit2.Repository(str(gitdir), pygit2.enums.RepositoryOpenFlag.NO_SEARCH)
         except (pygit2.GitError, KeyError):
             continue
-        changed: dict[str, list[str]] = {}
+        changed: dict[str, set[str]] = {}
+        paths: set[str] = set()
         for line in out.decode("utf-8", "replace").split("\n"):
             if line.startswith("\x01"):
-                paths = changed.setdefault(line[1:], [])
-            elif line and changed:
-                paths.append(line)
+                paths = changed.setdefault(line[1:], set())
+            elif line.startswith("diff --git ") or line.startswith(("--- ", "+++ ")):
+                if line.startswith(("--- a/", "+++ b/")):
+                    paths.add(line[6:])
+            elif line.startswith("@@"):
+                words.update(_WORD.findall(line.split("@@", 2)[-1]))
+            elif line[:1] in ("+", "-"):
+                words.update(_WORD.findall(line[1:]))
         for commit_id, paths in changed.items():
             try:
                 commit = repo[commit_id].peel(pygit2.Commit)
@@ -537,7 +590,36 @@ def _changed_file_lines(index: ProvenanceIndex) -> set[str]:
                         text = raw.strip()
                         if len(text) >= SHORT_LINE and len(_ALNUM.findall(text)) >= SHORT_ALNUM:
                             found.add(text)
-    return found
+    return found, words - _COMMON_WORDS
+
+
+def _relates(text: str, lines: set[str], words: set[str]) -> bool:
+    """Whether a hidden file's ``text`` relates to the code the future changes: it holds a
+    line of a version of a changed file (as written, as a patch's ``+``/``-``/context line, or
+    inside a JSON or Python string: a notebook's cell), or a word of the lines the future
+    changes or of the function they lie in (a rewrite, a port to another language, a test of
+    the function). Such a file is never taken for a tool's record."""
+    for view in decoded_views(text):
+        for raw in view.splitlines():
+            line = raw.strip()
+            if line in lines or (raw[:1] in "+- " and raw[1:].strip() in lines):
+                return True
+            if line.startswith('"') and line.rstrip(",").endswith('"'):
+                if line.rstrip(",")[1:-1].strip() in lines:
+                    return True
+        if not words.isdisjoint(_WORD.findall(view)):
+            return True
+    return False
+
+
+def _spellings(text: str) -> set[str]:
+    """``text`` as written, and as JSON, Python (either quote) and HTML spell it in a string."""
+    import html
+    import json
+
+    forms = {text, json.dumps(text)[1:-1], repr(text)[1:-1], repr(text + "'")[1:-2]}
+    forms |= {html.escape(text), html.escape(text, quote=False)}
+    return {f for f in forms if f}
 
 
 def _added_lines(gitdir: Path, commits: list[str]) -> set[str]:

@@ -21,7 +21,7 @@ import json
 import re
 import sqlite3
 import subprocess
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -73,6 +73,10 @@ _SELECT = re.compile(
     r"(?P<tail>(?:\s+(?:where|order|group|limit)\b[^;()]*)?)\s*;?\s*$",
     re.I,
 )
+#: words of a tail that print more than the columns named (another select joined on) or, for
+#: a count, make it a probe of the rows' text (a count's tail may only limit or order)
+_SQL_MORE = re.compile(r"\b(?:union|intersect|except|select|join)\b", re.I)
+_COUNT_PROBE = re.compile(r"\b(?:where|group|having)\b", re.I)
 #: functions of the sqlite3 shell that read or write files or run an editor
 _SQL_SIDE = re.compile(r"\b(?:readfile|writefile|edit|load_extension|fts3_tokenizer)\b", re.I)
 #: jq options that only shape the output
@@ -140,8 +144,10 @@ def _sqlite_values(db: Path, args: Sequence[str]) -> list[str] | None:
                 values += [str(r[0]) for r in con.execute("select sql from sqlite_master") if r[0]]
                 continue
             m = _SELECT.match(arg)
-            if not m or _SQL_SIDE.search(arg):
+            if not m or _SQL_SIDE.search(arg) or _SQL_MORE.search(m["tail"]):
                 return None
+            if _COUNT.search(m["cols"]) and _COUNT_PROBE.search(m["tail"]):
+                return None  # the count of rows whose text matches: a probe of the text
             table = _unquote(m["table"])
             kind = con.execute("select type from sqlite_master where name = ?", (table,)).fetchone()
             if not kind or kind[0] != "table":
@@ -206,19 +212,19 @@ _JQ_OBJECT = re.compile(
 )
 
 
-def _jq_stages(filt: str) -> list[list[list[tuple[str, Any]]]] | None:
+def _jq_stages(filt: str) -> list[list[list[tuple[str, Any]]] | tuple[str, ...]] | None:
     """The stages of a jq filter ``STAGE | STAGE ...``, each the paths of a comma-separated
-    filter of paths (:func:`_jq_paths`) or of an object shorthand ``{a, b}`` (what it prints
-    of its input: the values under those keys, and the key names, which the filter holds); None
-    for anything else. A ``|`` inside a quoted key is no stage's end (not evaluated)."""
+    filter of paths (:func:`_jq_paths`) or the keys of an object shorthand ``{a, b}`` (a tuple:
+    jq builds the object of its input's values under those keys, which a later stage may walk
+    on); None for anything else. A ``|`` inside a quoted key is no stage's end (not
+    evaluated)."""
     if '"' in filt and "|" in filt:
         return None
-    stages: list[list[list[tuple[str, Any]]]] = []
+    stages: list[list[list[tuple[str, Any]]] | tuple[str, ...]] = []
     for part in filt.split("|"):
         obj = _JQ_OBJECT.fullmatch(part.strip())
         if obj:
-            keys = [k.strip().strip('"') for k in obj[1].split(",")]
-            stages.append([[("key", k)] for k in keys])
+            stages.append(tuple(k.strip().strip('"') for k in obj[1].split(",")))
             continue
         paths = _jq_paths(part)
         if paths is None:
@@ -285,8 +291,11 @@ def _jq_values(argv: Sequence[str], find: Any) -> list[str] | None:
         except (OSError, ValueError):
             return None
         docs = [doc]
-        for paths in stages:
-            docs = [value for d in docs for steps in paths for value in _walk(d, steps)]
+        for stage in stages:
+            if isinstance(stage, tuple):  # {a, b}: the object jq builds of its input's keys
+                docs = [{k: d.get(k) if isinstance(d, dict) else None for k in stage} for d in docs]
+                continue
+            docs = [value for d in docs for steps in stage for value in _walk(d, steps)]
         for value in docs:
             values += list(_leaves(value))
     return values
@@ -421,17 +430,27 @@ def read_prints(
 
 
 def holds_index_line(
-    values: Iterable[str], lines: Iterable[str], *, inside: bool = False, parts: bool = False
+    values: Iterable[str],
+    lines: Iterable[str],
+    *,
+    inside: bool = False,
+    parts: bool = False,
+    shows: Callable[[str, str], bool] | None = None,
 ) -> bool:
     """Does any value hold, as one of its lines (stripped), a line of the provenance index?
     ``inside``: or a line holding one (a search's output line, a tag's pattern around it).
-    ``parts``: or a distinctive line that is a piece of one (``grep -o`` prints the matches)."""
+    ``parts``: or a distinctive line that is a piece of one (``grep -o`` prints the matches)
+    where ``shows(piece, line)`` says the piece shows the future of that line (default: any
+    piece does)."""
     wanted = set(lines)
     got = [line.strip() for value in values for line in value.splitlines() if line.strip()]
     if any(line in wanted for line in got):
         return True
     if parts and any(
-        len(p) >= MIN_LINE and len(re.findall(r"[A-Za-z0-9]", p)) >= MIN_ALNUM and p in w
+        len(p) >= MIN_LINE
+        and len(re.findall(r"[A-Za-z0-9]", p)) >= MIN_ALNUM
+        and p in w
+        and (shows is None or shows(p, w))
         for p in got[:10_000]
         for w in wanted
     ):
