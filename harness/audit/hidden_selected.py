@@ -296,7 +296,8 @@ def _nul_line(data: bytes) -> int:
 
 def grep_selection(argv: Sequence[str], root: Path, rel: str) -> Selection | None:
     """:func:`grep_selects` as a :class:`Selection`; an oracle (``-c``/``-l``/``-L``/``-q``: no
-    line printed) carries what grep matched (its ``-o`` matches, re-run likewise); a file
+    line printed) and ``grep -o`` (its matches printed, not its lines) carry what grep matched
+    (its ``-o`` matches, re-run likewise: a lookahead's probe is the replay's); a file
     read without ``-a`` selects only its lines before the first NUL byte's line (grep then
     prints "Binary file F matches", no line: no oracle asked for, a known residual). None
     when grep cannot be re-run."""
@@ -304,11 +305,12 @@ def grep_selection(argv: Sequence[str], root: Path, rel: str) -> Selection | Non
     if parsed is None or _expands(argv):
         return None
     args, opts = parsed[0], [w for w in argv[1:] if w.startswith("-")]
+    flags = [w for w in opts if not re.fullmatch(r"-[ABCmef]\S*|--\S+=.*", w)]
     counted = any(
-        w in _ORACLE_LONG or (not w.startswith("--") and set(w[1:]) & _ORACLE_SHORT)
-        for w in opts
-        if not re.fullmatch(r"-[ABCmef]\S*|--\S+=.*", w)
+        w in _ORACLE_LONG or (not w.startswith("--") and set(w[1:]) & _ORACLE_SHORT) for w in flags
     )
+    # grep -o prints its matches, not the lines: what it selected is what they hold
+    only = any(w == "--only-matching" or (not w.startswith("--") and "o" in w) for w in flags)
     text = any(a == "-a" or a == "--binary-files=text" for a in args)
     try:
         upto = 0 if text or counted else _nul_line((root / rel).read_bytes()[:MAX_BYTES])
@@ -317,7 +319,7 @@ def grep_selection(argv: Sequence[str], root: Path, rel: str) -> Selection | Non
     lines = grep_selects(argv, root, rel, upto=upto)
     if lines is None:
         return None
-    if not counted or "-v" in args:
+    if not (counted or only) or "-v" in args:
         return Selection(rel, lines, False)
     keep: list[str] = []
     skip = False
