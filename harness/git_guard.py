@@ -148,7 +148,9 @@ def before_phase(
     task — is pruned at that one's base (:func:`~evotree.harness.git_prune.prune_related`): its
     own HEAD may be the fix. The checkouts, pruned first, are tried against one another both
     ways (:func:`~evotree.harness.git_prune.relate_checkouts`: a clone at the fix beside the
-    task's checkout is pruned at the task's base). A repository that cannot be
+    task's checkout is pruned at the task's base); once all are pruned, every store's copy is
+    tried so against every checkout's future, nested checkouts too
+    (:func:`~evotree.harness.git_prune.cross_checked`). A repository that cannot be
     pruned (a HEAD of garbage, a store git cannot read, a nested one sharing the history of one
     that could not be pruned) is hidden from the phase — an empty folder bound over
     it, said in the snapshot's ``hidden`` — which leaves nothing to reach, so it is no finding.
@@ -233,6 +235,19 @@ def before_phase(
                         hide(gd, change)
             first = False
             pending = [gd for gd in pending if gd not in done]
+        if len(made) > 1:
+            # every store's final copy tried against every checkout's future, nested ones too
+            # (a .git file or folder above the task's checkout makes it nested: N1)
+            against, exempt = git_prune.cross_checked(git_dirs)
+            final = git_prune.relate_checkouts(
+                made, deadline=deadline, against=against, exempt=exempt
+            )
+            for gd, change in final.items():
+                if isinstance(change, git_prune.PrunedCopy):
+                    made[gd] = change
+                else:
+                    del made[gd]
+                    hide(gd, change)
         git_dirs = [gd for gd in git_dirs if gd in made]
         sources = [made[gd].path for gd in git_dirs]
     binds, more = guard_binds(list(zip(git_dirs, sources, strict=True)), frozen)

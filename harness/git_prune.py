@@ -50,7 +50,7 @@ import os
 import shutil
 import stat
 import subprocess
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 
 import pygit2
@@ -60,6 +60,7 @@ from evotree.harness.git_relations import (
     _relate,
     _related,
     checkout_relations,
+    cross_checked,
     enclosing,
     relations,
 )
@@ -85,6 +86,7 @@ __all__ = [
     "PruneError",
     "PrunedCopy",
     "copies_path",
+    "cross_checked",
     "enclosing",
     "prune_copy",
     "prune_nested",
@@ -454,6 +456,8 @@ def relate_checkouts(
     *,
     deadline: float,
     budgets: Mapping[Path, tuple[int, int]] | None = None,
+    against: Collection[Path] | None = None,
+    exempt: Collection[tuple[Path, Path]] = (),
 ) -> dict[Path, PrunedCopy | PruneError]:
     """The stores a phase sees in no work tree (checkouts, or stores beside none; each pruned at
     its own base in ``made``: :func:`relations` relates them to nothing) tried against one
@@ -465,10 +469,13 @@ def relate_checkouts(
     task cannot be told), or only of ones themselves related so, or whose relation cannot be
     told, is not kept: its copy is removed and its :class:`PruneError` returned (the caller
     hides or refuses it). Returns what changed: each one's new copy, or why it is not kept.
-    The callers prune these first and call this before any store related to them is pruned."""
+    The callers prune these first and call this before any store related to them is pruned;
+    and, once every store is pruned, call it again over them all with ``against`` and
+    ``exempt`` (:func:`~evotree.harness.git_relations.cross_checked`: every store's final copy
+    tried against every checkout's future, nested checkouts too: the s18 third red team's N1)."""
     token = _DEADLINE.set(deadline)
     try:
-        related = checkout_relations(made)
+        related = checkout_relations(made, against, exempt)
     finally:
         _DEADLINE.reset(token)
     out: dict[Path, PrunedCopy | PruneError] = {}

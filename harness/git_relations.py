@@ -18,7 +18,7 @@ import os
 import shutil
 import stat
 import subprocess
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from pathlib import Path
 
 from evotree.harness.git_store_read import (
@@ -33,7 +33,7 @@ from evotree.harness.git_store_read import (
     _read_regular,
 )
 
-__all__ = ["BLOB_SHARE", "checkout_relations", "enclosing", "relations"]
+__all__ = ["BLOB_SHARE", "checkout_relations", "cross_checked", "enclosing", "relations"]
 
 
 def enclosing(gd: Path, found: Iterable[Path]) -> list[Path]:
@@ -94,6 +94,52 @@ def relations(git_dirs: Sequence[Path]) -> dict[Path, list[Path]]:
             t for t in tops if t not in outer[gd] and t not in gd.parents and gd not in t.parents
         ]
     return outer
+
+
+def cross_checked(git_dirs: Sequence[Path]) -> tuple[list[Path], frozenset[tuple[Path, Path]]]:
+    """What every store's final copy is tried against once all are pruned
+    (:func:`checkout_relations` with ``against`` and ``exempt``): (every store with a work tree
+    — a ``.git`` folder beside other entries, one whose work tree holds another, whatever holds
+    it —, and the stores :func:`relations` relates to nothing (the checkouts, or where there is
+    none the stores beside none); the pairs (``S``, ``K``) not tried: ``S`` a ``.git`` folder
+    whose work tree holds ``K``, or one of the two holding the other). A store nested in
+    another's work tree is a checkout all the same: a ``.git`` file or folder an earlier phase
+    writes above the task's checkout makes it nested in a store of its own choosing, and the
+    mirror at the fix beside it is then tried against that store alone (the s18 third red
+    team's N1) — so every checkout's future is tried against every store's copy. A ``.git``
+    folder is never re-pruned for holding the future of a store in its own work tree (an honest
+    task holding a clone of itself at an older commit): a candidate cannot make one holding
+    the future (the stores holding it are bound as pruned copies and cannot be moved), while a
+    ``.git`` file above a checkout naming a mirror at the fix is what N1 writes."""
+    outer = relations(git_dirs)
+    holding = {o for gd in git_dirs for o in enclosing(gd, git_dirs)}
+    against = [
+        gd
+        for gd in git_dirs
+        if not outer[gd]
+        or gd in holding
+        or (gd.name == ".git" and _is_dir(gd) and not _no_work_tree(gd))
+    ]
+    exempt = frozenset(
+        (s, k)
+        for s in git_dirs
+        for k in against
+        if s != k
+        and (
+            s in k.parents
+            or k in s.parents
+            or (s.name == ".git" and _is_dir(s) and s.parent in k.parents)
+        )
+    )
+    return against, exempt
+
+
+def _is_dir(path: Path) -> bool:
+    """A folder itself, not a link to one."""
+    try:
+        return stat.S_ISDIR(os.lstat(path).st_mode)
+    except OSError:
+        return False
 
 
 def _no_work_tree(gd: Path) -> bool:
@@ -435,13 +481,20 @@ def _related(own: Path, task: Path, base: str, check: Path, deadline: float | No
             _DEADLINE.reset(token)
 
 
-def checkout_relations(copies: Mapping[Path, PrunedCopy]) -> dict[Path, list[Path] | PruneError]:
+def checkout_relations(
+    copies: Mapping[Path, PrunedCopy],
+    against: Collection[Path] | None = None,
+    exempt: Collection[tuple[Path, Path]] = (),
+) -> dict[Path, list[Path] | PruneError]:
     """Every pair of ``copies`` tried both ways: for each (a store the phase sees in no work
     tree — a checkout, or a store beside none — its copy pruned at its own base), the others
     whose future its copy holds (:func:`_holds_future`: which of two checkouts is the task cannot
     be told, so each is tried against each), in ``copies``' order; a :class:`PruneError` where
-    that cannot be told (its copy's objects, or another's future, cannot be listed). Only those
-    related to one or more are named: two unrelated checkouts beside each other are not."""
+    that cannot be told (its copy's objects, or another's future, cannot be listed; or the two
+    object formats differ). Only those related to one or more are named: two unrelated
+    checkouts beside each other are not. ``against``: only these ones' futures are tried (every
+    store's final copy against the checkouts', :func:`cross_checked`); ``exempt``: the pairs
+    (the copy's store, the one whose future) not tried."""
     if len(copies) < 2:
         return {}
     out: dict[Path, list[Path] | PruneError] = {}
@@ -452,18 +505,22 @@ def checkout_relations(copies: Mapping[Path, PrunedCopy]) -> dict[Path, list[Pat
         except (PruneError, OSError, subprocess.SubprocessError, UnicodeError) as exc:
             out[gd] = PruneError(f"the objects of its copy cannot be listed: {exc}")
     for other, there in copies.items():
+        if against is not None and other not in against:
+            continue
+        if all(gd == other or (gd, other) in exempt for gd in held):
+            continue
         scratch = there.path.with_name(there.path.name + ".future")
         try:
             future = _future_objects(other, there.base, scratch)
         except (PruneError, OSError, subprocess.SubprocessError, UnicodeError) as exc:
             why = PruneError(f"whether it holds the future of {other} cannot be told: {exc}")
             for gd in held:
-                if gd != other and gd not in out:
+                if gd != other and gd not in out and (gd, other) not in exempt:
                     out[gd] = why
             continue
         for gd, ids in held.items():
             found = out.get(gd, [])
-            if gd == other or not isinstance(found, list):
+            if gd == other or (gd, other) in exempt or not isinstance(found, list):
                 continue
             try:
                 _same_format(copies[gd].path, other)

@@ -42,8 +42,9 @@ def copy_regular_files(src: Path, dst: Path, *, max_files: int, max_bytes: int) 
     phase's box prunes them (:func:`~evotree.harness.git_prune.prune_related`, after the walk,
     an enclosing repository first): a store nested in a repository's work tree, or beside its
     checkout, that shares its history is pruned at that repository's base, and the checkouts
-    are tried against one another both ways (:func:`~evotree.harness.git_prune.relate_checkouts`).
-    The walk is a loop
+    are tried against one another both ways (:func:`~evotree.harness.git_prune.relate_checkouts`),
+    and once all are pruned every store's copy against every checkout's future, nested
+    checkouts too (:func:`~evotree.harness.git_prune.cross_checked`). The walk is a loop
     (no folder depth makes it recurse).
     """
     from evotree.harness import git_prune, git_stores, git_untraced
@@ -160,11 +161,16 @@ def copy_regular_files(src: Path, dst: Path, *, max_files: int, max_bytes: int) 
         report.files += files
         report.bytes += size
 
-    def relate(batch: list[tuple[Path, Path, str]]) -> None:
+    def relate(
+        batch: list[tuple[Path, Path, str]],
+        against: list[Path] | None = None,
+        exempt: frozenset[tuple[Path, Path]] = frozenset(),
+    ) -> None:
         """The checkouts (related to nothing, so pruned first) tried against one another, both
         ways (:func:`~evotree.harness.git_prune.relate_checkouts`), before any store related to
         them is pruned at their bases: one pruned again is counted again, one not kept
-        refused."""
+        refused. ``against``, ``exempt``: the last call's, over every store pruned
+        (:func:`~evotree.harness.git_relations.cross_checked`)."""
         tops = {source: made[source] for source, _, _ in batch if source in made}
         sizes = {source: usage(copy.path) for source, copy in tops.items()}
         budgets = {
@@ -172,7 +178,9 @@ def copy_regular_files(src: Path, dst: Path, *, max_files: int, max_bytes: int) 
             for source, (files, size) in sizes.items()
         }
         where = {source: (target, name) for source, target, name in batch}
-        changes = git_prune.relate_checkouts(tops, deadline=deadline, budgets=budgets)
+        changes = git_prune.relate_checkouts(
+            tops, deadline=deadline, budgets=budgets, against=against, exempt=exempt
+        )
         for source, change in changes.items():
             target, name = where[source]
             report.files -= sizes[source][0]
@@ -231,6 +239,10 @@ def copy_regular_files(src: Path, dst: Path, *, max_files: int, max_bytes: int) 
             relate(ready)
         first = False
         pending = [s for s in pending if s[0] not in done]
+    if len(made) > 1:
+        # every store's final copy tried against every checkout's future, nested ones too (a
+        # .git file or folder above the task's checkout makes it nested: N1)
+        relate(stores, *git_prune.cross_checked([source for source, _, _ in stores]))
     # every git directory in it was pruned here: the judge's start need not prune it again
     git_untraced.note_pruned_copy(Path(dst))
     return report

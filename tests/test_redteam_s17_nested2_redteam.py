@@ -10,8 +10,10 @@ fourth world) gets holds the fix's blob, or the index takes the fix's lines for 
 
 Wins (strict xfails when found; all five closed the same session by 64c627b: a store holding any
 object of the task's future is related whatever its commits or blob share say; every store
-checked against every checkout the phase sees; their tests plain now. Left, no test: two
-checkouts beside each other are not checked against each other, docs/threat-model.md):
+checked against every checkout the phase sees; their tests plain now. Two checkouts beside
+each other are checked against each other both ways since 067f772,
+``tests/test_git_prune_checkouts.py``, and every store's final copy against every checkout's
+future, nested checkouts too, since the s18 third red team's N1):
 
 - **R1** padding: a bare store whose only commit (a history of its own) holds the fix's file
   beside two files of its own. One blob in three is the task's, not more than ``BLOB_SHARE``:

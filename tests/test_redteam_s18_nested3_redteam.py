@@ -12,6 +12,9 @@ left, the stores beside none are tried against one another both ways,
 ``git_prune.relate_checkouts``, and the mirror holding the task's future is pruned at its base;
 N5 closed since: the future set adds the objects the future's commits and trees name that the
 task's store lacks, ``rev-list --objects --missing=print``, ``git_relations._named_missing``;
+N1 closed since: once every store is pruned, every store's copy is tried against every
+checkout's future, a checkout nested in a store's work tree too, ``git_relations.cross_checked``
+— a ``.git`` folder an earlier phase makes above the checkout (``git init`` there) the same;
 N4 closed since: a store whose object format is not that of the repository it is tried against
 is not relatable, ``git_relations._same_format`` — hidden in the box, refused in the judge's
 copy, emptied in the fourth world):
@@ -55,6 +58,8 @@ Holds (plain tests):
   file of it reaches the box's copy or the judge's;
 - the index's base: a sha256 module store of the fix's tree (N4's R5 form) is not taken for a
   base, the fix's line indexed;
+- N1's fix spares an honest layout: a task holding a clone of itself at an older commit (its
+  store holding the task's base) keeps its base, the clone its older commit, nothing hidden;
 - controls: N1/N2's layout without the ``.git`` file or the emptying, N3's with a ``.git``
   folder, N5's with a full clone — each pruned at the base.
 
@@ -165,7 +170,11 @@ def _sibling_mirror(tmp_path: Path) -> tuple[Path, Path, Path, str]:
 
 def _dot_git_file(phase: Path, names: str) -> None:
     """N1: what an earlier phase writes in its folder: a ``.git`` file naming the sibling
-    mirror, or an empty store of its own."""
+    mirror, or an empty store of its own (``init``: a ``.git`` folder, an empty repository
+    whose work tree is the phase's folder)."""
+    if names == "init":
+        _git(phase, "init", "-q", ".")
+        return
     if names == "empty":
         _git(phase, "init", "-q", "--bare", "empty.git")
     (phase / ".git").write_text(f"gitdir: {names}.git\n".replace("mirror.git", "t.git"))
@@ -179,18 +188,22 @@ def _emptied(root: Path) -> None:
     assert os.listdir(root) == [".git"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="N1: a .git file in the phase's folder makes the task's checkout a store nested in the "
-    "work tree of a store the candidate names; the sibling mirror is then tried against no "
-    "checkout (or is itself the enclosing one) and pruned at its own HEAD, the fix",
-)
 @pytest.mark.parametrize("where", ["box", "judge"])
-@pytest.mark.parametrize("names", ["mirror", "empty"])
+@pytest.mark.parametrize("names", ["mirror", "empty", "init"])
 def test_n1_a_dot_git_file_above_the_checkout(tmp_path: Path, where: str, names: str) -> None:
-    phase, _, _, blob = _sibling_mirror(tmp_path)
+    """Closed: once every store is pruned, every store's copy is tried against every
+    checkout's future, nested checkouts too (``git_relations.cross_checked``): the sibling
+    mirror is pruned at the task's base (the box binds it so, nothing hidden)."""
+    phase, root, mirror, blob = _sibling_mirror(tmp_path)
     _dot_git_file(phase, names)
     assert not _leaks(tmp_path, where, phase, blob)
+    if where == "box":
+        (tmp_path / "again").mkdir()
+        sources, snap = _box(tmp_path / "again", [phase])
+        assert _git(root, "--git-dir", str(sources[mirror]), "rev-parse", "HEAD") == _git(
+            root, "rev-parse", "HEAD"
+        )
+        assert snap["hidden"] == []
 
 
 @pytest.mark.parametrize("where", ["box", "judge"])
@@ -376,7 +389,7 @@ def _box_n5(tmp_path: Path) -> tuple[Path, Path, Path]:
 
 _IN_BOX = {"N1": _box_n1, "N2": _box_n2, "N3": _box_n3, "N4": _box_n4, "N5": _box_n5}
 #: The wins still open in the real bubblewrap box (remove one here once it is closed).
-_OPEN = {"N1"}
+_OPEN: set[str] = set()
 
 
 @pytest.mark.parametrize(
@@ -557,3 +570,25 @@ def test_a_pack_of_the_fix_with_no_index_in_a_nested_store_holds(tmp_path: Path)
     dst, _ = _judge(tmp_path, root)
     assert _judge_holds(dst, blob) == []
     assert not (dst / "vendor/lib.git/objects/pack/pack-fix.pack").exists()
+
+
+def test_a_task_holding_a_clone_of_itself_at_an_older_commit_keeps_its_base(
+    tmp_path: Path,
+) -> None:
+    """N1's fix tries every store's copy against every checkout's future, nested ones too, but
+    never a ``.git`` folder against a store in its own work tree: a fixture clone of the task
+    checked out at an older commit (its store holding the task's base and the fix past it)
+    leaves the task's copy at its own base, the fixture's at the older commit, nothing hidden."""
+    root, older, _ = _task(tmp_path / "t")
+    (root / "tolls/extra.py").write_text("X = 1\n")
+    _git(root, "add", "tolls/extra.py")
+    _git(root, "commit", "-qm", "tolls: extra")
+    base = _git(root, "rev-parse", "HEAD")
+    fixture = root / "vendor/fixture"
+    _git(root, "clone", "-q", "--no-local", str(root), str(fixture))
+    _git(fixture, "checkout", "-q", older)
+    _forget(root)
+    sources, snap = _box(tmp_path, [root])
+    assert snap["hidden"] == []
+    assert _git(root, "--git-dir", str(sources[root / ".git"]), "rev-parse", "HEAD") == base
+    assert _git(root, "--git-dir", str(sources[fixture / ".git"]), "rev-parse", "HEAD") == older
