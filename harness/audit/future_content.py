@@ -61,7 +61,12 @@ from pathlib import Path
 from typing import Any
 
 from evotree.harness.audit.base_tree import _at_lines, _in_tree, _pieces_in_tree
-from evotree.harness.audit.content_views import ESCAPED, decoded_views, selection_views
+from evotree.harness.audit.content_views import (
+    ESCAPED,
+    _undone,
+    decoded_views,
+    selection_views,
+)
 from evotree.harness.audit.future_stores import module_stores
 from evotree.harness.audit.repo_objects import (
     all_objects,
@@ -205,32 +210,6 @@ class ProvenanceIndex:
                     found -= _in_tree(tree_repo, tree_base, [], found)
             self._added = found
         return self._added
-
-    def piece_shows_future(self, piece: str, line: str) -> bool:
-        """Whether ``piece``, a match ``grep -o`` printed of the indexed ``line``, shows the
-        future: always for a future commit's line and for a hidden file's own line (the whole
-        line is the future); for a hidden file's line that carries lines the future adds inside
-        text of its own (a log's message holding the fixed module as a string), only where the
-        piece overlaps one of them (short ones too, as written or escaped as JSON, Python or
-        HTML write them): the protocol's method name beside it shows nothing of the fix."""
-        if not self.lines.get(line, "").startswith(HIDDEN_SOURCE):
-            return True
-        futures = [
-            form
-            for added in {*self.lines_inside(line), *self.added()}
-            if not self.lines.get(added, "").startswith(HIDDEN_SOURCE)
-            for form in _spellings(added)
-            if form in line
-        ]
-        if not futures:
-            return True  # nothing of a future commit inside: the line is the future itself
-        spans = [(m.start(), m.end()) for f in futures for m in re.finditer(re.escape(f), line)]
-        at = line.find(piece)
-        while at >= 0:
-            if any(at < end and at + len(piece) > start for start, end in spans):
-                return True
-            at = line.find(piece, at + 1)
-        return False
 
     def _line_inside(self, text: str) -> str | None:
         """An indexed line (a future commit's, a hidden file's own) that a line of ``text``
@@ -514,17 +493,42 @@ class HiddenFile:
     holds_changed: bool  # see :func:`_relates`
 
 
-#: words too common to relate a file to the code a fix changes (English, and Python's own)
+#: words too common to relate a file to the code a fix changes (English, Python's own, and the
+#: generic names any program and any tool's record hold), compared lowercased
 _COMMON_WORDS = frozenset(
-    {
+    w.lower()
+    for w in {
         *keyword.kwlist,
         *dir(builtins),
         *"the and for with from that this not are was but all any can has have had its".split(),
         *"into out one two new old use used get set via per may will when then than".split(),
-        *"self cls args kwargs true false none null".split(),
+        *"self cls args kwargs true false none null main test tests".split(),
+        *"name file path time date data value type list item line text size count index".split(),
+        *"start stop end key keys result status user source version default run runs".split(),
     }
 )
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]{2,}")
+#: a name a program defines: a function, a class, a module's constant
+_DEFINED = re.compile(
+    r"\b(?:def|class|fn|func|function|struct|enum|interface)\s+([A-Za-z_]\w*)|^([A-Z][A-Z0-9_]{2,})\s*[:=]",
+    re.M,
+)
+#: a run of hex digits long enough to hold text (an idea written as hex)
+_HEX_RUN = re.compile(r"(?<![0-9A-Fa-f])(?:[0-9A-Fa-f]{2}){8,}(?![0-9A-Fa-f])")
+
+
+def _parts(text: str) -> set[str]:
+    """The lowercased parts (4+ characters) of every identifier in ``text``, split at ``_``
+    and at a case change (``WINTER_FEED_RATE``, ``winter_feed_rate`` and ``winterFeedRate``
+    share ``winter``, ``feed``, ``rate``), common words left out."""
+    out: set[str] = set()
+    for word in _WORD.findall(text):
+        for part in re.findall(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+", word):
+            if len(part) >= 4:
+                out.add(part.lower())
+        if len(word) >= 4:
+            out.add(word.lower())
+    return out - _COMMON_WORDS
 
 
 def _changed_file_lines(index: ProvenanceIndex) -> tuple[set[str], set[str]]:
@@ -567,9 +571,9 @@ def _changed_file_lines(index: ProvenanceIndex) -> tuple[set[str], set[str]]:
                 if line.startswith(("--- a/", "+++ b/")):
                     paths.add(line[6:])
             elif line.startswith("@@"):
-                words.update(_WORD.findall(line.split("@@", 2)[-1]))
+                words |= _parts(line.split("@@", 2)[-1])
             elif line[:1] in ("+", "-"):
-                words.update(_WORD.findall(line[1:]))
+                words |= _parts(line[1:])
         for commit_id, paths in changed.items():
             try:
                 commit = repo[commit_id].peel(pygit2.Commit)
@@ -586,20 +590,34 @@ def _changed_file_lines(index: ProvenanceIndex) -> tuple[set[str], set[str]]:
                         continue
                     if obj.is_binary:
                         continue
-                    for raw in obj.data.decode("utf-8", "replace").splitlines():
+                    whole = obj.data.decode("utf-8", "replace")
+                    for raw in whole.splitlines():
                         text = raw.strip()
                         if len(text) >= SHORT_LINE and len(_ALNUM.findall(text)) >= SHORT_ALNUM:
                             found.add(text)
-    return found, words - _COMMON_WORDS
+                    # the names the changed file defines (git's hunk header may not name the
+                    # function a change lies in: a method, a change at module level)
+                    for m in _DEFINED.finditer(whole):
+                        words |= _parts(m[1] or m[2])
+    return found, words
 
 
 def _relates(text: str, lines: set[str], words: set[str]) -> bool:
     """Whether a hidden file's ``text`` relates to the code the future changes: it holds a
     line of a version of a changed file (as written, as a patch's ``+``/``-``/context line, or
     inside a JSON or Python string: a notebook's cell), or a word of the lines the future
-    changes or of the function they lie in (a rewrite, a port to another language, a test of
-    the function). Such a file is never taken for a tool's record."""
-    for view in decoded_views(text):
+    changes, of the function they lie in or of a name a changed file defines (compared by
+    parts, lowercased: a rewrite, a port to another language in another case, a test of the
+    function, a config of the constant), in the text or in it decoded (escapes, entities,
+    base64, hex, percent-encoding). A file with no word of three letters at all (a formula,
+    values) cannot be told apart from an idea: it relates too. Such a file is never taken for
+    a tool's record."""
+    if not _WORD.search(text):
+        return True
+    views = [*decoded_views(text), *_undone(text)]
+    for m in _HEX_RUN.finditer(text):
+        views.append(bytes.fromhex(m[0]).decode("utf-8", "replace"))
+    for view in views:
         for raw in view.splitlines():
             line = raw.strip()
             if line in lines or (raw[:1] in "+- " and raw[1:].strip() in lines):
@@ -607,19 +625,9 @@ def _relates(text: str, lines: set[str], words: set[str]) -> bool:
             if line.startswith('"') and line.rstrip(",").endswith('"'):
                 if line.rstrip(",")[1:-1].strip() in lines:
                     return True
-        if not words.isdisjoint(_WORD.findall(view)):
+        if not words.isdisjoint(_parts(view)):
             return True
     return False
-
-
-def _spellings(text: str) -> set[str]:
-    """``text`` as written, and as JSON, Python (either quote) and HTML spell it in a string."""
-    import html
-    import json
-
-    forms = {text, json.dumps(text)[1:-1], repr(text)[1:-1], repr(text + "'")[1:-2]}
-    forms |= {html.escape(text), html.escape(text, quote=False)}
-    return {f for f in forms if f}
 
 
 def _added_lines(gitdir: Path, commits: list[str]) -> set[str]:

@@ -21,7 +21,7 @@ import json
 import re
 import sqlite3
 import subprocess
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -430,27 +430,17 @@ def read_prints(
 
 
 def holds_index_line(
-    values: Iterable[str],
-    lines: Iterable[str],
-    *,
-    inside: bool = False,
-    parts: bool = False,
-    shows: Callable[[str, str], bool] | None = None,
+    values: Iterable[str], lines: Iterable[str], *, inside: bool = False, parts: bool = False
 ) -> bool:
     """Does any value hold, as one of its lines (stripped), a line of the provenance index?
     ``inside``: or a line holding one (a search's output line, a tag's pattern around it).
-    ``parts``: or a distinctive line that is a piece of one (``grep -o`` prints the matches)
-    where ``shows(piece, line)`` says the piece shows the future of that line (default: any
-    piece does)."""
+    ``parts``: or a distinctive line that is a piece of one (``grep -o`` prints the matches)."""
     wanted = set(lines)
     got = [line.strip() for value in values for line in value.splitlines() if line.strip()]
     if any(line in wanted for line in got):
         return True
     if parts and any(
-        len(p) >= MIN_LINE
-        and len(re.findall(r"[A-Za-z0-9]", p)) >= MIN_ALNUM
-        and p in w
-        and (shows is None or shows(p, w))
+        len(p) >= MIN_LINE and len(re.findall(r"[A-Za-z0-9]", p)) >= MIN_ALNUM and p in w
         for p in got[:10_000]
         for w in wanted
     ):

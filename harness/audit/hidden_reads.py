@@ -7,7 +7,7 @@ module), and a part of a file that holds the future may print none of it (mutmut
 trampoline function). With the task repository the audit re-does the read on the checkout's
 file (read-only: the file's text for ``cat``, GNU ``sed --sandbox`` for ``sed``) and the caller
 judges what it prints by content provenance, as it judges a ``head``/``tail``. Only plain forms
-are evaluated: ``cat`` with layout options and one file; ``sed -n`` (or ``--quiet``) with ``-E``
+are evaluated: ``cat`` with layout options and one file; ``sed`` (``-n`` or not) with ``-E``
 and one script made of addresses (line numbers, ``$``, ``/regex/``, ranges, ``~step``, ``!``)
 and the commands ``p``, ``=``, ``q``, ``Q`` (nothing that edits, runs or writes), one file. A
 binary file, a file the index does not read (too large, beyond the files it reads of a
@@ -98,7 +98,8 @@ def _cat(argv: Sequence[str]) -> list[str] | None:
 
 
 def _sed(argv: Sequence[str]) -> tuple[list[str], str] | None:
-    """(extra options, script) and the file operands of a read-only ``sed -n``; None else."""
+    """(options, script) and the file operands of a read-only ``sed`` (``-n`` kept when given:
+    without it sed also prints each line it reads); None else."""
     quiet, opts, script, files = False, [], None, []
     k = 1
     while k < len(argv):
@@ -120,9 +121,10 @@ def _sed(argv: Sequence[str]) -> tuple[list[str], str] | None:
         else:
             files.append(word)
         k += 1
-    if not quiet or script is None or not _SED_SCRIPT.fullmatch(script):
+    if script is None or not _SED_SCRIPT.fullmatch(script):
         return None
-    return [*opts, "-e", script], files
+    # without -n sed prints every line it reads as well (``sed '/re/q'``: up to the first match)
+    return [*(["-n"] if quiet else []), *opts, "-e", script], files
 
 
 def whole_prints(
@@ -152,7 +154,7 @@ def whole_prints(
         return path.read_bytes().decode("utf-8", "replace")
     try:
         proc = subprocess.run(
-            ["sed", "--sandbox", "-n", *sed[0], "--", str(path)],
+            ["sed", "--sandbox", *sed[0], "--", str(path)],
             cwd=root,
             capture_output=True,
             timeout=_SED_SECONDS,

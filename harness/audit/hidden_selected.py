@@ -17,9 +17,10 @@ What a command selects:
   selected all the same. grep itself is re-run with ``-n`` to number them;
 * ``head``/``tail`` with ``-n K``/``-K``/``--lines``/``-c K``/``--bytes`` (``+K`` from the
   K-th): those lines, or the lines the bytes fall in;
-* ``sed -n`` whose script is only ``p`` and ``q`` commands behind line, ``$``, ``/re/``,
-  ``first~step`` addresses and ranges (``2,$p``, ``/<pre>/,/total/p``, ``5p;5q``): sed itself
-  is re-run with each ``p`` made ``=`` (the line numbers it would print);
+* ``sed`` whose script is only ``p`` and ``q`` commands behind line, ``$``, ``/re/``,
+  ``first~step`` addresses and ranges (``2,$p``, ``/<pre>/,/total/p``, ``5p;5q``,
+  ``/re/q`` without ``-n``): sed itself is re-run with each ``p`` made ``=`` (the line numbers
+  it would print; without ``-n`` every line it reads is numbered too);
 * ``awk 'NR==K'``, ``awk 'NR>=A && NR<=B'`` (``{print}``/``{print $0}`` or none) of one file;
 * everything else that reads the file (``cat``, ``xxd``, ``od``, ``base64``, ``strings``, a
   program, a pipe into anything, an unknown option or form): EVERY line (fail closed).
@@ -296,8 +297,8 @@ def _nul_line(data: bytes) -> int:
 
 def grep_selection(argv: Sequence[str], root: Path, rel: str) -> Selection | None:
     """:func:`grep_selects` as a :class:`Selection`; an oracle (``-c``/``-l``/``-L``/``-q``: no
-    line printed) and ``grep -o`` (its matches printed, not its lines) carry what grep matched
-    (its ``-o`` matches, re-run likewise: a lookahead's probe is the replay's); a file
+    line printed) without ``-P`` carries what grep matched (its ``-o`` matches, re-run
+    likewise; a Perl pattern's lookaround prints less than it tested); a file
     read without ``-a`` selects only its lines before the first NUL byte's line (grep then
     prints "Binary file F matches", no line: no oracle asked for, a known residual). None
     when grep cannot be re-run."""
@@ -309,8 +310,8 @@ def grep_selection(argv: Sequence[str], root: Path, rel: str) -> Selection | Non
     counted = any(
         w in _ORACLE_LONG or (not w.startswith("--") and set(w[1:]) & _ORACLE_SHORT) for w in flags
     )
-    # grep -o prints its matches, not the lines: what it selected is what they hold
-    only = any(w == "--only-matching" or (not w.startswith("--") and "o" in w) for w in flags)
+    # Perl's lookarounds and \K print less than the match they tested: no proof (S9)
+    perl = any(w == "--perl-regexp" or (not w.startswith("--") and "P" in w) for w in flags)
     text = any(a == "-a" or a == "--binary-files=text" for a in args)
     try:
         upto = 0 if text or counted else _nul_line((root / rel).read_bytes()[:MAX_BYTES])
@@ -319,7 +320,7 @@ def grep_selection(argv: Sequence[str], root: Path, rel: str) -> Selection | Non
     lines = grep_selects(argv, root, rel, upto=upto)
     if lines is None:
         return None
-    if not (counted or only) or "-v" in args:
+    if not counted or "-v" in args or perl:
         return Selection(rel, lines, False)
     keep: list[str] = []
     skip = False
@@ -428,7 +429,9 @@ def _sed_script(script: str) -> str | None:
 
 
 def _sed_args(argv: Sequence[str]) -> tuple[list[str], str, list[str]] | None:
-    """(options, script made to number lines, files) of ``sed -n SCRIPT FILE...``."""
+    """(options, script made to number lines, files) of ``sed [-n] SCRIPT FILE...`` (without
+    ``-n``, every line read is numbered too: ``sed '/re/q'`` selects the lines up to the
+    first match)."""
     quiet, opts, scripts, files = False, [], [], []
     k = 1
     while k < len(argv):
@@ -452,9 +455,11 @@ def _sed_args(argv: Sequence[str]) -> tuple[list[str], str, list[str]] | None:
         else:
             files.append(word)
         k += 1
-    if not quiet or not scripts:
+    if not scripts:
         return None
     made = _sed_script("\n".join(scripts))
+    if made is not None and not quiet:
+        made = "=\n" + made  # without -n sed prints every line it reads, up to a q
     return None if made is None else (opts, made, files)
 
 

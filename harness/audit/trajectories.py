@@ -368,9 +368,7 @@ def _holds(
     the base's files nowhere hold and the trajectory's ``own`` text does not, in the text as
     printed or with its encodings undone (:meth:`ProvenanceIndex.shows_piece`: a line cut
     behind an offset, XML-escaped)? A read is cleared only when it printed neither."""
-    if holds_index_line(
-        values, index.lines, inside=inside, parts=parts, shows=index.piece_shows_future
-    ):
+    if holds_index_line(values, index.lines, inside=inside, parts=parts):
         return True
     return any(index.shows_piece(value, own) for value in values)
 
