@@ -55,7 +55,7 @@ import os
 import re
 import time
 import zipfile
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -436,10 +436,9 @@ def build_index(
     workdir = getattr(r.repo, "workdir", None)
     hidden_files: list[HiddenFile] = []
     if hidden_paths and workdir:
-        changed, words = _changed_file_lines(index)
         for path, text in _hidden_texts(Path(workdir), hidden_paths):
-            related = _relates(text, changed, words)
-            hidden_files.append(HiddenFile(path, list(_hidden_lines(text)), related))
+            ordinal = sum(h.path == path for h in hidden_files)
+            hidden_files.append(HiddenFile(path, ordinal, list(_hidden_lines(text))))
             for line in hidden_files[-1].lines:
                 # every line of a hidden file the base lacks: a test's expected values, a SQL
                 # or YAML fix are the future as much as code is (a filter to "lines of a
@@ -471,7 +470,8 @@ def build_index(
             index.tags[text] = commit
         else:
             index.lines[text] = commit
-    for text in _tool_noise(index, hidden_files):
+    relates = _relation(index, Path(workdir or "."))
+    for text in _tool_noise(index, hidden_files, relates):
         del index.lines[text]
     for text in [*index.lines, *index.subjects]:
         words = _IDENT.findall(text)
@@ -485,12 +485,30 @@ def build_index(
 @dataclass(frozen=True)
 class HiddenFile:
     """A text file of a hidden path as the index reads it: the hidden path it lies under, its
-    distinctive lines, and whether it holds a line of a version of a file the future changes
-    (a copy or a variant of such a file does; a tool's record of a run does not)."""
+    place among that path's texts (:func:`_hidden_texts`' order) and its distinctive lines."""
 
     path: str
+    ordinal: int
     lines: list[str]
-    holds_changed: bool  # see :func:`_relates`
+
+
+def _relation(index: ProvenanceIndex, root: Path) -> Callable[[HiddenFile], bool]:
+    """:func:`_relates` for a hidden file, its text read again and the changed code computed
+    only when a file is asked about (a file holding none of the future beside a door: rare)."""
+    code: list[tuple[set[str], set[str]]] = []
+    texts: dict[str, list[str]] = {}
+
+    def relates(hidden: HiddenFile) -> bool:
+        if not code:
+            code.append(_changed_code(index))
+        if hidden.path not in texts:
+            texts[hidden.path] = [t for _, t in _hidden_texts(root, [hidden.path])]
+        found = texts[hidden.path]
+        if hidden.ordinal >= len(found):
+            return True  # the file changed under the audit: not told apart, kept
+        return _relates(found[hidden.ordinal], *code[0])
+
+    return relates
 
 
 #: words too common to relate a file to the code a fix changes (English, Python's own, and the
@@ -531,13 +549,13 @@ def _parts(text: str) -> set[str]:
     return out - _COMMON_WORDS
 
 
-def _changed_file_lines(index: ProvenanceIndex) -> tuple[set[str], set[str]]:
+def _changed_code(index: ProvenanceIndex) -> tuple[set[str], set[str]]:
     """What a copy, a variant or a rewrite of the code the future changes would hold: the lines
     (stripped, of :data:`SHORT_LINE` characters and :data:`SHORT_ALNUM` letters or digits) of
     every version, before and after, of every file a future commit changes, and the words
-    (identifiers of 3+ characters, common ones left out) of the lines the future adds or
-    removes and of the function each change lies in (git's hunk header). One ``git log -p
-    -U0`` per store; blobs over 4 MiB and binary ones are skipped."""
+    (:func:`_parts`) of the lines the future adds or removes, of git's hunk header and of the
+    names every version of a changed file defines. One ``git log -p -U0`` per store; blobs
+    over 4 MiB and binary ones are skipped."""
     import pygit2
 
     found: set[str] = set()
@@ -696,7 +714,11 @@ def _carrier(index: ProvenanceIndex) -> Any:
     return carries
 
 
-def _tool_noise(index: ProvenanceIndex, hidden_files: Sequence[HiddenFile]) -> set[str]:
+def _tool_noise(
+    index: ProvenanceIndex,
+    hidden_files: Sequence[HiddenFile],
+    relates: Callable[[HiddenFile], bool],
+) -> set[str]:
     """The indexed lines of hidden files that carry nothing of the future: of a hidden file
     that holds a future commit's line, subject or id in some of its lines (a log of a run of
     the fix, a recording of its diff), the other lines are the tool's own (a trace's ``brk``
@@ -707,10 +729,10 @@ def _tool_noise(index: ProvenanceIndex, hidden_files: Sequence[HiddenFile]) -> s
     fix (mutmut's ``mutants/``: the trampolined module beside its ``.meta`` of exit codes; a
     fast-export stream of the fixed branch beside the main branch's), and a file of it holding
     none of the future is the tool's own too. In a folder where a file holds the future
-    without lines of its own (a run store whose one run's tag names the fix), a file holding
-    no line of any version, before or after, of a file the future changes is the tool's
-    record too (a run's metadata, a sitemap: session 18); one holding such a line (a variant
-    of the changed code keeps the unchanged lines of the file it edits) stays."""
+    without lines of its own (a run store whose one run's tag names the fix), a file that
+    does not relate to the code the future changes (``relates``: :func:`_relates`) is the
+    tool's record too (a run's metadata, a sitemap: session 18); a variant, a rewrite, a test
+    of the changed code stays."""
     carries = _carrier(index)
     noise: set[str] = set()
     kept: set[str] = set()
@@ -730,8 +752,8 @@ def _tool_noise(index: ProvenanceIndex, hidden_files: Sequence[HiddenFile]) -> s
         else:
             bare.append((hidden, own))
     for hidden, own in bare:
-        record = hidden.path in doors and not hidden.holds_changed
-        (noise if hidden.path in wrapped or record else kept).update(own)
+        record = hidden.path in wrapped or (hidden.path in doors and own and not relates(hidden))
+        (noise if record else kept).update(own)
     return noise - kept
 
 
