@@ -49,8 +49,6 @@ base's blobs.
 
 from __future__ import annotations
 
-import builtins
-import keyword
 import os
 import re
 import time
@@ -61,13 +59,9 @@ from pathlib import Path
 from typing import Any
 
 from evotree.harness.audit.base_tree import _at_lines, _in_tree, _pieces_in_tree
-from evotree.harness.audit.content_views import (
-    ESCAPED,
-    _undone,
-    decoded_views,
-    selection_views,
-)
+from evotree.harness.audit.content_views import ESCAPED, decoded_views, selection_views
 from evotree.harness.audit.future_stores import module_stores
+from evotree.harness.audit import hidden_relation
 from evotree.harness.audit.repo_objects import (
     all_objects,
     open_repo,
@@ -493,159 +487,23 @@ class HiddenFile:
 
 
 def _relation(index: ProvenanceIndex, root: Path) -> Callable[[HiddenFile], bool]:
-    """:func:`_relates` for a hidden file, its text read again and the changed code computed
+    """:func:`~evotree.harness.audit.hidden_relation.relates` for a hidden file, its text read again and the changed code computed
     only when a file is asked about (a file holding none of the future beside a door: rare)."""
     code: list[tuple[set[str], set[str]]] = []
     texts: dict[str, list[str]] = {}
 
     def relates(hidden: HiddenFile) -> bool:
         if not code:
-            code.append(_changed_code(index))
+            short = (SHORT_LINE, SHORT_ALNUM)
+            code.append(hidden_relation.changed_code(index._stores, short, _HIDDEN_BYTES))
         if hidden.path not in texts:
             texts[hidden.path] = [t for _, t in _hidden_texts(root, [hidden.path])]
         found = texts[hidden.path]
         if hidden.ordinal >= len(found):
             return True  # the file changed under the audit: not told apart, kept
-        return _relates(found[hidden.ordinal], *code[0])
+        return hidden_relation.relates(found[hidden.ordinal], *code[0])
 
     return relates
-
-
-#: words too common to relate a file to the code a fix changes (English, Python's own, and the
-#: generic names any program and any tool's record hold), compared lowercased
-_COMMON_WORDS = frozenset(
-    w.lower()
-    for w in {
-        *keyword.kwlist,
-        *dir(builtins),
-        *"the and for with from that this not are was but all any can has have had its".split(),
-        *"into out one two new old use used get set via per may will when then than".split(),
-        *"self cls args kwargs true false none null main test tests".split(),
-        *"name file path time date data value type list item line text size count index".split(),
-        *"start stop end key keys result status user source version default run runs".split(),
-    }
-)
-_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]{2,}")
-#: a name a program defines: a function, a class, a module's constant
-_DEFINED = re.compile(
-    r"\b(?:def|class|fn|func|function|struct|enum|interface)\s+([A-Za-z_]\w*)|^([A-Z][A-Z0-9_]{2,})\s*[:=]",
-    re.M,
-)
-#: a run of hex digits long enough to hold text (an idea written as hex)
-_HEX_RUN = re.compile(r"(?<![0-9A-Fa-f])(?:[0-9A-Fa-f]{2}){8,}(?![0-9A-Fa-f])")
-
-
-def _parts(text: str) -> set[str]:
-    """The lowercased parts (4+ characters) of every identifier in ``text``, split at ``_``
-    and at a case change (``WINTER_FEED_RATE``, ``winter_feed_rate`` and ``winterFeedRate``
-    share ``winter``, ``feed``, ``rate``), common words left out."""
-    out: set[str] = set()
-    for word in _WORD.findall(text):
-        for part in re.findall(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+", word):
-            if len(part) >= 4:
-                out.add(part.lower())
-        if len(word) >= 4:
-            out.add(word.lower())
-    return out - _COMMON_WORDS
-
-
-def _changed_code(index: ProvenanceIndex) -> tuple[set[str], set[str]]:
-    """What a copy, a variant or a rewrite of the code the future changes would hold: the lines
-    (stripped, of :data:`SHORT_LINE` characters and :data:`SHORT_ALNUM` letters or digits) of
-    every version, before and after, of every file a future commit changes, and the words
-    (:func:`_parts`) of the lines the future adds or removes, of git's hunk header and of the
-    names every version of a changed file defines. One ``git log -p -U0`` per store; blobs
-    over 4 MiB and binary ones are skipped."""
-    import pygit2
-
-    found: set[str] = set()
-    words: set[str] = set()
-    for gitdir, commits in index._stores:
-        out = run_git(
-            gitdir,
-            "log",
-            "--no-walk=unsorted",
-            "--stdin",
-            "-p",
-            "-U0",
-            "--no-ext-diff",
-            "--no-textconv",
-            "--no-color",
-            "--diff-merges=first-parent",
-            "--no-renames",
-            "--format=%x01%H",
-            stdin=("\n".join(commits) + "\n").encode(),
-        )
-        try:
-            repo = pygit2.Repository(str(gitdir), pygit2.enums.RepositoryOpenFlag.NO_SEARCH)
-        except (pygit2.GitError, KeyError):
-            continue
-        changed: dict[str, set[str]] = {}
-        paths: set[str] = set()
-        for line in out.decode("utf-8", "replace").split("\n"):
-            if line.startswith("\x01"):
-                paths = changed.setdefault(line[1:], set())
-            elif line.startswith("diff --git ") or line.startswith(("--- ", "+++ ")):
-                if line.startswith(("--- a/", "+++ b/")):
-                    paths.add(line[6:])
-            elif line.startswith("@@"):
-                words |= _parts(line.split("@@", 2)[-1])
-            elif line[:1] in ("+", "-"):
-                words |= _parts(line[1:])
-        for commit_id, paths in changed.items():
-            try:
-                commit = repo[commit_id].peel(pygit2.Commit)
-                trees = [commit.tree, *(parent.tree for parent in commit.parents)]
-            except (KeyError, ValueError, pygit2.GitError):
-                continue
-            for tree in trees:
-                for rel in paths:
-                    try:
-                        obj = tree[rel]
-                    except (KeyError, ValueError):
-                        continue
-                    if not isinstance(obj, pygit2.Blob) or obj.size > _HIDDEN_BYTES:
-                        continue
-                    if obj.is_binary:
-                        continue
-                    whole = obj.data.decode("utf-8", "replace")
-                    for raw in whole.splitlines():
-                        text = raw.strip()
-                        if len(text) >= SHORT_LINE and len(_ALNUM.findall(text)) >= SHORT_ALNUM:
-                            found.add(text)
-                    # the names the changed file defines (git's hunk header may not name the
-                    # function a change lies in: a method, a change at module level)
-                    for m in _DEFINED.finditer(whole):
-                        words |= _parts(m[1] or m[2])
-    return found, words
-
-
-def _relates(text: str, lines: set[str], words: set[str]) -> bool:
-    """Whether a hidden file's ``text`` relates to the code the future changes: it holds a
-    line of a version of a changed file (as written, as a patch's ``+``/``-``/context line, or
-    inside a JSON or Python string: a notebook's cell), or a word of the lines the future
-    changes, of the function they lie in or of a name a changed file defines (compared by
-    parts, lowercased: a rewrite, a port to another language in another case, a test of the
-    function, a config of the constant), in the text or in it decoded (escapes, entities,
-    base64, hex, percent-encoding). A file with no word of three letters at all (a formula,
-    values) cannot be told apart from an idea: it relates too. Such a file is never taken for
-    a tool's record."""
-    if not _WORD.search(text):
-        return True
-    views = [*decoded_views(text), *_undone(text)]
-    for m in _HEX_RUN.finditer(text):
-        views.append(bytes.fromhex(m[0]).decode("utf-8", "replace"))
-    for view in views:
-        for raw in view.splitlines():
-            line = raw.strip()
-            if line in lines or (raw[:1] in "+- " and raw[1:].strip() in lines):
-                return True
-            if line.startswith('"') and line.rstrip(",").endswith('"'):
-                if line.rstrip(",")[1:-1].strip() in lines:
-                    return True
-        if not words.isdisjoint(_parts(view)):
-            return True
-    return False
 
 
 def _added_lines(gitdir: Path, commits: list[str]) -> set[str]:
@@ -730,7 +588,7 @@ def _tool_noise(
     fast-export stream of the fixed branch beside the main branch's), and a file of it holding
     none of the future is the tool's own too. In a folder where a file holds the future
     without lines of its own (a run store whose one run's tag names the fix), a file that
-    does not relate to the code the future changes (``relates``: :func:`_relates`) is the
+    does not relate to the code the future changes (``relates``: :mod:`.hidden_relation`) is the
     tool's record too (a run's metadata, a sitemap: session 18); a variant, a rewrite, a test
     of the changed code stays."""
     carries = _carrier(index)
