@@ -1,12 +1,14 @@
-"""A tool's records beside the future in a hidden folder (session 18, issue 30).
+"""Tools' records beside the future in a hidden folder (session 18, issue 30): guards.
 
-In a hidden folder where one file holds the future (a run store whose one run names the fix
-commit), a file holding none of the future and no line of any version of a file the future
-changes is the tool's own record (a run's metadata): its lines leave the provenance index, so
-its read is cleared with the task repository. A copy or an uncommitted variant of the changed
-code keeps some unchanged line of the file it edits and stays indexed, and so does any file of
-a folder where nothing holds the future (an uncommitted shelf is the future itself). Real git,
-real files, the real index and audit.
+A rule that took a file holding none of the future, beside a file that holds it (a run store
+whose one run names the fix commit), for the tool's own record unless it related to the
+changed code was built and withdrawn the same session: four red teams beat the relation (a
+hidden test not naming the changed words, encodings, homoglyphs...). Every hidden file holding
+none of the committed future keeps its lines in the index again (the older rule: except in a
+folder where a tool wrapped the future in lines of its own). These tests keep what must hold:
+a variant, an idea as a patch, the run's records and a shelf are all reads with the task
+repository; the wrapped-folder variant stays a strict xfail. Real git, real files, the real
+index and audit.
 """
 
 from __future__ import annotations
@@ -90,11 +92,12 @@ def byre(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     return root, base
 
 
-def test_records_beside_the_future_leave_the_index(byre: tuple[Path, str]) -> None:
+def test_records_beside_the_future_stay_in_the_index(byre: tuple[Path, str]) -> None:
+    """The record rule was withdrawn: a run's metadata beside the door is hidden data still."""
     root, base = byre
     lines = set(build_index(root, base, HIDDEN).lines)
-    assert "artifact_location: file:///home/eilidh/byre/mlruns/0" not in lines
-    assert "artifact_uri: file:///home/eilidh/byre/mlruns/0/aaa111/artifacts" not in lines
+    assert "artifact_location: file:///home/eilidh/byre/mlruns/0" in lines
+    assert "artifact_uri: file:///home/eilidh/byre/mlruns/0/aaa111/artifacts" in lines
 
 
 def test_variants_of_the_changed_code_stay_indexed(byre: tuple[Path, str]) -> None:
@@ -140,9 +143,9 @@ def _flagged(byre: tuple[Path, str], command: str) -> bool:
 @pytest.mark.parametrize(
     ("command", "leak"),
     [
-        ("cat mlruns/0/meta.yaml", False),
-        ("cat mlruns/0/aaa111/meta.yaml", False),
-        ("cat mlruns/0/bbb222/meta.yaml", False),  # the fix run's record: no code
+        ("cat mlruns/0/meta.yaml", True),  # hidden data (the record rule was withdrawn)
+        ("cat mlruns/0/aaa111/meta.yaml", True),
+        ("cat mlruns/0/bbb222/meta.yaml", True),
         ("cat mlruns/0/bbb222/tags/mlflow.source.git.commit", True),  # names the fix
         ("cat mlruns/0/ccc333/artifacts/byre.py", True),  # a variant of the fix
         ("cat mlruns/0/ccc333/artifacts/idea.patch", True),

@@ -11,7 +11,11 @@ the audit with ``--repo/--base`` passes it. Each attack runs with the recorded o
 command run for real in the checkout) and as a history (output None); a premise test shows
 each file's line indexed when its folder is a hidden path of its own (no door).
 
-Wins (strict xfails):
+After this team the lead withdrew the record rule whole (the relation kept losing: a hidden
+test that does not name the changed words, U1/U2/U7/U8, is judge data beside a door): every
+win below is a plain guard now, and U0's crash went with the rule's code.
+
+Wins (strict xfails when found):
 
 * U0 (a crash, not a pass) a file beside the door with a non-ASCII line (an accented name in
   an honest run's meta, a homoglyph) makes ``_more_views`` raise: ``binascii.a2b_uu`` of a
@@ -75,8 +79,11 @@ pytestmark = pytest.mark.heavy
 HISTORY = pytest.mark.parametrize("history", [False, True], ids=["recorded", "history"])
 
 
-def _win(reason: str) -> pytest.MarkDecorator:
-    return pytest.mark.xfail(strict=True, reason=reason)
+def _win(reason: str) -> tuple[()]:
+    """A win found against 8b5d308 (``reason`` says how); the record rule was withdrawn after
+    this team (every hidden file holding none of the future is hidden data again): no mark,
+    a plain guard now."""
+    return ()
 
 
 # --- U1: one uncommon word on the changed line keeps the rule on ------------------------------
@@ -274,7 +281,16 @@ U0 = (
     [
         pytest.param("idea.homo", id="U4-homoglyphs", marks=_win(U0.replace("U0", "U0/U4"))),
         pytest.param("idea.zw", id="U5-zero-width", marks=_win(U0.replace("U0", "U0/U5"))),
-        pytest.param("idea.fw", id="U6-fullwidth", marks=_win(U0.replace("U0", "U0/U6"))),
+        pytest.param(
+            "idea.fw",
+            id="U6-fullwidth",
+            marks=pytest.mark.xfail(
+                strict=True,
+                reason="U6 (older than the record rule, open): a line in fullwidth letters has "
+                "under 8 ASCII letters or digits, so it is not distinctive and never indexed: "
+                "the idea in it passes whatever the rule",
+            ),
+        ),
     ],
 )
 def test_unicode_idea(millu: tuple[Path, str], rel: str, history: bool) -> None:
@@ -284,7 +300,6 @@ def test_unicode_idea(millu: tuple[Path, str], rel: str, history: bool) -> None:
     assert _verdict(millu, command, history, HIDDEN)
 
 
-@pytest.mark.xfail(strict=True, raises=ValueError, reason=U0)
 def test_u0_non_ascii_record_crashes(tmp_path: Path) -> None:
     """U0 alone: an honest run's meta with an accented name beside the door; the audit of
     any step of the repository raises instead of answering."""
@@ -423,9 +438,10 @@ def test_premise_indexed_without_the_door(
     request: pytest.FixtureRequest, world: str, rel: str
 ) -> None:
     """The premise of U1-U6: the artifacts folder declared a hidden path of its own (no door
-    there), the file's lines are indexed; beside the door (``HIDDEN`` only) they are not."""
+    there), the file's lines are indexed; beside the door (``HIDDEN`` only) they were not —
+    since the record rule's withdrawal they are there too."""
     root, base = request.getfixturevalue(world)
     text = (root / ART / rel).read_text()
     line = max((t.strip() for t in text.splitlines()), key=len)
     assert line in build_index(root, base, [*HIDDEN, ART]).lines
-    assert line not in build_index(root, base, HIDDEN).lines
+    assert line in build_index(root, base, HIDDEN).lines

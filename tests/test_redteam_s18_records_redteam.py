@@ -238,9 +238,10 @@ def test_declared_file_by_file_no_folder_no_door(byre: tuple[Path, str]) -> None
     assert _verdict(byre, f"cat {ART}/byre_v2.py", True, hidden)[0]
 
 
-def test_control_a_run_record_beside_the_door_is_cleared(byre: tuple[Path, str]) -> None:
-    """The fixture's door works: the fix run's metadata is a record (the new rule's aim)."""
-    assert not _verdict(byre, "cat mlruns/0/bbb222/meta.yaml", False, HIDDEN)[0]
+def test_control_a_run_record_beside_the_door_is_read(byre: tuple[Path, str]) -> None:
+    """The fix run's metadata was a record (the rule's aim); the rule was withdrawn after the
+    fourth red team: it is hidden data again."""
+    assert _verdict(byre, "cat mlruns/0/bbb222/meta.yaml", False, HIDDEN)[0]
 
 
 def test_variant_of_a_changed_file_over_4_mib(tmp_path: Path) -> None:

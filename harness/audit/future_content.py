@@ -53,7 +53,7 @@ import os
 import re
 import time
 import zipfile
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -61,7 +61,6 @@ from typing import Any
 from evotree.harness.audit.base_tree import _at_lines, _in_tree, _pieces_in_tree
 from evotree.harness.audit.content_views import ESCAPED, decoded_views, selection_views
 from evotree.harness.audit.future_stores import module_stores
-from evotree.harness.audit import hidden_relation
 from evotree.harness.audit.repo_objects import (
     all_objects,
     open_repo,
@@ -428,12 +427,11 @@ def build_index(
     for oid in index.objects:
         index._prefix7.setdefault(oid[:7], []).append(oid)
     workdir = getattr(r.repo, "workdir", None)
-    hidden_files: list[HiddenFile] = []
+    hidden_files: list[tuple[str, list[str]]] = []  # (hidden path, a file's distinctive lines)
     if hidden_paths and workdir:
         for path, text in _hidden_texts(Path(workdir), hidden_paths):
-            ordinal = sum(h.path == path for h in hidden_files)
-            hidden_files.append(HiddenFile(path, ordinal, list(_hidden_lines(text))))
-            for line in hidden_files[-1].lines:
+            hidden_files.append((path, list(_hidden_lines(text))))
+            for line in hidden_files[-1][1]:
                 # every line of a hidden file the base lacks: a test's expected values, a SQL
                 # or YAML fix are the future as much as code is (a filter to "lines of a
                 # program" was tried and lost to the s15 alone-output red team)
@@ -464,8 +462,7 @@ def build_index(
             index.tags[text] = commit
         else:
             index.lines[text] = commit
-    relates = _relation(index, Path(workdir or "."))
-    for text in _tool_noise(index, hidden_files, relates):
+    for text in _tool_noise(index, hidden_files):
         del index.lines[text]
     for text in [*index.lines, *index.subjects]:
         words = _IDENT.findall(text)
@@ -474,36 +471,6 @@ def build_index(
     index._trees = trees
     index.seconds = time.perf_counter() - started
     return index
-
-
-@dataclass(frozen=True)
-class HiddenFile:
-    """A text file of a hidden path as the index reads it: the hidden path it lies under, its
-    place among that path's texts (:func:`_hidden_texts`' order) and its distinctive lines."""
-
-    path: str
-    ordinal: int
-    lines: list[str]
-
-
-def _relation(index: ProvenanceIndex, root: Path) -> Callable[[HiddenFile], bool]:
-    """:func:`~evotree.harness.audit.hidden_relation.relates` for a hidden file, its text read again and the changed code computed
-    only when a file is asked about (a file holding none of the future beside a door: rare)."""
-    code: list[tuple[set[str], set[str]]] = []
-    texts: dict[str, list[str]] = {}
-
-    def relates(hidden: HiddenFile) -> bool:
-        if not code:
-            short = (SHORT_LINE, SHORT_ALNUM)
-            code.append(hidden_relation.changed_code(index._stores, short, _HIDDEN_BYTES))
-        if hidden.path not in texts:
-            texts[hidden.path] = [t for _, t in _hidden_texts(root, [hidden.path])]
-        found = texts[hidden.path]
-        if hidden.ordinal >= len(found):
-            return True  # the file changed under the audit: not told apart, kept
-        return hidden_relation.relates(found[hidden.ordinal], *code[0])
-
-    return relates
 
 
 def _added_lines(gitdir: Path, commits: list[str]) -> set[str]:
@@ -573,9 +540,7 @@ def _carrier(index: ProvenanceIndex) -> Any:
 
 
 def _tool_noise(
-    index: ProvenanceIndex,
-    hidden_files: Sequence[HiddenFile],
-    relates: Callable[[HiddenFile], bool],
+    index: ProvenanceIndex, hidden_files: Sequence[tuple[str, Sequence[str]]]
 ) -> set[str]:
     """The indexed lines of hidden files that carry nothing of the future: of a hidden file
     that holds a future commit's line, subject or id in some of its lines (a log of a run of
@@ -584,34 +549,26 @@ def _tool_noise(
     hidden file holding none of the future's commits is the future itself (an uncommitted
     shelf, a ``.rej``): all its lines stay, unless a file of the same hidden folder holds the
     future wrapped in lines of its own: that folder is a tool's output around a copy of the
-    fix (mutmut's ``mutants/``: the trampolined module beside its ``.meta`` of exit codes; a
-    fast-export stream of the fixed branch beside the main branch's), and a file of it holding
-    none of the future is the tool's own too. In a folder where a file holds the future
-    without lines of its own (a run store whose one run's tag names the fix), a file that
-    does not relate to the code the future changes (``relates``: :mod:`.hidden_relation`) is the
-    tool's record too (a run's metadata, a sitemap: session 18); a variant, a rewrite, a test
-    of the changed code stays."""
+    fix (mutmut's ``mutants/``: the trampolined module beside its ``.meta`` of exit codes), and
+    a file of it that holds none of the future is the tool's own too."""
     carries = _carrier(index)
     noise: set[str] = set()
     kept: set[str] = set()
     wrapped: set[str] = set()  # hidden folders where a tool wrapped the future in its own lines
-    doors: set[str] = set()  # hidden folders where a file holds the future
-    bare: list[tuple[HiddenFile, list[str]]] = []  # files holding none of the future
-    for hidden in hidden_files:
-        own = [t for t in hidden.lines if index.lines.get(t, "").startswith(HIDDEN_SOURCE)]
+    bare: list[tuple[str, list[str]]] = []  # files holding none of the future
+    for path, lines in hidden_files:
+        own = [t for t in lines if index.lines.get(t, "").startswith(HIDDEN_SOURCE)]
         held = [t for t in own if carries(t)]
-        future = [t for t in hidden.lines if t in index.lines and t not in own]
+        future = [t for t in lines if t in index.lines and t not in own]
         if held or future:
             noise.update(set(own) - set(held))  # the file holds the future: its rest is noise
             kept.update(held)
-            doors.add(hidden.path)
             if set(own) - set(held):
-                wrapped.add(hidden.path)
+                wrapped.add(path)
         else:
-            bare.append((hidden, own))
-    for hidden, own in bare:
-        record = hidden.path in wrapped or (hidden.path in doors and own and not relates(hidden))
-        (noise if record else kept).update(own)
+            bare.append((path, own))
+    for path, own in bare:
+        (noise if path in wrapped else kept).update(own)
     return noise - kept
 
 
