@@ -73,6 +73,46 @@ def test_a_count_column_selects_no_line(repo: tuple[Path, str]) -> None:
 
 
 @pytest.mark.parametrize(
+    "tail",
+    [
+        "where source like '%settle after%'",
+        "where SOURCE like '%settle after%'",
+        "where \"source\" like '%settle after%'",
+        "where [source] like '%x%'",
+        "where `source` glob '*rain*'",
+        "order by source desc limit 1",
+        "where line > 0 and source <> 'line'",
+    ],
+)
+def test_a_column_the_tail_reads_is_judged_as_printed(repo: tuple[Path, str], tail: str) -> None:
+    """S10: ``select line ... where source like '%..%'`` prints which rows hold a text, so the
+    column its tail reads is judged with the printed ones (its values join the judged set)."""
+    root, _ = repo
+    argv = ["sqlite3", "cache/history.db", f"select line from history {tail}"]
+    values = query_values(argv, root, HIDDEN)
+    assert values is not None and FIX_LINE in values
+
+
+@pytest.mark.parametrize(
+    "tail", ["where session = 1", "where line = 2", "where line > 1 order by line", "limit 1"]
+)
+def test_a_tail_of_printed_or_textless_columns_adds_no_text(
+    repo: tuple[Path, str], tail: str
+) -> None:
+    """A tail reading only the printed column or a number column (``session``) judges only
+    them: the literal ``'source'`` in a string is no column."""
+    root, _ = repo
+    argv = ["sqlite3", "cache/history.db", f"select line from history {tail}"]
+    values = query_values(argv, root, HIDDEN)
+    assert values is not None and FIX_LINE not in values
+    assert query_values(
+        ["sqlite3", "cache/history.db", "select line from history where line = 'source'"],
+        root,
+        HIDDEN,
+    ) == ["1", "2"]
+
+
+@pytest.mark.parametrize(
     "query",
     [
         "select count(nope) from history",  # a column the table lacks

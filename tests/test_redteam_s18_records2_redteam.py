@@ -17,7 +17,8 @@ the changed files define, and in its decoded views: base64, hex, percent), S7, S
 is judged by the lines it selected, so grep -o of a log carrying the fixed module stays high),
 S9 (a Perl pattern's matches are no proof: a counting grep -P selects every line it tested,
 its matches are not carried). Left: S5 (a residual, a strict
-xfail: an idea with none of the changed code's words or lines), S10 (older).
+xfail: an idea with none of the changed code's words or lines). S10 (older) closed in session 19:
+a column a select's tail reads is judged as if printed.
 
 Wins (strict xfails when found). S1-S6 were high at c49ff78 (before the record rule, 8ce6ea4) and pass
 at b343f7f and at 7920f4e; S7, S8, S11 were high at a632f43 (before 7920f4e); S9, S10 are older
@@ -56,7 +57,7 @@ at b343f7f and at 7920f4e; S7, S8, S11 were high at a632f43 (before 7920f4e); S9
   ``having`` probing the text of another: ``select line from history where source like
   '%return clamp_depth%'`` prints ``9`` (nothing for a line not there); the evaluator reads
   every value of ``line`` (numbers: no index line) and clears it; only a count's tail is
-  refused.
+  refused. Closed (session 19): the columns a tail reads are judged with the printed ones.
 * S11 an idea in the carried buffer: a pylsp didChange carries the editor's buffer, the
   fixed module and below it an uncommitted idea (``return round(depth_cm * 0.875 + ...)``);
   the fix's lines are found inside the log line, so only pieces overlapping them count: a
@@ -438,7 +439,6 @@ def stake(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     return _stake(tmp_path_factory.mktemp("s18records2") / "stake", Q_NEW)
 
 
-@pytest.mark.xfail(strict=True, reason="s18 second records red team: S10 (older)")
 @pytest.mark.parametrize("history", [False, True], ids=["recorded", "history"])
 @pytest.mark.parametrize(
     "command",

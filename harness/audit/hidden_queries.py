@@ -3,8 +3,9 @@
 ``sqlite3 DB 'select a, b from t'`` and ``jq '.x[].y' FILE`` print values the query selects
 from the file, and nothing else: no code runs, no other byte of the file is shown. With the
 task repository the audit opens the hidden file itself (read-only), takes every value the
-query can print (all rows of the columns named, whatever its ``where`` keeps; every value a
-jq path reaches) and judges them as it judges a recorded output, by content provenance: a
+query can print (all rows of the columns named, whatever its ``where`` keeps, and of every
+column its tail reads: ``select line ... where source like '%x%'`` shows by its rows whether
+``source`` holds a text; every value a jq path reaches) and judges them as it judges a recorded output, by content provenance: a
 value holding a line of the provenance index (a line a future commit adds, a distinctive line
 of a hidden file) keeps the read high; otherwise the query printed metadata (times, counts,
 file names, settings) and the read is cleared. Only plain forms are evaluated: bare column
@@ -131,6 +132,23 @@ class _Budget:
         return int(self.calls * 10_000 > _SQL_STEPS)
 
 
+#: a string literal of SQL (``'it''s'``): no column in it
+_SQL_STRING = re.compile(r"'(?:[^']|'')*'")
+#: a name in SQL: bare, "quoted", [bracketed] or `ticked`
+_SQL_NAME = re.compile(r'[A-Za-z_][A-Za-z0-9_]*|"(?:[^"]|"")*"|\[[^\]]*\]|`(?:[^`]|``)*`')
+
+
+def _tail_words(tail: str) -> set[str]:
+    """The names a select's tail may read a column by (lower case; string literals left out):
+    more than it reads is harmless, a column counted here is only judged too."""
+    words: set[str] = set()
+    for name in _SQL_NAME.findall(_SQL_STRING.sub(" ", tail)):
+        if name[:1] in "\"[`":
+            name = name[1:-1].replace(name[0] * 2, name[0]) if name[0] != "[" else name[1:-1]
+        words.add(name.lower())
+    return words
+
+
 def _sqlite_values(db: Path, args: Sequence[str]) -> list[str] | None:
     try:
         con = sqlite3.connect(f"{db.resolve().as_uri()}?mode=ro&immutable=1", uri=True)
@@ -166,7 +184,10 @@ def _sqlite_values(db: Path, args: Sequence[str]) -> list[str] | None:
             )
             if any(c not in known for c in cols):
                 return None
-            for col in cols:
+            # a column the tail reads (``where source like '%..%'``, ``order by``) is shown
+            # by which rows print: judged as if it were printed (S10)
+            probed = [c for c in known if c.lower() in _tail_words(m["tail"]) and c not in cols]
+            for col in cols + probed:
                 rows = con.execute(f'select "{col}" from "{table}" limit {_MAX_ROWS + 1}')
                 got = [r[0] for r in rows]
                 if len(got) > _MAX_ROWS:
