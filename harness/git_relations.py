@@ -98,28 +98,23 @@ def relations(git_dirs: Sequence[Path]) -> dict[Path, list[Path]]:
 
 def cross_checked(git_dirs: Sequence[Path]) -> tuple[list[Path], frozenset[tuple[Path, Path]]]:
     """What every store's final copy is tried against once all are pruned
-    (:func:`checkout_relations` with ``against`` and ``exempt``): (every store with a work tree
-    — a ``.git`` folder beside other entries, one whose work tree holds another, whatever holds
-    it —, and the stores :func:`relations` relates to nothing (the checkouts, or where there is
-    none the stores beside none); the pairs (``S``, ``K``) not tried: ``S`` a ``.git`` folder
-    whose work tree holds ``K``, or one of the two holding the other). A store nested in
-    another's work tree is a checkout all the same: a ``.git`` file or folder an earlier phase
-    writes above the task's checkout makes it nested in a store of its own choosing, and the
-    mirror at the fix beside it is then tried against that store alone (the s18 third red
-    team's N1) — so every checkout's future is tried against every store's copy. A ``.git``
-    folder is never re-pruned for holding the future of a store in its own work tree (an honest
-    task holding a clone of itself at an older commit): a candidate cannot make one holding
-    the future (the stores holding it are bound as pruned copies and cannot be moved), while a
-    ``.git`` file above a checkout naming a mirror at the fix is what N1 writes."""
-    outer = relations(git_dirs)
-    holding = {o for gd in git_dirs for o in enclosing(gd, git_dirs)}
-    against = [
-        gd
-        for gd in git_dirs
-        if not outer[gd]
-        or gd in holding
-        or (gd.name == ".git" and _is_dir(gd) and not _no_work_tree(gd))
-    ]
+    (:func:`checkout_relations` with ``against`` and ``exempt``): (every store the phase sees —
+    every checkout, nested or not, and every store beside one or nested in one, bare ones
+    included —; the pairs (``S``, ``K``) not tried: ``S`` a ``.git`` folder whose work tree
+    holds ``K``, or one of the two holding the other). A store nested in another's work tree
+    is a checkout all the same: a ``.git`` file or folder an earlier phase writes above the
+    task's checkout makes it nested in a store of its own choosing, and the mirror at the fix
+    beside it is then tried against that store alone (the s18 third red team's N1) — so every
+    checkout's future is tried against every store's copy. And every checkout is tried the
+    other way too, against the future of every store beside it or nested in it (issue 29): the
+    task's store kept bare beside a clone with a work tree checked out at the fix is related to
+    the clone (which reaches its base) and kept at its own base, so the clone — whose copy holds
+    that store's future — is pruned at that base. A ``.git`` folder is never re-pruned for
+    holding the future of a store in its own work tree (an honest task holding a clone of
+    itself at an older commit): a candidate cannot make one holding the future (the stores
+    holding it are bound as pruned copies and cannot be moved), while a ``.git`` file above a
+    checkout naming a mirror at the fix is what N1 writes."""
+    against = list(git_dirs)
     exempt = frozenset(
         (s, k)
         for s in git_dirs
@@ -517,6 +512,8 @@ def checkout_relations(
             for gd in held:
                 if gd != other and gd not in out and (gd, other) not in exempt:
                     out[gd] = why
+            continue
+        if not future:  # nothing past its base: no copy can hold its future, whatever its format
             continue
         for gd, ids in held.items():
             found = out.get(gd, [])

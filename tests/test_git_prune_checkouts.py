@@ -4,9 +4,12 @@ store, both ways (:func:`evotree.harness.git_prune.relate_checkouts`). A clone w
 of its own, checked out at the fix beside the task's checkout, holds the task's future — it is
 pruned at the task's base, in the box and in the judge's copy; the task's own copy stays at its
 base; unrelated checkouts keep their own HEADs; two that hold each other's future are hidden
-(refused in the judge's copy). Left, a strict xfail: a checkout is not tried the other way
-against a bare store beside it (the task's store kept bare beside a clone at the fix).
-Real git repositories in temporary folders, no mocks.
+(refused in the judge's copy). Once every store is pruned, every checkout is tried the other
+way too, against the future of every store beside it, bare ones included
+(:func:`evotree.harness.git_relations.cross_checked`): the task's store kept bare beside a clone
+at the fix leaves the clone pruned at the bare store's base (box and judge); an unrelated bare
+store beside an honest checkout changes nothing. Real git repositories in temporary folders,
+no mocks.
 """
 
 from __future__ import annotations
@@ -142,15 +145,11 @@ def test_two_checkouts_holding_each_others_future_are_hidden(tmp_path: Path, whe
         assert any(r.startswith("other/.git") for r in refused), refused
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="Left (docs/threat-model.md): a checkout is not tried the other way against a bare "
-    "store beside it — the task's store kept bare beside a clone with a work tree at the fix: "
-    "the bare store is tried against the clone (which reaches its base), the clone against "
-    "nothing, so the clone is pruned at its own HEAD, the fix",
-)
-def test_a_clone_at_the_fix_beside_the_task_store_kept_bare(tmp_path: Path) -> None:
-    src, _, fix = _task(tmp_path / "src")
+def _bare_task_beside_a_clone_at_the_fix(tmp_path: Path) -> tuple[Path, Path, Path, str, str]:
+    """(the phase's folder, the task's store kept bare ``phase/task.git``, a clone of it with a
+    work tree ``phase/cache`` checked out at the fix, the base, the fix's blob): the fix
+    objects of the bare store that no reference names."""
+    src, base, fix = _task(tmp_path / "src")
     blob = _blob(src, fix)
     phase = tmp_path / "phase"
     bare = phase / "task.git"
@@ -159,7 +158,52 @@ def test_a_clone_at_the_fix_beside_the_task_store_kept_bare(tmp_path: Path) -> N
     _git(tmp_path, "clone", "-q", str(bare), str(cache))
     _git(cache, "checkout", "-q", "wip")
     _git(bare, "branch", "-D", "wip")  # the fix: objects of the task's store no reference names
-    assert _has(bare, fix)
-    sources, snap = _box(tmp_path, [phase])
-    assert bare in sources and cache / ".git" in sources, snap
-    assert _holds(sources, blob) == []
+    assert _has(bare, fix) and _git(bare, "rev-parse", "HEAD") == base
+    return phase, bare, cache, base, blob
+
+
+@pytest.mark.parametrize("where", ["box", "judge"])
+def test_a_clone_at_the_fix_beside_the_task_store_kept_bare(tmp_path: Path, where: str) -> None:
+    """Closed (issue 29): every checkout is tried the other way too, against the future of
+    every store beside it (``git_relations.cross_checked``): the bare store is kept at its own
+    base, the clone — whose copy holds that store's future — is pruned at that base."""
+    phase, bare, cache, base, blob = _bare_task_beside_a_clone_at_the_fix(tmp_path)
+    if where == "box":
+        sources, snap = _box(tmp_path, [phase])
+        assert bare in sources and cache / ".git" in sources, snap
+        assert _holds(sources, blob) == [], snap
+        assert snap["hidden"] == [], snap
+        assert _git(phase, "--git-dir", str(sources[bare]), "rev-parse", "HEAD") == base
+        assert _git(phase, "--git-dir", str(sources[cache / ".git"]), "rev-parse", "HEAD") == base
+    else:
+        dst, refused = _judge(tmp_path, phase)
+        assert not [s for s in _stores(dst) if _has(s, blob)], refused
+        assert refused == []
+        assert _git(phase, "--git-dir", str(dst / "task.git"), "rev-parse", "HEAD") == base
+        assert _git(phase, "--git-dir", str(dst / "cache/.git"), "rev-parse", "HEAD") == base
+
+
+@pytest.mark.parametrize("where", ["box", "judge"])
+def test_an_unrelated_bare_store_beside_an_honest_clone_changes_nothing(
+    tmp_path: Path, where: str
+) -> None:
+    """The control: an unrelated library's bare store (a branch past its HEAD: a future of its
+    own) beside the task's checkout at its base — neither holds the other's future, each keeps
+    its own HEAD, nothing hidden or refused."""
+    phase = tmp_path / "phase"
+    root, base, _ = _task(phase / "t")
+    _forget(root)
+    head, branch = _lib(tmp_path / "lib")
+    bare = phase / "lib.git"
+    _git(tmp_path, "clone", "-q", "--bare", "--no-local", str(tmp_path / "lib"), str(bare))
+    assert _has(bare, branch) and _git(bare, "rev-parse", "HEAD") == head
+    if where == "box":
+        sources, snap = _box(tmp_path, [phase])
+        assert snap["hidden"] == [], snap
+        assert _git(root, "--git-dir", str(sources[root / ".git"]), "rev-parse", "HEAD") == base
+        assert _git(root, "--git-dir", str(sources[bare]), "rev-parse", "HEAD") == head
+    else:
+        dst, refused = _judge(tmp_path, phase)
+        assert refused == []
+        assert _git(root, "--git-dir", str(dst / "t/.git"), "rev-parse", "HEAD") == base
+        assert _git(root, "--git-dir", str(dst / "lib.git"), "rev-parse", "HEAD") == head
