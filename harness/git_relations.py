@@ -101,7 +101,8 @@ def cross_checked(git_dirs: Sequence[Path]) -> tuple[list[Path], frozenset[tuple
     (:func:`checkout_relations` with ``against`` and ``exempt``): (every store the phase sees —
     every checkout, nested or not, and every store beside one or nested in one, bare ones
     included —; the pairs (``S``, ``K``) not tried: ``S`` a ``.git`` folder whose work tree
-    holds ``K``, or one of the two holding the other). A store nested in another's work tree
+    holds ``K``, itself a ``.git`` folder with a work tree, or one of the two holding the
+    other). A store nested in another's work tree
     is a checkout all the same: a ``.git`` file or folder an earlier phase writes above the
     task's checkout makes it nested in a store of its own choosing, and the mirror at the fix
     beside it is then tried against that store alone (the s18 third red team's N1) — so every
@@ -109,11 +110,14 @@ def cross_checked(git_dirs: Sequence[Path]) -> tuple[list[Path], frozenset[tuple
     other way too, against the future of every store beside it or nested in it (issue 29): the
     task's store kept bare beside a clone with a work tree checked out at the fix is related to
     the clone (which reaches its base) and kept at its own base, so the clone — whose copy holds
-    that store's future — is pruned at that base. A ``.git`` folder is never re-pruned for
-    holding the future of a store in its own work tree (an honest task holding a clone of
-    itself at an older commit): a candidate cannot make one holding the future (the stores
-    holding it are bound as pruned copies and cannot be moved), while a ``.git`` file above a
-    checkout naming a mirror at the fix is what N1 writes."""
+    that store's future — is pruned at that base; the same with that bare store in the clone's
+    work tree. A ``.git`` folder is never re-pruned for holding the future of a checkout in its
+    own work tree (an honest task holding a clone of itself at an older commit): a candidate
+    cannot make one holding the future (the stores holding it are bound as pruned copies and
+    cannot be moved), while a ``.git`` file above a checkout naming a mirror at the fix is what
+    N1 writes; a bare store, or a separate git directory, in its work tree is tried (fail
+    closed: an honest vendored mirror of the task whose HEAD is older than the task's base
+    but whose store holds it prunes the task at that older commit — over-pruning, no leak)."""
     against = list(git_dirs)
     exempt = frozenset(
         (s, k)
@@ -123,10 +127,16 @@ def cross_checked(git_dirs: Sequence[Path]) -> tuple[list[Path], frozenset[tuple
         and (
             s in k.parents
             or k in s.parents
-            or (s.name == ".git" and _is_dir(s) and s.parent in k.parents)
+            or (s.name == ".git" and _is_dir(s) and s.parent in k.parents and _checkout(k))
         )
     )
     return against, exempt
+
+
+def _checkout(gd: Path) -> bool:
+    """Whether ``gd`` is a ``.git`` folder with a work tree of its own (a checkout), not a bare
+    store or a separate git directory."""
+    return gd.name == ".git" and _is_dir(gd) and not _no_work_tree(gd)
 
 
 def _is_dir(path: Path) -> bool:

@@ -7,8 +7,9 @@ base; unrelated checkouts keep their own HEADs; two that hold each other's futur
 (refused in the judge's copy). Once every store is pruned, every checkout is tried the other
 way too, against the future of every store beside it, bare ones included
 (:func:`evotree.harness.git_relations.cross_checked`): the task's store kept bare beside a clone
-at the fix leaves the clone pruned at the bare store's base (box and judge); an unrelated bare
-store beside an honest checkout changes nothing. Real git repositories in temporary folders,
+at the fix leaves the clone pruned at the bare store's base (box and judge), as does that bare
+store kept in the clone's own work tree; an unrelated bare store beside an honest checkout
+changes nothing. Real git repositories in temporary folders,
 no mocks.
 """
 
@@ -207,3 +208,33 @@ def test_an_unrelated_bare_store_beside_an_honest_clone_changes_nothing(
         assert refused == []
         assert _git(root, "--git-dir", str(dst / "t/.git"), "rev-parse", "HEAD") == base
         assert _git(root, "--git-dir", str(dst / "lib.git"), "rev-parse", "HEAD") == head
+
+
+def _bare_task_in_a_clone_at_the_fix(tmp_path: Path) -> tuple[Path, Path, Path, str, str]:
+    """(the phase's folder, the task's store kept bare in the work tree of a clone of it checked
+    out at the fix, ``phase/cache/vendor/task.git``, the clone ``phase/cache``, the base, the
+    fix's blob): the fix objects of the bare store that no reference names."""
+    phase, bare, cache, base, blob = _bare_task_beside_a_clone_at_the_fix(tmp_path)
+    (cache / ".git/info/exclude").write_text("vendor/\n")
+    (cache / "vendor").mkdir()
+    nested = cache / "vendor/task.git"
+    bare.rename(nested)
+    assert _git(cache, "status", "--porcelain") == ""
+    return phase, nested, cache, base, blob
+
+
+@pytest.mark.parametrize("where", ["box", "judge"])
+def test_a_clone_at_the_fix_holding_the_task_store_kept_bare(tmp_path: Path, where: str) -> None:
+    """The same, the bare store nested in the clone's work tree: the clone is tried against it
+    too, pruned at its base."""
+    phase, bare, cache, base, blob = _bare_task_in_a_clone_at_the_fix(tmp_path)
+    if where == "box":
+        sources, snap = _box(tmp_path, [phase])
+        assert _holds(sources, blob) == [], snap
+        assert snap["hidden"] == [], snap
+        assert _git(phase, "--git-dir", str(sources[cache / ".git"]), "rev-parse", "HEAD") == base
+    else:
+        dst, refused = _judge(tmp_path, phase)
+        assert not [s for s in _stores(dst) if _has(s, blob)], refused
+        assert refused == []
+        assert _git(phase, "--git-dir", str(dst / "cache/.git"), "rev-parse", "HEAD") == base
