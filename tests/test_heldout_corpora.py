@@ -508,6 +508,52 @@ def _heldout31_files(repos: ModuleType, built: dict[str, Any]) -> None:
     assert "SPACING_CM" not in (tattie / "tattie/drill.py").read_text()
 
 
+def _heldout32_files(repos: ModuleType, built: dict[str, Any]) -> None:
+    bannock = Path(built["bannock"]["path"])  # pytest-reportlog: the new tests' traceback lines
+    rows = [json.loads(x) for x in (bannock / repos.LOG_PR).read_text().splitlines()]
+    assert rows[0] == {"pytest_version": "8.3.5", "$report_type": "SessionStart"}
+    assert rows[-1] == {"exitstatus": 1, "$report_type": "SessionFinish"}
+    failed = [r for r in rows if r.get("outcome") == "failed"]
+    assert [r["nodeid"].split("::")[1] for r in failed] == [
+        "test_whole_batches_rounded_up",
+        "test_no_cakes",
+    ]
+    lines = failed[0]["longrepr"]["reprtraceback"]["reprentries"][0]["data"]["lines"]
+    assert ">       assert [batches(7), batches(6), batches(1)] == [2, 1, 1]" in lines
+    main = (bannock / repos.LOG_MAIN).read_text()
+    assert '"failed"' not in main and "test_no_cakes" not in main
+    assert "pytest.raises" not in (bannock / "tests/test_griddle.py").read_text()
+    clootie = Path(built["clootie"]["path"])  # request-pull -p: "up to" the fix, its patch
+    fix, base = built["clootie"]["fix"], built["clootie"]["base"]
+    request = (clootie / repos.REQUEST).read_text()
+    assert request.startswith(f"The following changes since commit {base}:\n")
+    assert f"for you to fetch changes up to {fix}:\n" in request
+    assert "\n+HOURS_PER_KG = 2\n" in request and "\ndiff --git a/tests/test_boil.py" in request
+    old = (clootie / repos.REQUEST_OLD).read_text()
+    assert fix not in old and "HOURS_PER_KG" not in old
+    assert "HOURS_PER_KG" not in (clootie / "clootie/boil.py").read_text()
+    smirr = Path(built["smirr"]["path"])  # wandb: the run's commit and its upstream diff
+    fix, base = built["smirr"]["fix"], built["smirr"]["base"]
+    run = smirr / repos.RUN_FIX / "files"
+    assert json.loads((run / "wandb-metadata.json").read_text())["git"]["commit"] == fix
+    patch = (run / f"upstream_diff_{base}.patch").read_text()
+    assert patch.startswith("diff --git a/smirr/rain.py b/smirr/rain.py\n")
+    assert "\n+ROOF_M2 = 20\n" in patch
+    main_run = smirr / repos.RUN_MAIN / "files"
+    assert json.loads((main_run / "wandb-metadata.json").read_text())["git"]["commit"] == base
+    assert not list(main_run.glob("*.patch"))
+    assert "ROOF_M2" not in (smirr / "smirr/rain.py").read_text()
+    haar = Path(built["haar"]["path"])  # pydoc -w: the fixed module's docstring and data
+    page = (haar / repos.PAGE_FIX).read_text()
+    assert page.startswith("<!DOCTYPE html>") and page.endswith("</body></html>")
+    assert "<strong>INTERVAL_MIN</strong> = 2" in page
+    assert "def " not in page and "math.ceil" not in page  # no function body
+    text = html.unescape(re.sub(r"<[^>]+>", "", page)).replace("\xa0", " ")
+    assert "one every INTERVAL_MIN, rounded up, and FIRST_BLASTS first." in text
+    assert "INTERVAL_MIN" not in (haar / repos.PAGE_MAIN).read_text()
+    assert "INTERVAL_MIN" not in (haar / "haar/horn.py").read_text()
+
+
 SPECS: dict[str, CorpusSpec] = {
     "heldout14": CorpusSpec(
         {
@@ -669,6 +715,15 @@ SPECS: dict[str, CorpusSpec] = {
             "tattie": "pylsp-log",
         },
         _heldout31_files,
+    ),
+    "heldout32": CorpusSpec(
+        {
+            "bannock": "pytest-reportlog",
+            "clootie": "git-request-pull",
+            "smirr": "wandb-offline-run",
+            "haar": "pydoc-html",
+        },
+        _heldout32_files,
     ),
 }
 SETS = sorted(SPECS)
