@@ -152,6 +152,10 @@ extended history, evotree rollouts), written by ``build.py`` beside each set:
   four task repositories: cgitb text reports, git fast-export streams with original ids, a
   python-gdb session log, a python-lsp-server log), written blind and scored once at
   ``c49ff78`` (``heldout31`` and ``heldout31_repo``).
+* ``tests/data/audit/trajectories/heldout32`` — the thirty-second held-out set (60 files, 30
+  leaks, four task repositories: pytest-reportlog JSON lines, a ``git request-pull -p`` message,
+  Weights & Biases offline runs, pydoc HTML pages), written blind and scored once at
+  ``28dfbc8`` (``heldout32`` and ``heldout32_repo``).
 
 Run:
 
@@ -460,6 +464,8 @@ def main() -> None:
             "heldout30_repo": trajectory_set(TRAJECTORIES / "heldout30", with_repo=True),
             "heldout31": trajectory_set(TRAJECTORIES / "heldout31"),
             "heldout31_repo": trajectory_set(TRAJECTORIES / "heldout31", with_repo=True),
+            "heldout32": trajectory_set(TRAJECTORIES / "heldout32"),
+            "heldout32_repo": trajectory_set(TRAJECTORIES / "heldout32", with_repo=True),
         },
     }
     print(json.dumps(result, indent=2))
