@@ -235,9 +235,10 @@ def before_phase(
                         hide(gd, change)
             first = False
             pending = [gd for gd in pending if gd not in done]
-        if len(made) > 1:
-            # every store's final copy tried against every checkout's future, nested ones too
-            # (a .git file or folder above the task's checkout makes it nested: N1)
+        if made and len(git_dirs) > 1:
+            # every store's final copy tried against every store's future, nested ones too (a
+            # .git file or folder above the task's checkout makes it nested: N1), hidden ones
+            # at their own HEADs (a bare task store whose pruning passed the deadline)
             against, exempt = git_prune.cross_checked(git_dirs)
             final = git_prune.relate_checkouts(
                 made, deadline=deadline, against=against, exempt=exempt

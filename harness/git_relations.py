@@ -18,6 +18,7 @@ import os
 import shutil
 import stat
 import subprocess
+import time
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from pathlib import Path
 
@@ -28,6 +29,8 @@ from evotree.harness.git_store_read import (
     PruneError,
     _check_self_contained,
     _git,
+    _head_text,
+    _is_id,
     _minimal_config,
     _object_format,
     _read_regular,
@@ -498,9 +501,17 @@ def checkout_relations(
     that cannot be told (its copy's objects, or another's future, cannot be listed; or the two
     object formats differ). Only those related to one or more are named: two unrelated
     checkouts beside each other are not. ``against``: only these ones' futures are tried (every
-    store's final copy against the checkouts', :func:`cross_checked`); ``exempt``: the pairs
-    (the copy's store, the one whose future) not tried."""
-    if len(copies) < 2:
+    store's final copy against every store's future, :func:`cross_checked`) — one of them with
+    no copy (not pruned: hidden or refused; past the cap, its pruning failed or its deadline
+    passed) is tried at its own HEAD (:func:`_own_base`; every object it holds where that
+    cannot be read), and a copy holding its future is not kept (a :class:`PruneError`: no base
+    to prune it at); one whose future cannot be listed (not self-contained: a ``commondir`` or
+    links a candidate writes, which must not hide the task beside it) is left out, unless the
+    deadline has passed (every copy then not kept), and a ``.git`` folder is not tried against
+    one in its own work tree; ``exempt``: the pairs (the copy's store, the one whose future)
+    not tried."""
+    tried = list(copies) if against is None else list(against)
+    if len(copies) < 1 or len(tried) < 2:
         return {}
     out: dict[Path, list[Path] | PruneError] = {}
     held: dict[Path, set[str]] = {}
@@ -509,15 +520,23 @@ def checkout_relations(
             held[gd] = _copy_objects(copy.path)
         except (PruneError, OSError, subprocess.SubprocessError, UnicodeError) as exc:
             out[gd] = PruneError(f"the objects of its copy cannot be listed: {exc}")
-    for other, there in copies.items():
-        if against is not None and other not in against:
-            continue
+    some = next(iter(copies.values())).path
+    for n, other in enumerate(tried):
+        there = copies.get(other)
+        if there is None:  # nor a .git folder against an unpruned store in its own work tree
+            exempt = {*exempt, *((gd, other) for gd in held if _holds_in_tree(gd, other))}
         if all(gd == other or (gd, other) in exempt for gd in held):
             continue
-        scratch = there.path.with_name(there.path.name + ".future")
         try:
-            future = _future_objects(other, there.base, scratch)
+            if there is not None:
+                scratch = there.path.with_name(there.path.name + ".future")
+                future = _future_objects(other, there.base, scratch)
+            else:
+                scratch = some.with_name(f"{some.name}.unpruned{n}.future")
+                future = _future_objects(other, _own_base(other), scratch)
         except (PruneError, OSError, subprocess.SubprocessError, UnicodeError) as exc:
+            if there is None and not _past_deadline():
+                continue  # unreadable (not self-contained...): hidden itself, nothing of it kept
             why = PruneError(f"whether it holds the future of {other} cannot be told: {exc}")
             for gd in held:
                 if gd != other and gd not in out and (gd, other) not in exempt:
@@ -534,6 +553,46 @@ def checkout_relations(
             except (PruneError, OSError, subprocess.SubprocessError, UnicodeError) as exc:
                 out[gd] = exc if isinstance(exc, PruneError) else PruneError(str(exc))
                 continue
-            if not future.isdisjoint(ids):
+            if future.isdisjoint(ids):
+                continue
+            if there is None:
+                out[gd] = PruneError(
+                    f"it holds the future of {other}, which was not pruned (hidden): no base to "
+                    "prune it at can be told"
+                )
+            else:
                 out[gd] = [*found, other]
     return out
+
+
+def _past_deadline() -> bool:
+    """Whether the pruning under way has passed its deadline (``_DEADLINE``)."""
+    deadline = _DEADLINE.get()
+    return deadline is not None and time.monotonic() >= deadline
+
+
+def _holds_in_tree(gd: Path, other: Path) -> bool:
+    """Whether ``gd`` is a ``.git`` folder whose work tree holds ``other``."""
+    return gd.name == ".git" and _is_dir(gd) and gd.parent in other.parents
+
+
+def _own_base(gd: Path) -> str | None:
+    """The id HEAD of the store ``gd`` names, read without git and no link followed: a detached
+    HEAD's, or its branch's (a loose reference file, else its ``packed-refs`` line); ``None``
+    where it cannot be read (an unborn branch, a HEAD of garbage)."""
+    try:
+        branch, detached = _head_text(gd)
+    except (PruneError, OSError, UnicodeError):
+        return None
+    if branch is None:
+        return detached
+    raw = _read_regular(gd, branch, 4096)
+    if raw is not None:
+        text = raw.decode("ascii", "replace").strip()
+        return text if _is_id(text) else None
+    packed = _read_regular(gd, "packed-refs", 256 << 20) or b""
+    for line in packed.decode("utf-8", "replace").splitlines():
+        words = line.split(" ", 1)
+        if len(words) == 2 and words[1] == branch and _is_id(words[0]):
+            return words[0]
+    return None

@@ -239,9 +239,10 @@ def copy_regular_files(src: Path, dst: Path, *, max_files: int, max_bytes: int) 
             relate(ready)
         first = False
         pending = [s for s in pending if s[0] not in done]
-    if len(made) > 1:
-        # every store's final copy tried against every checkout's future, nested ones too (a
-        # .git file or folder above the task's checkout makes it nested: N1)
+    if made and len(stores) > 1:
+        # every store's final copy tried against every store's future, nested ones too (a .git
+        # file or folder above the task's checkout makes it nested: N1), refused ones at their
+        # own HEADs (a bare task store whose pruning passed the deadline)
         relate(stores, *git_prune.cross_checked([source for source, _, _ in stores]))
     # every git directory in it was pruned here: the judge's start need not prune it again
     git_untraced.note_pruned_copy(Path(dst))

@@ -15,10 +15,12 @@ no mocks.
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
 
+from evotree.harness import git_guard, sandbox_copy
 from evotree.harness.sandbox_copy import copy_regular_files
 from tests.test_git_guard_nested import FUTURE, _box, _forget, _git, _has, _lib, _task
 from tests.test_redteam_s17_box_nested_redteam import _blob, _holds, _stores
@@ -238,3 +240,39 @@ def test_a_clone_at_the_fix_holding_the_task_store_kept_bare(tmp_path: Path, whe
         assert not [s for s in _stores(dst) if _has(s, blob)], refused
         assert refused == []
         assert _git(phase, "--git-dir", str(dst / "cache/.git"), "rev-parse", "HEAD") == base
+
+
+@pytest.mark.parametrize("where", ["box", "judge"])
+def test_the_deadline_wherever_it_falls_leaves_no_fix_beside_the_bare_store(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, where: str
+) -> None:
+    """The bare task store beside the clone at the fix, pruned with 0.05 to 1 s in all: wherever
+    the deadline falls (the first pruning, the bare store's future set, the clone's new copy),
+    no copy bound or copied holds the fix — hidden or refused."""
+    phase, _, _, _, blob = _bare_task_beside_a_clone_at_the_fix(tmp_path / "pristine")
+    for k, seconds in enumerate([0.05, 0.1, 0.2, 0.4, 1.0]):
+        work = tmp_path / f"run{k}"
+        here = work / "phase"
+        shutil.copytree(phase, here, symlinks=True)
+        if where == "box":
+            monkeypatch.setattr(git_guard, "PRUNE_SECONDS", seconds)
+            sources, snap = _box(work, [here])
+            assert _holds(sources, blob) == [], snap
+        else:
+            monkeypatch.setattr(sandbox_copy, "PRUNE_SECONDS", seconds)
+            dst, refused = _judge(work, here)
+            assert not [s for s in _stores(dst) if _has(s, blob)], refused
+
+
+def test_a_clone_at_the_fix_beside_a_hidden_bare_task_store_is_hidden(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The bare task store hidden (past the cap here; its pruning past the deadline above):
+    the clone is tried against it at its own HEAD all the same, holds its future, and has no
+    base to be pruned at — hidden too, the fix in no copy."""
+    phase, bare, cache, _, blob = _bare_task_beside_a_clone_at_the_fix(tmp_path)
+    monkeypatch.setattr(git_guard, "MAX_PRUNED", 1)  # cache/.git is pruned, task.git is not
+    sources, snap = _box(tmp_path, [phase])
+    assert _holds(sources, blob) == [], snap
+    hidden = "\n".join(snap["hidden"])
+    assert str(bare) in hidden and str(cache / ".git") in hidden, snap
