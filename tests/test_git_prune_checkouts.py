@@ -276,3 +276,17 @@ def test_a_clone_at_the_fix_beside_a_hidden_bare_task_store_is_hidden(
     assert _holds(sources, blob) == [], snap
     hidden = "\n".join(snap["hidden"])
     assert str(bare) in hidden and str(cache / ".git") in hidden, snap
+
+
+def test_a_mirror_in_the_work_tree_of_a_clone_beside_the_bare_task_store(tmp_path: Path) -> None:
+    """A mirror of the clone at the fix in the clone's own work tree (pruned at the clone's base,
+    the fix, before the last pass) is tried against the bare task store's future in that pass
+    too: the fix in no copy, box and judge."""
+    phase, _, cache, _, blob = _bare_task_beside_a_clone_at_the_fix(tmp_path)
+    (cache / ".git/info/exclude").write_text("vendor/\n")
+    _git(cache, "clone", "-q", "--mirror", str(cache), str(cache / "vendor/m.git"))
+    sources, snap = _box(tmp_path, [phase])
+    assert cache / "vendor/m.git" in sources or any("m.git" in h for h in snap["hidden"]), snap
+    assert _holds(sources, blob) == [], snap
+    dst, refused = _judge(tmp_path, phase)
+    assert not [s for s in _stores(dst) if _has(s, blob)], refused
