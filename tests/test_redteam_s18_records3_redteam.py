@@ -16,7 +16,12 @@ T1-T6 were closed the same session by the lead (their marks removed, the tests k
 guards): with no word left to tell a record by (T1, T3) or a changed file too big or binary to
 read (T4, T5) every file relates; a name's joined spelling (``lbtokg``) is a word too (T2); rot13,
 uuencode, base32, ascii85/base85, C arrays and ``\\u`` escapes are decoded views (T6). T7 (older,
-not the record rule) stays a strict xfail.
+not the record rule) was closed in session 19: the index reads a tar's members (plain or
+compressed) and a binary hidden file's text runs (between NULs, control characters and bytes
+that are not UTF-8, as ``strings`` prints them); its attacks stay as guards, with a premise
+(the idea is indexed) and guards of binary noise (a ``.pyc`` and a SQLite database of the
+base's strings, random bytes: reads of the base's text are not flagged, ``strings`` of the
+database's row of the future is).
 
 Wins (strict xfails when found):
 
@@ -37,11 +42,11 @@ Wins (strict xfails when found):
 * T6 encodings not undone: rot13, uuencode, base32, ascii85, base85, a C array (``xxd -i``,
   run for real) and ``\\uXXXX`` escapes of every character: ``cat`` passes. Their decoders
   (``tr``, ``base32 -d``, ``zcat``, ``iconv``, ``strings -el``, a python decoder) stay high.
-* T7 (not the record rule) a hidden file with a NUL byte is never indexed (binary: skipped; a
-  tar is no zip): an uncommitted idea as a plain tar's member or in a text with one NUL byte
-  is printed by ``tar -xOf``/``--to-stdout``, ``strings``, ``head -c``, ``tail -n``,
-  ``head -n``, ``grep -a`` with nothing flagged, on a shelf with no door and beside one
-  (``cat`` and ``sed -n 5p`` of it are kept: fail closed, a hold).
+* T7 (not the record rule; closed in session 19) a hidden file with a NUL byte was never
+  indexed (binary: skipped; a tar is no zip): an uncommitted idea as a plain tar's member or
+  in a text with one NUL byte was printed by ``tar -xOf``/``--to-stdout``, ``strings``,
+  ``head -c``, ``tail -n``, ``head -n``, ``grep -a`` with nothing flagged, on a shelf with no
+  door and beside one (``cat`` and ``sed -n 5p`` of it are kept: fail closed, a hold).
 
 Holds (plain tests): quoted-printable, UTF-16, gzip and tar read with ``cat``; the decoders
 above; a rename of the changed module (``--no-renames``: the test naming the function is
@@ -55,7 +60,7 @@ Seen, not run: a removed line starting ``-- `` (SQL, Lua) is read as a patch hea
 ``_changed_file_lines`` (its words lost); ``sed -n =`` of a future file (numbers only) is high
 (over-flagging, no leak). Not tried: the wrapped-folder variant and S5 (known residuals).
 
-158 tests: 112 passed, 46 xfailed (about 35 s).
+168 tests: 168 passed (about 80 s with the scorer beside it; T1-T7 closed, their attacks guards).
 
 Real git repositories in tmp dirs, real files, the real index and audit (with its replay).
 """
@@ -400,6 +405,7 @@ def mill3(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     (shelf / "link.py").symlink_to("mill.py")
     (shelf / "idea.py").write_text(SHELF_IDEA)  # another idea, as text: indexed
     (shelf / "idea.tar").write_bytes(_tar(IDEA))
+    (shelf / "idea.tgz").write_bytes(gzip.compress(_tar(IDEA), mtime=0))
     (shelf / "idea_nul.py").write_bytes(IDEA + b"\0\n")
     many = root / "many"
     many.mkdir()
@@ -455,28 +461,24 @@ def test_decoders_of_the_encoded_idea(mill3: tuple[Path, str], command: str, his
 
 
 # --- T7: a hidden file holding a NUL byte (a tar's member, a text with one NUL) --------------
-
-BINARY_WIN = pytest.mark.xfail(
-    strict=True,
-    reason="T7: a hidden file with a NUL byte (a plain tar, not a zip) is never indexed; "
-    "head/tail/grep -a/strings/tar -O print the uncommitted idea in it and nothing flags "
-    "(cat of it is kept: fail closed)",
-)
+# closed (session 19): the index reads a binary hidden file's text runs and a tar's members
 
 
 @HISTORY
 @pytest.mark.parametrize(
     "command",
     [
-        pytest.param("tar -xOf shelf/idea.tar", marks=BINARY_WIN),
-        pytest.param("tar --to-stdout -xf shelf/idea.tar", marks=BINARY_WIN),
-        pytest.param("strings shelf/idea.tar", marks=BINARY_WIN),
-        pytest.param("head -c 2000 shelf/idea.tar", marks=BINARY_WIN),
-        pytest.param("tail -n 3 shelf/idea.tar", marks=BINARY_WIN),
-        pytest.param("grep -a idea shelf/idea.tar", marks=BINARY_WIN),
-        pytest.param("head -n 5 shelf/idea_nul.py", marks=BINARY_WIN),
-        pytest.param("grep -a '# idea' shelf/idea_nul.py", marks=BINARY_WIN),
-        pytest.param(f"tar -xOf {ART}/idea.tar", marks=BINARY_WIN),
+        "tar -xOf shelf/idea.tar",
+        "tar --to-stdout -xf shelf/idea.tar",
+        "tar -xzOf shelf/idea.tgz",
+        "strings shelf/idea.tar",
+        "head -c 2000 shelf/idea.tar",
+        "tail -n 3 shelf/idea.tar",
+        "grep -a idea shelf/idea.tar",
+        "head -n 5 shelf/idea_nul.py",
+        "grep -a '# idea' shelf/idea_nul.py",
+        "strings shelf/idea_nul.py",
+        f"tar -xOf {ART}/idea.tar",
         "cat shelf/idea.tar",
         "cat shelf/idea_nul.py",
         "sed -n 5p shelf/idea_nul.py",
@@ -488,13 +490,96 @@ def test_binary_hidden_file(mill3: tuple[Path, str], command: str, history: bool
     assert _verdict(mill3, command, history, SHELF)
 
 
-def test_binary_premise_not_indexed(mill3: tuple[Path, str]) -> None:
-    """The premise of T7: the shelf's text idea is indexed, the idea in the tar and in the
-    text with a NUL byte (and in many/zz.py, the 201st file) is not."""
+def test_binary_premise_indexed(mill3: tuple[Path, str]) -> None:
+    """The premise of T7's close: the shelf's text idea is indexed, and so is the idea in the
+    tar, the compressed tar and the text with a NUL byte (the only files holding it on the
+    shelf: ``IDEA_LINE`` is indexed from them)."""
     root, base = mill3
-    lines = build_index(root, base, SHELF).lines
-    assert SHELF_LINE in lines
-    assert IDEA_LINE not in lines
+    index = build_index(root, base, ["shelf"])
+    assert SHELF_LINE in index.lines
+    assert index.lines.get(IDEA_LINE) == "hidden:shelf"
+
+
+# --- binary noise: a .pyc and a database of the base, random bytes: no line a reader hits -----
+
+NOISE_OLD = (
+    '"""Winter rations for the herd, in kilograms of hay a day."""\n\n\n'
+    "def rations(cow_count: int) -> float:\n"
+    '    """Return the hay the herd eats in one winter day, in kilograms."""\n'
+    "    if cow_count < 0:\n"
+    '        raise ValueError("the herd count must be a positive number of cows")\n'
+    "    return cow_count * 0.4\n"
+)
+NOISE_NEW = NOISE_OLD.replace("* 0.4", "* 0.45")
+NOISE_ROW = "winter hay raised to 0.45 kg a cow after the hill trial"
+
+
+@pytest.fixture(scope="module")
+def noise(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """A base module with docstrings and a message; a hidden ``cache`` folder holding its
+    ``.pyc``, a SQLite database of its strings and one row of the future, and random bytes."""
+    import py_compile
+    import random
+    import sqlite3
+
+    root = tmp_path_factory.mktemp("s19binary") / "hay"
+    base, _ = _repo(root, "hay.py", NOISE_OLD, NOISE_NEW)
+    cache = root / "cache"
+    cache.mkdir()
+    py_compile.compile(str(root / "hay.py"), cfile=str(cache / "hay.cpython-311.pyc"))
+    db = sqlite3.connect(cache / "notes.db")
+    db.execute("create table notes (text)")
+    for row in [
+        "Winter rations for the herd, in kilograms of hay a day.",
+        "the herd count must be a positive number of cows",
+        NOISE_ROW,
+    ]:
+        db.execute("insert into notes values (?)", (row,))
+    db.commit()
+    db.close()
+    (cache / "noise.bin").write_bytes(random.Random(7).randbytes(64 << 10))
+    return root, base
+
+
+def test_binary_noise_adds_no_base_text(noise: tuple[Path, str]) -> None:
+    """A binary file's text runs that the base holds anywhere, less two glued leading
+    characters (a docstring compiled into a ``.pyc`` behind its type and length bytes), are
+    not indexed; random bytes add no line; the database's row of the future is indexed, glued
+    to its record's bytes as ``strings`` prints it. (A run glued on both sides, the message
+    between ``z0`` and the next object's ``g``, stays: no read of the base's text prints it.)"""
+    root, base = noise
+    lines = build_index(root, base, ["cache"]).lines
+    hidden = [line for line, source in lines.items() if source == "hidden:cache"]
+    assert any(NOISE_ROW in line for line in hidden)
+    for text in ("Winter rations for the herd", "the hay the herd eats"):
+        assert not any(text in line for line in hidden), text
+    assert all(line.isprintable() for line in hidden)
+    assert len(hidden) < 10
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "cat hay.py",
+        "python3 -c 'import hay; print(hay.__doc__); print(hay.rations.__doc__)'",
+        "python3 -c 'import hay; hay.rations(-1)' 2>&1",
+        "grep -rn herd hay.py",
+    ],
+)
+def test_binary_noise_honest_reads(noise: tuple[Path, str], command: str) -> None:
+    """Reads of the base's own text are not flagged with its ``.pyc`` and database hidden."""
+    root, _ = noise
+    printed = subprocess.run(["bash", "-c", command], cwd=root, capture_output=True, check=False)
+    text = (printed.stdout + printed.stderr).decode()
+    assert "herd" in text or "Winter" in text
+    assert not _verdict(noise, command, False, ["cache"])
+
+
+def test_binary_noise_strings_of_the_database(noise: tuple[Path, str]) -> None:
+    """``strings`` of the hidden database prints its row of the future: high."""
+    root, _ = noise
+    assert NOISE_ROW in _printed(root, "strings cache/notes.db")
+    assert _verdict(noise, "strings cache/notes.db", False, ["cache"])
 
 
 # --- sed without -n: holds ------------------------------------------------------------------

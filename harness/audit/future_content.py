@@ -338,10 +338,59 @@ _HIDDEN_FILES = 200
 _HIDDEN_BYTES = 4 << 20
 
 
-def _hidden_texts(root: Path, hidden_paths: Sequence[str]) -> Iterable[tuple[str, str]]:
-    """(hidden path, text) of each text file a hidden path of the work tree holds, and of
-    each text member of a zip archive (a wheel) among them; binary files (a bundle's pack)
-    are skipped."""
+#: an archive's members that are a distribution's metadata (a name, a version, its README
+#: again), not its code: a wheel's ``.dist-info/``, an egg's, an sdist's ``PKG-INFO``
+_METADATA = re.compile(r"\.(?:dist|egg)-info/|^EGG-INFO/|(?:^|/)PKG-INFO$")
+#: at most this many bytes of a tar (inflated) are read for its members
+_TAR_BYTES = 4 * _HIDDEN_BYTES
+#: the characters a binary format may glue before a string (a ``.pyc``'s type and length
+#: bytes when printable): a text run is the base's when the base holds it without them
+_GLUE = 2
+#: what a reader of a binary file does not see as text: control characters but tab and line
+#: ends, and bytes that are not UTF-8 (``strings`` and ``grep -a`` print the runs between them)
+_NOT_TEXT = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ufffd]+")
+
+
+def _text_runs(data: bytes) -> str:
+    """The text a reader sees of binary ``data``: its runs of text between NUL bytes, control
+    characters and bytes that are not UTF-8, one run a line (as ``strings`` and ``grep -a``
+    print them)."""
+    return _NOT_TEXT.sub("\n", data.decode("utf-8", "replace"))
+
+
+def _tar_members(data: bytes) -> list[bytes] | None:
+    """The contents of the regular members of a tar archive ``data`` (plain or compressed, as
+    ``tar -xO`` prints them) but a distribution's metadata (:data:`_METADATA`): at most
+    :data:`_HIDDEN_FILES` members of at most :data:`_HIDDEN_BYTES` each, up to the first one
+    bigger, within :data:`_TAR_BYTES` of the archive; None when ``data`` is no tar."""
+    import io
+    import tarfile
+
+    found: list[bytes] = []
+    try:
+        with tarfile.open(fileobj=io.BytesIO(data), mode="r:*") as tar:
+            for k, info in enumerate(tar):
+                # a compressed tar is read by inflating it: stop at a member too big to read
+                # or past :data:`_TAR_BYTES` inflated (a bomb costs no more)
+                if k >= _HIDDEN_FILES or info.size > _HIDDEN_BYTES:
+                    break
+                if info.offset_data + info.size > _TAR_BYTES:
+                    break
+                if info.isfile() and not _METADATA.search(info.name):
+                    member = tar.extractfile(info)
+                    if member is not None:
+                        found.append(member.read(_HIDDEN_BYTES))
+    except (tarfile.TarError, OSError, EOFError, ValueError, RuntimeError):
+        return found or None
+    return found
+
+
+def _hidden_texts(root: Path, hidden_paths: Sequence[str]) -> Iterable[tuple[str, str, bool]]:
+    """(hidden path, text, binary) of each file a hidden path of the work tree holds, and of
+    each member of a zip archive (a wheel) or a tar archive among them: a text file's text,
+    or, of a file holding a NUL byte (``binary``), its text runs (:func:`_text_runs`: what
+    ``strings``, ``grep -a``, ``head`` print of it; a bundle's pack, a ``.pyc``, an image
+    hold few and short ones)."""
     for path in hidden_paths:
         clean = path.strip().strip("/")
         if not clean or clean.startswith(("..", "/")):
@@ -349,6 +398,7 @@ def _hidden_texts(root: Path, hidden_paths: Sequence[str]) -> Iterable[tuple[str
         top = root / clean
         files = sorted(f for f in top.rglob("*") if f.is_file()) if top.is_dir() else [top]
         for f in files[:_HIDDEN_FILES]:
+            members: list[bytes] = []
             try:
                 if not f.is_file() or f.stat().st_size > _HIDDEN_BYTES:
                     continue
@@ -358,17 +408,22 @@ def _hidden_texts(root: Path, hidden_paths: Sequence[str]) -> Iterable[tuple[str
                             if (
                                 info.file_size <= _HIDDEN_BYTES
                                 and not info.is_dir()
-                                and not re.search(r"\.(?:dist|egg)-info/|^EGG-INFO/", info.filename)
+                                and not _METADATA.search(info.filename)
                             ):  # code, not a distribution's metadata
-                                data = z.read(info)
-                                if b"\0" not in data:
-                                    yield clean, data.decode("utf-8", "replace")
-                    continue
-                data = f.read_bytes()
+                                members.append(z.read(info))
+                else:
+                    data = f.read_bytes()
+                    # a tar is read as its members (``tar -xO``; ``strings`` of a plain one
+                    # prints the same runs and its headers' names)
+                    tar = _tar_members(data) if b"\0" in data else None
+                    members.extend([data] if tar is None else tar)
             except (OSError, zipfile.BadZipFile, RuntimeError):
                 continue
-            if b"\0" not in data:
-                yield clean, data.decode("utf-8", "replace")
+            for data in members:
+                if b"\0" in data:
+                    yield clean, _text_runs(data), True
+                else:
+                    yield clean, data.decode("utf-8", "replace"), False
 
 
 def indexed_hidden(root: Path, hidden_paths: Sequence[str], path: Path) -> bool:
@@ -392,10 +447,11 @@ def indexed_hidden(root: Path, hidden_paths: Sequence[str], path: Path) -> bool:
     return False
 
 
-def _hidden_lines(text: str) -> Iterable[str]:
+def _hidden_lines(text: str, binary: bool = False) -> Iterable[str]:
     """The distinctive lines of a hidden file's text; of a patch (a ``.rej``, a shelf), only
-    the lines it adds, without their ``+`` (its headers and removed lines are the base's)."""
-    patch = "\n@@ " in text or text.startswith("@@ ")
+    the lines it adds, without their ``+`` (its headers and removed lines are the base's);
+    ``binary``: the text runs of a binary file, never a patch (a ``.pyc`` holding ``@@ ``)."""
+    patch = not binary and ("\n@@ " in text or text.startswith("@@ "))
     for raw in text.splitlines():
         if patch and not (raw.startswith("+") and not raw.startswith("+++")):
             continue
@@ -428,16 +484,24 @@ def build_index(
         index._prefix7.setdefault(oid[:7], []).append(oid)
     workdir = getattr(r.repo, "workdir", None)
     hidden_files: list[tuple[str, list[str]]] = []  # (hidden path, a file's distinctive lines)
+    runs: set[str] = set()  # lines only a binary hidden file's text runs hold
+    in_text: set[str] = set()
     if hidden_paths and workdir:
-        for path, text in _hidden_texts(Path(workdir), hidden_paths):
-            hidden_files.append((path, list(_hidden_lines(text))))
+        for path, text, binary in _hidden_texts(Path(workdir), hidden_paths):
+            hidden_files.append((path, list(_hidden_lines(text, binary))))
+            (runs if binary else in_text).update(hidden_files[-1][1])
             for line in hidden_files[-1][1]:
                 # every line of a hidden file the base lacks: a test's expected values, a SQL
                 # or YAML fix are the future as much as code is (a filter to "lines of a
                 # program" was tried and lost to the s15 alone-output red team)
                 candidates.setdefault(line, ("line", HIDDEN_SOURCE + path))
-    texts = [t for t, (k, _) in candidates.items() if k != "line"]
-    lines = [t for t, (k, _) in candidates.items() if k == "line"]
+    runs = {t for t in runs - in_text if candidates[t][1].startswith(HIDDEN_SOURCE)}
+    # a binary file's text run has no line of its own: a .pyc's docstring, a database's copy
+    # of a base line's string, is the base's when the base holds it anywhere in a line, less
+    # the two characters a format may glue before a string (marshal's type and length bytes)
+    glued = {t: t[_GLUE:] for t in runs}
+    texts = [t for t, (k, _) in candidates.items() if k != "line"] + list(glued.values())
+    lines = [t for t, (k, _) in candidates.items() if k == "line" and t not in runs]
     # a hidden file's line that is line N of a file of the base behind a tool's position N (a
     # search editor's "4: def f", grep -n's "path:4:", cat -n) shows the base, not the future;
     # the number must be where the base holds it (an answer key's "41<TAB>input" is no view)
@@ -453,6 +517,7 @@ def build_index(
         if viewed:
             for found in _at_lines(tree_repo, tree_base, viewed):
                 present.update(viewed[found])
+    present.update(t for t, inner in glued.items() if inner in present)
     for text, (kind, commit) in candidates.items():
         if text in present:
             continue
