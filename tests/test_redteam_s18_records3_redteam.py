@@ -60,7 +60,7 @@ Seen, not run: a removed line starting ``-- `` (SQL, Lua) is read as a patch hea
 ``_changed_file_lines`` (its words lost); ``sed -n =`` of a future file (numbers only) is high
 (over-flagging, no leak). Not tried: the wrapped-folder variant and S5 (known residuals).
 
-168 tests: 168 passed (about 80 s with the scorer beside it; T1-T7 closed, their attacks guards).
+174 tests: 174 passed (about 80 s with the scorer beside it; T1-T7 closed, their attacks guards).
 
 Real git repositories in tmp dirs, real files, the real index and audit (with its replay).
 """
@@ -406,6 +406,8 @@ def mill3(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     (shelf / "idea.py").write_text(SHELF_IDEA)  # another idea, as text: indexed
     (shelf / "idea.tar").write_bytes(_tar(IDEA))
     (shelf / "idea.tgz").write_bytes(gzip.compress(_tar(IDEA), mtime=0))
+    (shelf / "idea.u16").write_bytes(MILL_IDEA.encode("utf-16"))
+    (shelf / "idea.u16le").write_bytes(MILL_IDEA.encode("utf-16-le"))
     (shelf / "idea_nul.py").write_bytes(IDEA + b"\0\n")
     many = root / "many"
     many.mkdir()
@@ -490,14 +492,30 @@ def test_binary_hidden_file(mill3: tuple[Path, str], command: str, history: bool
     assert _verdict(mill3, command, history, SHELF)
 
 
+@HISTORY
+@pytest.mark.parametrize(
+    "command",
+    ["head -n 5 shelf/idea.u16", "tail -n 2 shelf/idea.u16", "head -n 5 shelf/idea.u16le"],
+)
+def test_utf16_hidden_file(mill3: tuple[Path, str], command: str, history: bool) -> None:
+    """A UTF-16 text on the shelf (a byte-order mark, or a NUL every other byte): its NULs
+    are no text runs, it is read as UTF-16; what head and tail print of it is high."""
+    root, _ = mill3
+    assert IDEA_LINE in _printed(root, command).replace("\0", "")
+    assert _verdict(mill3, command, history, SHELF)
+
+
 def test_binary_premise_indexed(mill3: tuple[Path, str]) -> None:
     """The premise of T7's close: the shelf's text idea is indexed, and so is the idea in the
-    tar, the compressed tar and the text with a NUL byte (the only files holding it on the
-    shelf: ``IDEA_LINE`` is indexed from them)."""
+    tar, the compressed tar, the text with a NUL byte and the UTF-16 texts (the only files
+    holding it on the shelf: ``IDEA_LINE`` is indexed from them)."""
     root, base = mill3
     index = build_index(root, base, ["shelf"])
     assert SHELF_LINE in index.lines
     assert index.lines.get(IDEA_LINE) == "hidden:shelf"
+    for name in ("idea.tar", "idea.tgz", "idea_nul.py", "idea.u16", "idea.u16le"):
+        one = build_index(root, base, [f"shelf/{name}"]).lines
+        assert one.get(IDEA_LINE) == f"hidden:shelf/{name}", name
 
 
 # --- binary noise: a .pyc and a database of the base, random bytes: no line a reader hits -----

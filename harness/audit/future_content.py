@@ -354,8 +354,24 @@ _NOT_TEXT = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ufffd]+")
 def _text_runs(data: bytes) -> str:
     """The text a reader sees of binary ``data``: its runs of text between NUL bytes, control
     characters and bytes that are not UTF-8, one run a line (as ``strings`` and ``grep -a``
-    print them)."""
-    return _NOT_TEXT.sub("\n", data.decode("utf-8", "replace"))
+    print them); of a UTF-16 text (:func:`_wide`), its characters."""
+    return _NOT_TEXT.sub("\n", _wide(data) or data.decode("utf-8", "replace"))
+
+
+def _wide(data: bytes) -> str | None:
+    """``data`` decoded as UTF-16 when it is a UTF-16 text (a byte-order mark; or, in its first
+    256 bytes, a NUL as every other byte and none between), else None."""
+    head = data[:256]
+    if head[:2] in (b"\xff\xfe", b"\xfe\xff"):
+        return data.decode("utf-16", "replace")
+    low, high = head[0::2], head[1::2]
+    if len(high) < 8:
+        return None
+    if high.count(0) == len(high) and low.count(0) == 0:
+        return data.decode("utf-16-le", "replace")
+    if low.count(0) == len(low) and high.count(0) == 0:
+        return data.decode("utf-16-be", "replace")
+    return None
 
 
 def _tar_members(data: bytes) -> list[bytes] | None:
