@@ -2235,11 +2235,20 @@ static void git_open_finding(const struct notif *n, const char *path, const char
     free(own.data);
 }
 
-static void gitread_row(const struct notif *n, struct buf *row, uint32_t tgid, const struct git_pin *pinned) {
+static void gitread_row(const struct notif *n, struct buf *row, uint32_t tgid, const struct git_pin *pinned,
+                        const char *walked_path, size_t known_len, const char *known_base) {
     if (gitread_rows > GITREAD_ROWS_LIMIT) return;
     char path[4096];
     uint64_t at = n->nr == NR_OPEN ? n->args[0] : n->args[1];
-    size_t len = remote_string(n->pid, at, path, sizeof path);
+    size_t len;
+    if (walked_path && known_len < sizeof path) {  /* the path (and folder) open_row read and walked: not read again */
+        memcpy(path, walked_path, known_len);
+        path[known_len] = 0;
+        len = known_len;
+    } else {
+        known_base = NULL;
+        len = remote_string(n->pid, at, path, sizeof path);
+    }
     size_t dir_len = 0;
     int what = len ? git_layout_of(n, path, len, &dir_len, pinned ? pinned->resolved : NULL) : 0;
     uint64_t open_flags = n->nr == NR_OPEN ? n->args[1] : n->nr == NR_OPENAT ? n->args[2] : 0;
@@ -2247,7 +2256,10 @@ static void gitread_row(const struct notif *n, struct buf *row, uint32_t tgid, c
     if (what == 'q') what = (open_flags & O_DIRECTORY) ? 'o' : 'p';
     if (what == 'p') what = 'h';
     char base[4096] = "";
-    if (len && (what || !(open_flags & O_DIRECTORY))) open_base(n, path, base, sizeof base);  /* once, for both */
+    if (len && (what || !(open_flags & O_DIRECTORY))) {  /* once, for both */
+        if (known_base && path[0] != '/') snprintf(base, sizeof base, "%s", known_base);
+        else open_base(n, path, base, sizeof base);
+    }
     if (len && !(open_flags & O_DIRECTORY)) git_disguised_read(n, path, base, what != 0, open_flags, pinned);
     if (!what) return;
     /* a folder of references is listed, not read (what its files name is read by their opens;
@@ -2482,7 +2494,7 @@ static void open_row(const struct notif *n, struct buf *row, struct reply *rep) 
         uint64_t f = n->nr == NR_OPEN ? n->args[1] : n->args[2];
         if (!rep || pin_off || n->nr == NR_OPENAT2 || (f & O_ACCMODE) != O_RDONLY ||
             (f & (O_CREAT | O_TRUNC | O_PATH))) {
-            gitread_row(n, row, tgid, NULL);
+            gitread_row(n, row, tgid, NULL, NULL, 0, NULL);
             return;
         }
         git = 1;
@@ -2571,8 +2583,12 @@ static void open_row(const struct notif *n, struct buf *row, struct reply *rep) 
         if (b < 0) b = 0;
         base[b] = 0;
         /* a descriptor that is no folder (a pipe, a socket, a file): the kernel's ENOTDIR */
+        /* the folder's stat, where an answer below reads it (a descriptor that may be no folder,
+         * a folder read as removed): not for a plain cwd-relative open (a stat saved per open) */
+        int deleted_name = b > 10 && !strcmp(base + b - 10, " (deleted)");
         struct stat at_st;
-        int at_known = b > 0 && stat(proc, &at_st) == 0;
+        int at_known = b > 0 && ((dirfd != -100 && path[0] != '/' && must_answer) || deleted_name) &&
+                       stat(proc, &at_st) == 0;
         if (at_known && !S_ISDIR(at_st.st_mode) && dirfd != -100 && path[0] != '/' && must_answer) {
             rep->error = ENOTDIR;
             return;
@@ -2580,7 +2596,7 @@ static void open_row(const struct notif *n, struct buf *row, struct reply *rep) 
         /* a removed folder (no link left to it; a live one may be named "... (deleted)"): its
          * path names another (or none). No name can be found in it (ENOENT, the kernel's
          * answer); "." and ".." are a finding (not walked) */
-        if (b > 10 && !strcmp(base + b - 10, " (deleted)") && (!at_known || at_st.st_nlink == 0)) {
+        if (deleted_name && (!at_known || at_st.st_nlink == 0)) {
             pinnable = 0;
             const char *first = path;
             while (*first == '/' || (first[0] == '.' && (first[1] == '/' || !first[1]))) first++;
@@ -2670,7 +2686,8 @@ static void open_row(const struct notif *n, struct buf *row, struct reply *rep) 
         if (unsealed) git_open_finding(n, full, walked ? resolved : NULL, unsealed);
         pinned.fd = rep->fd >= 0 ? w.fd : -1;
         int answered = rep->fd >= 0 || rep->error;
-        gitread_row(n, row, tgid, answered ? &pinned : NULL);
+        /* the path this walk took, and the folder it started from (read once per open) */
+        gitread_row(n, row, tgid, answered ? &pinned : NULL, path, len, path[0] == '/' ? NULL : base);
         if (w.fd >= 0) close(w.fd);
         /* a read-open of git's that no walk answered (it goes on, CONTINUE): a finding, as a
          * program's is -- else the kernel's second walk could reach what the tracer's did not */
@@ -2821,6 +2838,13 @@ static const char *source_type(const struct notif *n, int dirfd, uint64_t addr) 
  * commit graph (O) written by hand are findings. The call goes on (CONTINUE). */
 static void write_row(const struct notif *n) {
     uint32_t tgid = 0;
+    /* an open or openat to read (its flags are in the call: no copy, no write row) whoever makes
+     * it -- the machine's git or any other -- is none of write_row's: answered before the program
+     * is looked up (a pidfd poll saved per open; the same rows) */
+    if (n->nr == NR_OPEN || n->nr == NR_OPENAT) {
+        uint64_t f = n->nr == NR_OPEN ? n->args[1] : n->args[2];
+        if ((f & O_PATH) || ((f & O_ACCMODE) == O_RDONLY && !(f & (O_CREAT | O_TRUNC)))) return;
+    }
     if (runs_system_git(n->pid, &tgid) && !(tainted_count && is_tainted(tgid ? tgid : tgid_of(n->pid))) &&
         !(ptrace_seen && traced_now(tgid ? tgid : tgid_of(n->pid))))
         return;
