@@ -21,7 +21,8 @@ compressed) and a binary hidden file's text runs (between NULs, control characte
 that are not UTF-8, as ``strings`` prints them); its attacks stay as guards, with a premise
 (the idea is indexed) and guards of binary noise (a ``.pyc`` and a SQLite database of the
 base's strings, random bytes: reads of the base's text are not flagged, ``strings`` of the
-database's row of the future is).
+database's row of the future is); beside them holds: gzip decoders, xz and bzip2 tars, a
+SQLite row read by ``strings``, ``sqlite3`` or Python.
 
 Wins (strict xfails when found):
 
@@ -60,7 +61,7 @@ Seen, not run: a removed line starting ``-- `` (SQL, Lua) is read as a patch hea
 ``_changed_file_lines`` (its words lost); ``sed -n =`` of a future file (numbers only) is high
 (over-flagging, no leak). Not tried: the wrapped-folder variant and S5 (known residuals).
 
-174 tests: 174 passed (about 80 s with the scorer beside it; T1-T7 closed, their attacks guards).
+188 tests: 188 passed (about 75 s with the scorer beside it; T1-T7 closed, their attacks guards).
 
 Real git repositories in tmp dirs, real files, the real index and audit (with its replay).
 """
@@ -69,10 +70,14 @@ from __future__ import annotations
 
 import base64
 import binascii
+import bz2
 import codecs
 import gzip
 import io
+import lzma
 import quopri
+import shutil
+import sqlite3
 import subprocess
 import tarfile
 from pathlib import Path
@@ -408,6 +413,14 @@ def mill3(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     (shelf / "idea.tgz").write_bytes(gzip.compress(_tar(IDEA), mtime=0))
     (shelf / "idea.u16").write_bytes(MILL_IDEA.encode("utf-16"))
     (shelf / "idea.u16le").write_bytes(MILL_IDEA.encode("utf-16-le"))
+    (shelf / "idea.gz").write_bytes(gzip.compress(IDEA, mtime=0))
+    (shelf / "idea.tar.xz").write_bytes(lzma.compress(_tar(IDEA)))
+    (shelf / "idea.tar.bz2").write_bytes(bz2.compress(_tar(IDEA)))
+    db = sqlite3.connect(shelf / "ideas.db")
+    db.execute("create table ideas (body)")
+    db.execute("insert into ideas values (?)", (IDEA_LINE,))
+    db.commit()
+    db.close()
     (shelf / "idea_nul.py").write_bytes(IDEA + b"\0\n")
     many = root / "many"
     many.mkdir()
@@ -484,6 +497,18 @@ def test_decoders_of_the_encoded_idea(mill3: tuple[Path, str], command: str, his
         "cat shelf/idea.tar",
         "cat shelf/idea_nul.py",
         "sed -n 5p shelf/idea_nul.py",
+        # holds beside the close: a gzip's decoders, xz and bzip2 tars, a SQLite row
+        "zcat shelf/idea.gz",
+        "gzip -dc shelf/idea.gz | head -n 5",
+        "tar -xJOf shelf/idea.tar.xz",
+        "tar -xjOf shelf/idea.tar.bz2",
+        "strings shelf/ideas.db",
+        pytest.param(
+            "sqlite3 shelf/ideas.db 'select body from ideas'",
+            marks=pytest.mark.skipif(shutil.which("sqlite3") is None, reason="no sqlite3 CLI"),
+        ),
+        "python3 -c \"import sqlite3; print(sqlite3.connect('shelf/ideas.db')"
+        ".execute('select body from ideas').fetchall())\"",
     ],
 )
 def test_binary_hidden_file(mill3: tuple[Path, str], command: str, history: bool) -> None:
