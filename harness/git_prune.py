@@ -472,7 +472,9 @@ def relate_checkouts(
     The callers prune these first and call this before any store related to them is pruned;
     and, once every store is pruned, call it again over them all with ``against`` and
     ``exempt`` (:func:`~evotree.harness.git_relations.cross_checked`: every store's final copy
-    tried against every checkout's future, nested checkouts too: the s18 third red team's N1)."""
+    tried against every store's future, nested checkouts too — the s18 third red team's N1 —
+    and bare or unpruned stores beside or in a checkout: the task's store kept bare beside a
+    clone at the fix, issue 29)."""
     token = _DEADLINE.set(deadline)
     try:
         related = checkout_relations(made, against, exempt)

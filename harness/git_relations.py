@@ -489,6 +489,11 @@ def _related(own: Path, task: Path, base: str, check: Path, deadline: float | No
             _DEADLINE.reset(token)
 
 
+#: The most stores left unpruned (hidden or refused) whose futures :func:`checkout_relations`
+#: lists; past it, every copy not exempt from one more is not kept (the cost stays bounded).
+MAX_UNPRUNED = 32
+
+
 def checkout_relations(
     copies: Mapping[Path, PrunedCopy],
     against: Collection[Path] | None = None,
@@ -508,7 +513,8 @@ def checkout_relations(
     to prune it at); one whose future cannot be listed (not self-contained: a ``commondir`` or
     links a candidate writes, which must not hide the task beside it) is left out, unless the
     deadline has passed (every copy then not kept), and a ``.git`` folder is not tried against
-    one in its own work tree; ``exempt``: the pairs (the copy's store, the one whose future)
+    one in its own work tree; past :data:`MAX_UNPRUNED` of them tried, every copy not exempt
+    from one more is not kept; ``exempt``: the pairs (the copy's store, the one whose future)
     not tried."""
     tried = list(copies) if against is None else list(against)
     if len(copies) < 1 or len(tried) < 2:
@@ -521,13 +527,22 @@ def checkout_relations(
         except (PruneError, OSError, subprocess.SubprocessError, UnicodeError) as exc:
             out[gd] = PruneError(f"the objects of its copy cannot be listed: {exc}")
     some = next(iter(copies.values())).path
+    unpruned = 0
     for n, other in enumerate(tried):
         there = copies.get(other)
-        if there is None:  # nor a .git folder against an unpruned store in its own work tree
-            exempt = {*exempt, *((gd, other) for gd in held if _holds_in_tree(gd, other))}
-        if all(gd == other or (gd, other) in exempt for gd in held):
+        # nor a .git folder against an unpruned store in its own work tree
+        skip = {
+            gd
+            for gd in copies
+            if gd == other or (gd, other) in exempt or (there is None and _holds_in_tree(gd, other))
+        }
+        if all(gd in skip for gd in held):
             continue
         try:
+            if there is None:
+                unpruned += 1
+                if unpruned > MAX_UNPRUNED:
+                    raise PruneError(f"more than {MAX_UNPRUNED} stores were left unpruned")
             if there is not None:
                 scratch = there.path.with_name(there.path.name + ".future")
                 future = _future_objects(other, there.base, scratch)
@@ -535,18 +550,18 @@ def checkout_relations(
                 scratch = some.with_name(f"{some.name}.unpruned{n}.future")
                 future = _future_objects(other, _own_base(other), scratch)
         except (PruneError, OSError, subprocess.SubprocessError, UnicodeError) as exc:
-            if there is None and not _past_deadline():
+            if there is None and unpruned <= MAX_UNPRUNED and not _past_deadline():
                 continue  # unreadable (not self-contained...): hidden itself, nothing of it kept
             why = PruneError(f"whether it holds the future of {other} cannot be told: {exc}")
             for gd in held:
-                if gd != other and gd not in out and (gd, other) not in exempt:
+                if gd not in skip and gd not in out:
                     out[gd] = why
             continue
         if not future:  # nothing past its base: no copy can hold its future, whatever its format
             continue
         for gd, ids in held.items():
             found = out.get(gd, [])
-            if gd == other or (gd, other) in exempt or not isinstance(found, list):
+            if gd in skip or not isinstance(found, list):
                 continue
             try:
                 _same_format(copies[gd].path, other)

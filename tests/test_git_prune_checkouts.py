@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from evotree.harness import git_guard, sandbox_copy
+from evotree.harness import git_guard, git_relations, sandbox_copy
 from evotree.harness.sandbox_copy import copy_regular_files
 from tests.test_git_guard_nested import FUTURE, _box, _forget, _git, _has, _lib, _task
 from tests.test_redteam_s17_box_nested_redteam import _blob, _holds, _stores
@@ -290,3 +290,26 @@ def test_a_mirror_in_the_work_tree_of_a_clone_beside_the_bare_task_store(tmp_pat
     assert _holds(sources, blob) == [], snap
     dst, refused = _judge(tmp_path, phase)
     assert not [s for s in _stores(dst) if _has(s, blob)], refused
+
+
+def test_an_unrelated_hidden_bare_store_beside_an_honest_checkout(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The control, the bare store left unpruned (past the cap): tried at its own HEAD, it holds
+    nothing of the task's copy — the task keeps its base; past ``MAX_UNPRUNED`` unpruned stores
+    tried, whether it does cannot be told — the task is hidden too (fail closed)."""
+    phase = tmp_path / "phase"
+    root, base, _ = _task(phase / "t")
+    _forget(root)
+    _lib(tmp_path / "lib")
+    bare = phase / "z.git"
+    _git(tmp_path, "clone", "-q", "--bare", "--no-local", str(tmp_path / "lib"), str(bare))
+    monkeypatch.setattr(git_guard, "MAX_PRUNED", 1)  # t/.git is pruned, z.git is not
+    for run in ("one", "two"):
+        (tmp_path / run).mkdir()
+    sources, snap = _box(tmp_path / "one", [phase])
+    assert [h for h in snap["hidden"] if str(bare) in h] and len(snap["hidden"]) == 1, snap
+    assert _git(root, "--git-dir", str(sources[root / ".git"]), "rev-parse", "HEAD") == base
+    monkeypatch.setattr(git_relations, "MAX_UNPRUNED", 0)
+    sources, snap = _box(tmp_path / "two", [phase])
+    assert root / ".git" not in sources and len(snap["hidden"]) == 2, snap
