@@ -12,7 +12,7 @@ import re
 import urllib.parse
 import zlib
 
-__all__ = ["ESCAPED", "decoded_views", "selection_views"]
+__all__ = ["ESCAPED", "TAG", "decoded_views", "markup_text", "selection_views"]
 
 #: a string escape (strace, JSON) of a quote, backslash, slash, newline or tab
 ESCAPED = re.compile(r"\\([\"\\/nt])")
@@ -34,7 +34,8 @@ def decoded_views(text: str) -> list[str]:
 
 #: no-break and other fixed spaces a mailer or a page writes for a space (``&nbsp;``)
 _SPACES = str.maketrans(dict.fromkeys("\xa0\u2007\u202f\u3000", " "))
-_TAG = re.compile(r"<[^<>\n]*>")
+#: a tag of markup (HTML, XML): what a page wraps its text in
+TAG = re.compile(r"<[^<>\n]*>")
 _XXD = re.compile(r"^[0-9a-f]{4,}: ((?:[0-9a-f]{2}){1,2}(?: (?:[0-9a-f]{2}){1,2})*)", re.M | re.I)
 _HEX_C = re.compile(r"^[0-9a-f]{4,}  ((?:[0-9a-f]{2} {1,2}){1,16})\|", re.M | re.I)
 _OD_C = re.compile(r"^[0-7]{7,}((?:    |   \S|  \\\S| [0-7]{3}){1,16})[ \t]*$", re.M)
@@ -94,6 +95,12 @@ def _undone(text: str) -> list[str]:
     return views
 
 
+def markup_text(text: str) -> str:
+    """The text a page shows: ``text`` with its tags removed, its entities undone and fixed
+    spaces read as spaces (``<strong>N</strong>&nbsp;=&nbsp;2`` is ``N = 2``)."""
+    return html.unescape(TAG.sub("", text)).translate(_SPACES)
+
+
 def selection_views(text: str) -> list[str]:
     """The views of what a command selected of a hidden file that the future is looked for
     in: :func:`decoded_views`, then with NUL bytes dropped (a UTF-16 file read as bytes),
@@ -110,7 +117,7 @@ def selection_views(text: str) -> list[str]:
             add(view.replace("\0", ""))
     for view in list(views):
         if "<" in view:
-            add(html.unescape(_TAG.sub("", view)))
+            add(html.unescape(TAG.sub("", view)))
     for view in list(views):
         if any(c in view for c in "\xa0\u2007\u202f\u3000"):
             add(view.translate(_SPACES))
