@@ -97,6 +97,45 @@ def _cat(argv: Sequence[str]) -> list[str] | None:
     return files
 
 
+#: diff options that only shape what it prints of its two files' lines (a format, a width,
+#: context, what counts as equal); anything else (``-r``, ``-l`` runs ``pr``, ``--from-file``,
+#: ``-x``, ``-I``, a label) is not evaluated
+_DIFF_FLAGS = frozenset("ucqsywbBiaNtTpdEZ")
+_DIFF_LONG = frozenset(
+    {
+        "--brief", "--unified", "--context", "--side-by-side", "--ignore-all-space",
+        "--ignore-space-change", "--ignore-blank-lines", "--ignore-case", "--text",
+        "--new-file", "--expand-tabs", "--initial-tab", "--show-c-function", "--minimal",
+        "--strip-trailing-cr", "--color", "--suppress-common-lines", "--left-column",
+        "--report-identical-files", "--ignore-tab-expansion", "--ignore-trailing-space",
+    }
+)  # fmt: skip
+_DIFF_VALUED = re.compile(r"-[UCW]\d*|--(?:unified|context|width|color)=\w+")
+
+
+def _diff(argv: Sequence[str]) -> list[str] | None:
+    """The two file operands of a ``diff`` with layout options only; None for anything else."""
+    files: list[str] = []
+    k = 1
+    while k < len(argv):
+        word = argv[k]
+        if word in ("-U", "-C", "-W"):
+            k += 1
+            if k >= len(argv) or not argv[k].isdigit():
+                return None
+        elif word == "--":
+            files += argv[k + 1 :]
+            break
+        elif word.startswith("-") and len(word) > 1:
+            flags = set(word[1:]) <= _DIFF_FLAGS and not word.startswith("--")
+            if not (flags or word in _DIFF_LONG or _DIFF_VALUED.fullmatch(word)):
+                return None
+        else:
+            files.append(word)
+        k += 1
+    return files if len(files) == 2 else None
+
+
 def _sed(argv: Sequence[str]) -> tuple[list[str], str] | None:
     """(options, script) and the file operands of a read-only ``sed`` (``-n`` kept when given:
     without it sed also prints each line it reads); None else."""
@@ -137,6 +176,8 @@ def whole_prints(
     name = _basename(argv[0]) if argv else ""
     root = Path(workdir).resolve()
     hidden = [p.strip().strip("/").removeprefix("./") for p in hidden_paths if p.strip("/ ")]
+    if name == "diff":
+        return _diff_prints(argv, root, hidden)
     parsed = _cat(argv) if name == "cat" else None
     sed = _sed(argv) if name == "sed" else None
     files = parsed if parsed is not None else (sed[1] if sed else None)
@@ -167,3 +208,27 @@ def whole_prints(
     if proc.returncode != 0:
         return None
     return proc.stdout.decode("utf-8", "replace")
+
+
+def _diff_prints(argv: Sequence[str], root: Path, hidden: Sequence[str]) -> str | None:
+    """What ``diff A B`` can print of its hidden operands: every line of each (it prints lines
+    of its two files, marked, and headers, numbers and names of its own), so their whole text
+    bounds it. The other operand is a file of the checkout, not hidden (the task's file or the
+    agent's own); stdin, a folder or a file the index does not read is not evaluated."""
+    files = _diff(argv)
+    if files is None or "-" in files:
+        return None
+    texts: list[str] = []
+    for word in files:
+        rel = inside_word(word)
+        if rel is None or word.startswith("-") or re.search(r"[*?\[{]", rel):
+            return None
+        path = (root / rel).resolve()  # a link is judged by the file it reaches
+        if root not in path.parents or not path.is_file():
+            return None
+        inner = path.relative_to(root).as_posix()
+        if any(inner == h or inner.startswith(h + "/") for h in hidden):
+            if not indexed_hidden(root, hidden, path):
+                return None
+            texts.append(path.read_bytes().decode("utf-8", "replace"))
+    return "\n".join(texts) if texts else None

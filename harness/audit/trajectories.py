@@ -270,7 +270,7 @@ def _pipes(command: str) -> int:
 
 #: hidden-data reads judged by what they print of the checkout's file, with the task repository
 _EVALUATED = re.compile(
-    r"(?:\S*/)?(?:sqlite3|jq|head|tail|e?grep|fgrep|strings|tar|g?zcat|bzcat|xzcat|gunzip|gzip|cat|sed|awk)\s"
+    r"(?:\S*/)?(?:sqlite3|jq|head|tail|e?grep|fgrep|strings|tar|g?zcat|bzcat|xzcat|gunzip|gzip|cat|sed|awk|diff)\s"
 )
 
 #: git commands that leave a merge message (.git/MERGE_MSG, SQUASH_MSG) of the trajectory's own
@@ -752,7 +752,7 @@ class _HitJudge:
             if globbed is None:
                 return False
             cmd = globbed
-            whole = None if piped else whole_prints(cmd.argv, workdir, hidden)  # cat, sed -n
+            whole = None if piped else whole_prints(cmd.argv, workdir, hidden)  # cat, sed -n, diff
             if whole is not None:
                 if _holds([whole], index, own, inside=True):
                     return False
