@@ -8,8 +8,9 @@ base; unrelated checkouts keep their own HEADs; two that hold each other's futur
 way too, against the future of every store beside it, bare ones included
 (:func:`evotree.harness.git_relations.cross_checked`): the task's store kept bare beside a clone
 at the fix leaves the clone pruned at the bare store's base (box and judge), as does that bare
-store kept in the clone's own work tree; an unrelated bare store beside an honest checkout
-changes nothing. Real git repositories in temporary folders,
+store kept in the clone's own work tree; where the bare store is left unpruned (past the cap,
+or its pruning past the deadline) the clone is tried against it at its own HEAD and hidden; an
+unrelated bare store beside an honest checkout, pruned or not, changes nothing. Real git repositories in temporary folders,
 no mocks.
 """
 
