@@ -3053,6 +3053,13 @@ int main(int argc, char **argv) {
     signal(SIGTERM, SIG_IGN);
     signal(SIGHUP, SIG_IGN);
     signal(SIGPIPE, SIG_IGN);
+    /* a terminal's stop (Ctrl-Z, a background read or write) is the phase's, not the tracer's: a
+     * tracer stopped while it hands a pinned file over (ADDFD with SEND) leaves the caller's open
+     * answered with a descriptor it did not ask for (docs/benchmarks/trace.md, session 19), and a
+     * stopped tracer holds every reported call of the phase */
+    signal(SIGTSTP, SIG_IGN);
+    signal(SIGTTIN, SIG_IGN);
+    signal(SIGTTOU, SIG_IGN);
     struct sigaction wake;
     memset(&wake, 0, sizeof wake);
     wake.sa_handler = wake_up; /* no SA_RESTART: a blocked receive returns EINTR */

@@ -299,6 +299,50 @@ def test_a_signal_to_the_tracer_does_not_cut_its_trace(tmp_path: Path, sig: str)
 
 
 @pytest.mark.heavy
+@pytest.mark.parametrize("sig", ["SIGTSTP", "SIGTTIN", "SIGTTOU"])
+def test_a_terminal_stop_does_not_stop_the_tracer(tmp_path: Path, sig: str) -> None:
+    """Ctrl-Z (or a background read or write) meant for the session must not stop the tracer: a
+    stopped tracer holds the phase's every reported call, and one stopped in a pinned open's
+    hand-over answers it with a wrong descriptor. The tracer ignores them; the phase's opens go
+    on and the trace is whole."""
+    import signal as signals
+    import time
+
+    from evotree.harness import sandbox
+
+    if not (sandbox.check_sandbox().ok and sandbox._seccomp_works()):
+        pytest.skip("the compiled seccomp tracer cannot run here")
+    out = tmp_path / "raw"
+    script = "for i in $(seq 40); do cat /etc/hostname >/dev/null; sleep 0.02; done; /bin/true; exit 3"
+    argv = sandbox._seccomp_tracer_argv(out) + sandbox.wrap(
+        sandbox.SandboxSpec(cwd=Path("/")), ["/bin/sh", "-c", script]
+    )
+    proc = subprocess.Popen(
+        argv,
+        env=sandbox.sandbox_env(dict(os.environ)),
+        process_group=0,  # a group of its own in this session: not orphaned, a stop would stop it
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    time.sleep(0.4)
+    for _ in range(5):
+        os.kill(proc.pid, getattr(signals, sig))
+        time.sleep(0.05)
+        state = Path(f"/proc/{proc.pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        assert state != "T", f"the tracer stopped on {sig}"
+    try:
+        assert proc.wait(timeout=30) == 3
+    finally:
+        if proc.poll() is None:
+            os.kill(proc.pid, signals.SIGCONT)
+            proc.kill()
+    assert check_raw(out.read_bytes()) is None
+    assert any(
+        r.get("argv") == ["/bin/true"] for r in map(json.loads, out.read_text().splitlines())
+    )
+
+
+@pytest.mark.heavy
 def test_a_budget_stop_by_sigkill_leaves_a_whole_trace(tmp_path: Path) -> None:
     """A train phase that ignores SIGTERM is killed at the end of its grace (SIGKILL, repeated
     every poll until the launcher exits): the sandbox ends first, so the tracer still writes its end
