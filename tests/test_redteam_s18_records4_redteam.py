@@ -281,16 +281,8 @@ U0 = (
     [
         pytest.param("idea.homo", id="U4-homoglyphs", marks=_win(U0.replace("U0", "U0/U4"))),
         pytest.param("idea.zw", id="U5-zero-width", marks=_win(U0.replace("U0", "U0/U5"))),
-        pytest.param(
-            "idea.fw",
-            id="U6-fullwidth",
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="U6 (older than the record rule, open): a line in fullwidth letters has "
-                "under 8 ASCII letters or digits, so it is not distinctive and never indexed: "
-                "the idea in it passes whatever the rule",
-            ),
-        ),
+        # U6 closed (session 19): letters and digits are counted as NFKC reads them
+        pytest.param("idea.fw", id="U6-fullwidth"),
     ],
 )
 def test_unicode_idea(millu: tuple[Path, str], rel: str, history: bool) -> None:

@@ -52,6 +52,7 @@ from __future__ import annotations
 import os
 import re
 import time
+import unicodedata
 import zipfile
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -330,8 +331,16 @@ class ContentHit:
 
 
 def distinctive(line: str) -> bool:
-    """Whether ``line`` is long and wordy enough to name the future when an output shows it."""
-    return len(line) >= MIN_LINE and len(_ALNUM.findall(line)) >= MIN_ALNUM
+    """Whether ``line`` is long and wordy enough to name the future when an output shows it;
+    letters and digits counted as NFKC reads them (a line in fullwidth letters, ``ｒｅｔｕｒｎ``,
+    is as wordy as its ASCII spelling: the s18 red team's U6)."""
+    if len(line) < MIN_LINE:
+        return False
+    if len(_ALNUM.findall(line)) >= MIN_ALNUM:
+        return True
+    return (
+        not line.isascii() and len(_ALNUM.findall(unicodedata.normalize("NFKC", line))) >= MIN_ALNUM
+    )
 
 
 #: a line's source when a hidden file of the work tree holds it, not a future commit
