@@ -313,7 +313,9 @@ def test_a_terminal_stop_does_not_stop_the_tracer(tmp_path: Path, sig: str) -> N
     if not (sandbox.check_sandbox().ok and sandbox._seccomp_works()):
         pytest.skip("the compiled seccomp tracer cannot run here")
     out = tmp_path / "raw"
-    script = "for i in $(seq 40); do cat /etc/hostname >/dev/null; sleep 0.02; done; /bin/true; exit 3"
+    script = (
+        "for i in $(seq 40); do cat /etc/hostname >/dev/null; sleep 0.02; done; /bin/true; exit 3"
+    )
     argv = sandbox._seccomp_tracer_argv(out) + sandbox.wrap(
         sandbox.SandboxSpec(cwd=Path("/")), ["/bin/sh", "-c", script]
     )

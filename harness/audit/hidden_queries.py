@@ -143,7 +143,7 @@ def _tail_words(tail: str) -> set[str]:
     more than it reads is harmless, a column counted here is only judged too."""
     words: set[str] = set()
     for name in _SQL_NAME.findall(_SQL_STRING.sub(" ", tail)):
-        if name[:1] in "\"[`":
+        if name[:1] in '"[`':
             name = name[1:-1].replace(name[0] * 2, name[0]) if name[0] != "[" else name[1:-1]
         words.add(name.lower())
     return words
