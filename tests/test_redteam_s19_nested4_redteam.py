@@ -1,0 +1,366 @@
+"""Fourth red team (session 19) of nested-store pruning (issue 29), after 2e859f3, 75ac3b2,
+9c0f4ca and cac2395 ("every checkout is tried the other way too, against every store beside it
+or nested in it, bare and unpruned ones included"). Attacked through the public entry points
+only: a phase's box (:func:`evotree.harness.git_guard.before_phase`) and the judge's copy
+(:func:`evotree.harness.sandbox_copy.copy_regular_files`). Real git repositories in temporary
+folders, no mocks. A win: a store copy the phase (or the judge) gets keeps the fix's blob.
+
+Wins (strict xfails):
+
+- **M1** the task's store kept bare with an alternate (``git clone --bare --reference``, the
+  threat model's "an image cloned with --reference keeps an alternate and is hidden") beside a
+  clone with a work tree checked out at the fix, or in that clone's work tree: the bare store
+  is hidden (refused) for not being self-contained, and the last pass *leaves out* an unpruned
+  store whose future cannot be listed — so the clone is tried against nothing and kept at its
+  own HEAD, the fix. Box and judge, beside and in the work tree. (Pruned, the same bare store
+  prunes the clone at its base: ``tests/test_git_prune_checkouts.py``.)
+- **M2** the cap, in the work tree: the task's store kept bare in the work tree of a clone at
+  the fix (the closed issue-29 layout) plus 32 empty ``git init --bare`` stores a candidate's
+  code writes in that work tree (``vendor/a00.git``..., walked before ``vendor/task.git``): the
+  task's store is past ``MAX_PRUNED`` and hidden, and a ``.git`` folder is not tried against an
+  unpruned store in its own work tree (``_holds_in_tree``) — the clone is kept at the fix. Beside
+  the clone (not in its work tree) the same cap holds (below). Box (the judge has no cap).
+- **M3** a linked worktree whose common directory is a bare store: the task's checkout ``t`` is
+  ``git worktree add``-ed at the base from ``t.git``, a bare clone of upstream whose HEAD (its
+  default branch) is the fix — a natural layout (``git clone --bare`` then ``worktree add`` of
+  the task's commit). The search finds ``t.git`` alone (the worktree's ``worktrees/t`` is no
+  store) and prunes it at its own HEAD: the fix in the box's and the judge's copy. Close to the
+  threat model's "left: a ``.git`` file's linked worktree", but here the store *is* found and
+  bound pruned at the wrong commit.
+- **M4** past the cap, a HEAD read without git: the bare task store beside the clone at the
+  fix, pushed past ``MAX_PRUNED`` as in M2 (the junk walked after the clone), its ``main`` a
+  loose reference at the base followed by 5,000 newlines (git reads the base) over a stale
+  ``packed-refs`` line at the fix (``pack-refs`` then ``update-ref`` back): ``_own_base`` reads
+  a loose reference of at most 4 KiB, falls back to the packed line, takes the fix for the
+  store's HEAD, finds nothing past it and skips the store — the clone is kept at the fix. (With
+  the loose reference short the same layout holds: the clone is hidden, below.)
+
+Holds (plain tests):
+
+- a linked worktree checked out at the fix of the bare task store whose HEAD is the base: the
+  store is pruned at its HEAD, the worktree's HEAD and ``worktrees/`` are not copied;
+- the cap beside: the bare task store pushed past ``MAX_PRUNED`` by 32 real empty stores beside
+  it (no monkeypatch): the clone at the fix is tried against it at its own HEAD and hidden;
+- the deadline over M2's layout without the junk (0.05 to 1 s): the fix in no copy, box and
+  judge;
+- a sha256 pair: the task's store sha256 and bare, a sha256 clone at the fix beside it: the
+  clone pruned at the base (the format check does not skip a same-format pair);
+- a stale ``packed-refs`` line at the fix under a loose branch at the base (``pack-refs`` then
+  ``update-ref`` back, a natural history) in the bare task store beside a clone at the fix: the
+  store is pruned at the loose branch (git's reading), the clone at that base; the same store
+  past the cap (M4 without the padding): read at the loose branch, the clone hidden.
+
+Over-pruning (plain tests marking the behaviour, a precision cost):
+
+- **P1** an unrelated sha256 bare store (a library with a branch past its HEAD) beside the
+  honest sha1 task checkout hides the task in the box and refuses it in the judge's copy: the
+  last pass's format check runs before any object is compared.
+
+Not attacked here: two clones holding each other's future (closed, 067f772's tests), partial
+clones (N5, closed), a commit-graph, replace references or grafts (git's shortcuts are off in
+every host call: ``GIT``'s ``--no-replace-objects``, ``core.commitGraph=false``, the graft file).
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from evotree.harness import git_guard, sandbox_copy
+from tests.test_git_guard_nested import _box, _forget, _git, _has, _lib, _task
+from tests.test_git_prune_checkouts import (
+    _bare_task_beside_a_clone_at_the_fix,
+    _bare_task_in_a_clone_at_the_fix,
+    _judge,
+)
+from tests.test_redteam_s17_box_nested_redteam import _blob, _holds, _stores
+from tests.test_redteam_s18_nested3_redteam import _sha256_mirror
+
+
+def _leaks(tmp_path: Path, phase: Path, blob: str, where: str) -> list[Path]:
+    """The copies (box or judge) that hold ``blob``."""
+    if where == "box":
+        sources, _ = _box(tmp_path, [phase])
+        return _holds(sources, blob)
+    dst, _ = _judge(tmp_path, phase)
+    return [s for s in _stores(dst) if _has(s, blob)]
+
+
+# --- M1: the bare task store with an alternate ------------------------------------------------
+
+
+def _referenced_bare_task(tmp_path: Path, nested: bool) -> tuple[Path, Path, Path, str, str]:
+    """(the phase, the task's store kept bare and cloned ``--reference`` a mirror of the task at
+    its base ``phase/ref.git``, a clone of it ``phase/cache`` checked out at the fix, the base,
+    the fix's blob); ``nested``: the bare store in the clone's work tree (``vendor/task.git``).
+    The fix: objects of the bare store no reference names."""
+    src, base, fix = _task(tmp_path / "src")
+    blob = _blob(src, fix)
+    phase = tmp_path / "phase"
+    ref = phase / "ref.git"
+    _git(tmp_path, "clone", "-q", "--bare", "--no-local", "--single-branch", str(src), str(ref))
+    assert not _has(ref, fix)
+    bare = tmp_path / "task.git"
+    _git(
+        tmp_path,
+        "clone",
+        "-q",
+        "--bare",
+        "--no-local",
+        "--reference",
+        str(ref),
+        str(src),
+        str(bare),
+    )
+    assert (bare / "objects/info/alternates").exists()
+    cache = phase / "cache"
+    _git(tmp_path, "clone", "-q", "--no-local", str(bare), str(cache))
+    _git(cache, "checkout", "-q", "wip")
+    assert not (cache / ".git/objects/info/alternates").exists()
+    _git(bare, "branch", "-D", "wip")
+    if nested:
+        (cache / ".git/info/exclude").write_text("vendor/\n")
+        (cache / "vendor").mkdir()
+        bare = bare.rename(cache / "vendor/task.git")
+    else:
+        bare = bare.rename(phase / "task.git")
+    assert _has(bare, fix) and _git(bare, "rev-parse", "HEAD") == base
+    return phase, bare, cache, base, blob
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="M1: a bare task store with an alternate is hidden, and the last pass leaves out an "
+    "unpruned store whose future cannot be listed: the clone beside it keeps the fix",
+)
+@pytest.mark.parametrize("where", ["box", "judge"])
+@pytest.mark.parametrize("nested", [False, True], ids=["beside", "in_tree"])
+def test_m1_a_clone_at_the_fix_beside_a_referenced_bare_task_store(
+    tmp_path: Path, where: str, nested: bool
+) -> None:
+    phase, _, _, _, blob = _referenced_bare_task(tmp_path, nested)
+    assert _leaks(tmp_path, phase, blob, where) == []
+
+
+# --- M2: the cap, the bare task store in the clone's work tree ---------------------------------
+
+
+def _junk(folder: Path, n: int = 32, prefix: str = "a") -> None:
+    """``n`` empty bare stores a candidate's code writes (``a00.git``...)."""
+    for i in range(n):
+        _git(folder.parent, "init", "-q", "--bare", str(folder / f"{prefix}{i:02}.git"))
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="M2: past MAX_PRUNED the bare task store in the clone's work tree is hidden, and a "
+    ".git folder is not tried against an unpruned store in its own work tree: the clone keeps "
+    "the fix",
+)
+def test_m2_the_cap_hides_the_bare_task_store_in_the_clones_work_tree(tmp_path: Path) -> None:
+    phase, bare, cache, _, blob = _bare_task_in_a_clone_at_the_fix(tmp_path)
+    _junk(cache / "vendor")
+    sources, snap = _box(tmp_path, [phase])
+    assert any(str(bare) in h for h in snap["hidden"]), snap  # the attack's premise
+    assert _holds(sources, blob) == [], snap
+
+
+def test_the_cap_beside_the_clone_holds(tmp_path: Path) -> None:
+    """M2's junk beside the clone (the bare store beside it too, not in its work tree): the
+    bare store past the cap is tried at its own HEAD; the clone holds its future and is hidden."""
+    phase, bare, cache, _, blob = _bare_task_beside_a_clone_at_the_fix(tmp_path)
+    _junk(phase, prefix="d")  # walked after cache/.git, before task.git
+    sources, snap = _box(tmp_path, [phase])
+    assert any(str(bare) in h and "at most 32" in h for h in snap["hidden"]), snap
+    assert _holds(sources, blob) == [], snap
+    assert cache / ".git" not in sources, snap
+    why = [h for h in snap["hidden"] if h.startswith(str(cache / ".git"))]
+    assert why and "at most 32" not in why[0], snap  # hidden for holding its future
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="M4: an unpruned store's HEAD is read without git (_own_base): a loose branch past "
+    "4 KiB is skipped for a stale packed-refs line at the fix, so the store's future reads empty "
+    "and the clone at the fix beside it is kept",
+)
+def test_m4_past_the_cap_a_stale_packed_ref_makes_the_future_empty(tmp_path: Path) -> None:
+    phase, bare, cache, base, blob = _bare_task_beside_a_clone_at_the_fix(tmp_path)
+    fix = _git(cache, "rev-parse", "HEAD")
+    _git(bare, "update-ref", "refs/heads/main", fix)
+    _git(bare, "pack-refs", "--all")  # packed-refs: main at the fix (stale below)
+    (bare / "refs/heads/main").write_text(base + "\n" * 5000)  # git: the base
+    assert _git(bare, "rev-parse", "HEAD") == base and _has(bare, fix)
+    _junk(phase, prefix="d")  # walked after cache/.git, before task.git: the store unpruned
+    sources, snap = _box(tmp_path, [phase])
+    assert any(str(bare) in h and "at most 32" in h for h in snap["hidden"]), snap
+    assert _holds(sources, blob) == [], snap
+
+
+def test_past_the_cap_a_stale_packed_ref_under_a_short_loose_branch(tmp_path: Path) -> None:
+    """M4's control: the loose ``main`` at the base without the padding — read as git reads
+    it, the store's future (the fix) is held by the clone, which is hidden."""
+    phase, bare, cache, base, blob = _bare_task_beside_a_clone_at_the_fix(tmp_path)
+    fix = _git(cache, "rev-parse", "HEAD")
+    _git(bare, "update-ref", "refs/heads/main", fix)
+    _git(bare, "pack-refs", "--all")
+    _git(bare, "update-ref", "refs/heads/main", base)
+    assert fix in (bare / "packed-refs").read_text()
+    _junk(phase, prefix="d")
+    sources, snap = _box(tmp_path, [phase])
+    assert any(str(bare) in h and "at most 32" in h for h in snap["hidden"]), snap
+    assert _holds(sources, blob) == [], snap
+    assert cache / ".git" not in sources, snap
+
+
+@pytest.mark.parametrize("where", ["box", "judge"])
+def test_the_deadline_over_the_bare_store_in_the_clones_work_tree(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, where: str
+) -> None:
+    """M2's layout without the junk, pruned with 0.05 to 1 s in all: wherever the deadline
+    falls, the fix in no copy (the last pass past the deadline keeps no copy)."""
+    phase, _, _, _, blob = _bare_task_in_a_clone_at_the_fix(tmp_path / "pristine")
+    for k, seconds in enumerate([0.05, 0.1, 0.2, 0.4, 1.0]):
+        work = tmp_path / f"run{k}"
+        here = work / "phase"
+        shutil.copytree(phase, here, symlinks=True)
+        if where == "box":
+            monkeypatch.setattr(git_guard, "PRUNE_SECONDS", seconds)
+        else:
+            monkeypatch.setattr(sandbox_copy, "PRUNE_SECONDS", seconds)
+        assert _leaks(work, here, blob, where) == [], seconds
+
+
+# --- M3: linked worktrees of a bare store -------------------------------------------------------
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="M3: the task's checkout is a linked worktree at the base of a bare store whose HEAD "
+    "is the fix; the store is found alone and pruned at its own HEAD: the fix in the copy",
+)
+@pytest.mark.parametrize("where", ["box", "judge"])
+def test_m3_the_task_a_linked_worktree_of_a_bare_store_at_the_fix(
+    tmp_path: Path, where: str
+) -> None:
+    src, base, fix = _task(tmp_path / "src")
+    blob = _blob(src, fix)
+    phase = tmp_path / "phase"
+    bare = phase / "t.git"
+    _git(tmp_path, "clone", "-q", "--bare", "--no-local", str(src), str(bare))
+    _git(bare, "update-ref", "refs/heads/main", fix)  # upstream's default branch moved on
+    _git(bare, "worktree", "add", "-q", "--detach", str(phase / "t"), base)
+    assert _git(phase / "t", "rev-parse", "HEAD") == base
+    assert _git(bare, "rev-parse", "HEAD") == fix
+    assert _leaks(tmp_path, phase, blob, where) == []
+
+
+@pytest.mark.parametrize("where", ["box", "judge"])
+def test_a_linked_worktree_at_the_fix_of_the_bare_task_store(tmp_path: Path, where: str) -> None:
+    """The bare task store at its base, a linked worktree of it checked out (detached) at the
+    fix beside it: the store is pruned at its HEAD, ``worktrees/`` not copied."""
+    src, base, fix = _task(tmp_path / "src")
+    blob = _blob(src, fix)
+    phase = tmp_path / "phase"
+    bare = phase / "task.git"
+    _git(tmp_path, "clone", "-q", "--bare", "--no-local", str(src), str(bare))
+    _git(bare, "worktree", "add", "-q", "--detach", str(phase / "wt"), fix)
+    _git(bare, "branch", "-D", "wip")
+    assert _git(phase / "wt", "rev-parse", "HEAD") == fix
+    if where == "box":
+        sources, snap = _box(tmp_path, [phase])
+        assert _holds(sources, blob) == [], snap
+        assert _git(phase, "--git-dir", str(sources[bare]), "rev-parse", "HEAD") == base
+        assert not (sources[bare] / "worktrees").exists()
+    else:
+        assert _leaks(tmp_path, phase, blob, where) == []
+
+
+# --- holds: formats and stale packed references ---------------------------------------------
+
+
+@pytest.mark.parametrize("where", ["box", "judge"])
+def test_a_sha256_clone_at_the_fix_beside_a_sha256_bare_task_store(
+    tmp_path: Path, where: str
+) -> None:
+    """The task's store sha256 and bare (the fix objects no reference names), a sha256 clone
+    with a work tree at the fix beside it: the clone is pruned at the bare store's base."""
+    src, _, fix = _task(tmp_path / "src")
+    phase = tmp_path / "phase"
+    bare = _sha256_mirror(src, phase / "task.git")
+    assert _git(bare, "rev-parse", "--show-object-format") == "sha256"
+    base = _git(bare, "rev-parse", "main")
+    tip = _git(bare, "rev-parse", "wip")
+    blob = _git(bare, "rev-parse", f"{tip}:tolls/toll.py")
+    _git(bare, "symbolic-ref", "HEAD", "refs/heads/main")
+    cache = phase / "cache"
+    _git(tmp_path, "clone", "-q", "--no-local", str(bare), str(cache))
+    _git(cache, "checkout", "-q", "wip")
+    _git(bare, "branch", "-D", "wip")
+    assert _has(bare, blob) and _git(bare, "rev-parse", "HEAD") == base
+    assert _has(cache / ".git", blob) and fix != tip
+    if where == "box":
+        sources, snap = _box(tmp_path, [phase])
+        assert _holds(sources, blob) == [] and snap["hidden"] == [], snap
+        assert _git(phase, "--git-dir", str(sources[cache / ".git"]), "rev-parse", "HEAD") == base
+    else:
+        assert _leaks(tmp_path, phase, blob, where) == []
+
+
+@pytest.mark.parametrize("where", ["box", "judge"])
+def test_a_stale_packed_ref_at_the_fix_under_a_loose_branch_at_the_base(
+    tmp_path: Path, where: str
+) -> None:
+    """``pack-refs`` with ``main`` at the fix, then ``main`` set back to the base (a loose
+    reference over the stale packed line), the fix's branch removed, beside a clone at the fix:
+    the bare store is pruned at git's reading (the base), the clone at that base."""
+    src, base, fix = _task(tmp_path / "src")
+    blob = _blob(src, fix)
+    phase = tmp_path / "phase"
+    bare = phase / "task.git"
+    _git(tmp_path, "clone", "-q", "--bare", "--no-local", str(src), str(bare))
+    cache = phase / "cache"
+    _git(tmp_path, "clone", "-q", "--no-local", str(bare), str(cache))
+    _git(cache, "checkout", "-q", "wip")
+    _git(bare, "branch", "-D", "wip")
+    _git(bare, "update-ref", "refs/heads/main", fix)
+    _git(bare, "pack-refs", "--all")
+    _git(bare, "update-ref", "refs/heads/main", base)
+    assert fix in (bare / "packed-refs").read_text()
+    assert _git(bare, "rev-parse", "HEAD") == base
+    if where == "box":
+        sources, snap = _box(tmp_path, [phase])
+        assert _holds(sources, blob) == [] and snap["hidden"] == [], snap
+        for gd in (bare, cache / ".git"):
+            assert _git(phase, "--git-dir", str(sources[gd]), "rev-parse", "HEAD") == base
+    else:
+        assert _leaks(tmp_path, phase, blob, where) == []
+
+
+# --- over-pruning ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("where", ["box", "judge"])
+def test_p1_an_unrelated_sha256_store_beside_the_task_hides_the_task(
+    tmp_path: Path, where: str
+) -> None:
+    """P1 (a precision cost, marked): an unrelated sha256 library store with a branch past its
+    HEAD (a future of its own) beside the honest sha1 task checkout: the task is hidden in the
+    box, refused in the judge's copy — no object could be shared, yet the format check comes
+    first."""
+    phase = tmp_path / "phase"
+    root, _, _ = _task(phase / "t")
+    _forget(root)
+    _lib(tmp_path / "lib")
+    lib = _sha256_mirror(tmp_path / "lib", phase / "lib.git")
+    _git(lib, "symbolic-ref", "HEAD", "refs/heads/main")
+    assert _git(lib, "rev-parse", "main") != _git(lib, "rev-parse", "next")
+    if where == "box":
+        sources, snap = _box(tmp_path, [phase])
+        assert root / ".git" not in sources, snap
+        assert any(str(root / ".git") in h for h in snap["hidden"]), snap
+    else:
+        _, refused = _judge(tmp_path, phase)
+        assert any(r.startswith("t/.git") for r in refused), refused
