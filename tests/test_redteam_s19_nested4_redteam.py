@@ -34,6 +34,13 @@ Wins (strict xfails):
   a loose reference of at most 4 KiB, falls back to the packed line, takes the fix for the
   store's HEAD, finds nothing past it and skips the store — the clone is kept at the fix. (With
   the loose reference short the same layout holds: the clone is hidden, below.)
+- **M5** a ``.git`` file naming a store outside the phase's folders: the task's checkout
+  ``phase/t`` made with ``git init --separate-git-dir`` into a folder the phase is not given
+  (N3's layout, the store elsewhere), a clone with a work tree at the fix beside it: the search
+  does not follow the ``.git`` file out of the folder, no store of the task is found, and the
+  clone is kept at its own HEAD — box and judge. The threat model leaves "a task repository the
+  guard does not find" bound as it is; the new cost is the clone beside it, which the issue-29
+  pass exists to catch. (The store's folder given read-only: found, the clone pruned.)
 
 Holds (plain tests):
 
@@ -48,13 +55,18 @@ Holds (plain tests):
 - a stale ``packed-refs`` line at the fix under a loose branch at the base (``pack-refs`` then
   ``update-ref`` back, a natural history) in the bare task store beside a clone at the fix: the
   store is pruned at the loose branch (git's reading), the clone at that base; the same store
-  past the cap (M4 without the padding): read at the loose branch, the clone hidden.
+  past the cap (M4 without the padding): read at the loose branch, the clone hidden;
+- N4's sha256 conversion at the fix beside the sha1 task store kept bare: hidden (refused);
+- a clone at the fix moved into the bare task store's own folder (``task.git/cache``, where
+  the path exemption would skip the pair): the search does not enter a store, and the store's
+  pruned copy is bound (copied) over the whole folder.
 
 Over-pruning (plain tests marking the behaviour, a precision cost):
 
 - **P1** an unrelated sha256 bare store (a library with a branch past its HEAD) beside the
   honest sha1 task checkout hides the task in the box and refuses it in the judge's copy: the
-  last pass's format check runs before any object is compared.
+  last pass's format check runs before any object is compared. The same store vendored in the
+  task's work tree is hidden alone (its own cost; the task keeps its base).
 
 Not attacked here: two clones holding each other's future (closed, 067f772's tests), partial
 clones (N5, closed), a commit-graph, replace references or grafts (git's shortcuts are off in
@@ -278,6 +290,73 @@ def test_a_linked_worktree_at_the_fix_of_the_bare_task_store(tmp_path: Path, whe
         assert _leaks(tmp_path, phase, blob, where) == []
 
 
+# --- M5: the task's separate git directory outside the phase's folders ------------------------
+
+
+def _separate_task_beside_a_clone_at_the_fix(tmp_path: Path) -> tuple[Path, Path, Path, str]:
+    """(the phase, the task's checkout ``phase/t`` whose ``.git`` file names its store moved
+    outside the phase's folders, ``tmp_path/ro/task.git`` (``git init --separate-git-dir``),
+    that store, the fix's blob); a clone ``phase/cache`` with a work tree at the fix beside it;
+    the fix: objects of the task's store no reference names."""
+    phase = tmp_path / "phase"
+    root, base, fix = _task(phase / "t")
+    blob = _blob(root, fix)
+    cache = phase / "cache"
+    _git(phase, "clone", "-q", "--no-local", str(root), str(cache))
+    _git(cache, "checkout", "-q", "wip")
+    store = tmp_path / "ro/task.git"
+    store.parent.mkdir()
+    _git(root, "init", "-q", "--separate-git-dir", str(store))
+    _forget(root)
+    assert (root / ".git").is_file() and _has(store, fix)
+    assert _git(root, "rev-parse", "HEAD") == base
+    return phase, root, store, blob
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="M5: the task's .git file names a store outside the phase's folders, which the search "
+    "does not follow: the clone at the fix beside the checkout is tried against nothing",
+)
+@pytest.mark.parametrize("where", ["box", "judge"])
+def test_m5_a_clone_at_the_fix_beside_a_task_whose_store_is_outside(
+    tmp_path: Path, where: str
+) -> None:
+    phase, _, _, blob = _separate_task_beside_a_clone_at_the_fix(tmp_path)
+    assert _leaks(tmp_path, phase, blob, where) == []
+
+
+def test_m5_control_the_outside_store_in_a_read_only_folder(tmp_path: Path) -> None:
+    """M5's layout with the store's folder among the phase's read-only folders: found, and the
+    clone is pruned at its base."""
+    phase, _, store, blob = _separate_task_beside_a_clone_at_the_fix(tmp_path)
+    trace = tmp_path / "raw.trace"
+    binds = git_guard.before_phase([phase], trace, read_only=[store.parent])
+    sources = {
+        Path(dst): Path(src)
+        for _, src, dst in binds
+        if Path(src).parent.name.endswith(".git-copies") and not Path(src).name.endswith(".hidden")
+    }
+    assert store in sources and phase / "cache/.git" in sources, sources
+    assert _holds(sources, blob) == []
+
+
+def test_a_clone_at_the_fix_inside_the_bare_task_store_folder(tmp_path: Path) -> None:
+    """The clone at the fix moved into the bare task store's own folder (``task.git/cache``,
+    where the exemption of a store holding another by path would skip it): the search does not
+    enter a store, and the store's pruned copy is bound (copied) over the whole folder — the
+    clone is in neither copy."""
+    phase, bare, cache, base, blob = _bare_task_beside_a_clone_at_the_fix(tmp_path)
+    cache.rename(bare / "cache")
+    sources, snap = _box(tmp_path, [phase])
+    assert list(sources) == [bare] and _holds(sources, blob) == [], snap
+    assert not (sources[bare] / "cache").exists()
+    dst, refused = _judge(tmp_path, phase)
+    assert not [s for s in _stores(dst) if _has(s, blob)], refused
+    assert not (dst / "task.git/cache").exists()
+    assert _git(phase, "--git-dir", str(dst / "task.git"), "rev-parse", "HEAD") == base
+
+
 # --- holds: formats and stale packed references ---------------------------------------------
 
 
@@ -364,3 +443,44 @@ def test_p1_an_unrelated_sha256_store_beside_the_task_hides_the_task(
     else:
         _, refused = _judge(tmp_path, phase)
         assert any(r.startswith("t/.git") for r in refused), refused
+
+
+@pytest.mark.parametrize("where", ["box", "judge"])
+def test_a_sha256_conversion_at_the_fix_beside_the_sha1_bare_task_store(
+    tmp_path: Path, where: str
+) -> None:
+    """N4's conversion beside the bare task store instead of in a work tree: a sha256 store of
+    the task's whole history, HEAD the fix, beside the sha1 task store kept bare (the fix
+    objects no reference names): not relatable, hidden (refused) — the fix in no copy."""
+    phase, bare, cache, _, blob = _bare_task_beside_a_clone_at_the_fix(tmp_path)
+    shutil.rmtree(cache)
+    _git(bare, "branch", "wip", _git(tmp_path / "src", "rev-parse", "wip"))
+    mirror = _sha256_mirror(bare, phase / "cache.git")
+    _git(bare, "branch", "-D", "wip")
+    sha_blob = _git(mirror, "rev-parse", "HEAD:tolls/toll.py")
+    assert sha_blob != blob and _has(mirror, sha_blob)
+    if where == "box":
+        sources, snap = _box(tmp_path, [phase])
+        assert _holds(sources, sha_blob) == [] and _holds(sources, blob) == [], snap
+        assert mirror not in sources, snap
+    else:
+        dst, refused = _judge(tmp_path, phase)
+        assert not [s for s in _stores(dst) if _has(s, sha_blob) or _has(s, blob)], refused
+        assert any(r.startswith("cache.git") for r in refused), refused
+
+
+def test_p1_an_unrelated_sha256_store_in_the_tasks_work_tree_is_hidden_alone(
+    tmp_path: Path,
+) -> None:
+    """P1 in the work tree: the unrelated sha256 library store vendored in the honest task's
+    work tree is hidden (not relatable to the task enclosing it: the library's cost), and the
+    task, not tried against an unpruned store in its own work tree, keeps its base."""
+    phase = tmp_path / "phase"
+    root, base, _ = _task(phase / "t")
+    _forget(root)
+    _lib(tmp_path / "lib")
+    lib = _sha256_mirror(tmp_path / "lib", root / "vendor/lib.git")
+    _git(lib, "symbolic-ref", "HEAD", "refs/heads/main")
+    sources, snap = _box(tmp_path, [phase])
+    assert [h for h in snap["hidden"] if h.startswith(str(lib))] and len(snap["hidden"]) == 1
+    assert _git(root, "--git-dir", str(sources[root / ".git"]), "rev-parse", "HEAD") == base
