@@ -1,8 +1,9 @@
 """Fourth red team (session 19) of nested-store pruning (issue 29), after 2e859f3, 75ac3b2,
 9c0f4ca and cac2395 ("every checkout is tried the other way too, against every store beside it
 or nested in it, bare and unpruned ones included"). Attacked through the public entry points
-only: a phase's box (:func:`evotree.harness.git_guard.before_phase`) and the judge's copy
-(:func:`evotree.harness.sandbox_copy.copy_regular_files`). Real git repositories in temporary
+only: a phase's box (:func:`evotree.harness.git_guard.before_phase`), the judge's copy
+(:func:`evotree.harness.sandbox_copy.copy_regular_files`) and the replay's fourth world
+(:func:`evotree.harness.git_prune.prune_nested` with ``task=``). Real git repositories in temporary
 folders, no mocks. A win: a store copy the phase (or the judge) gets keeps the fix's blob.
 
 Wins (strict xfails):
@@ -59,7 +60,9 @@ Holds (plain tests):
 - N4's sha256 conversion at the fix beside the sha1 task store kept bare: hidden (refused);
 - a clone at the fix moved into the bare task store's own folder (``task.git/cache``, where
   the path exemption would skip the pair): the search does not enter a store, and the store's
-  pruned copy is bound (copied) over the whole folder.
+  pruned copy is bound (copied) over the whole folder;
+- M1 in the replay's fourth world (the task known there): the clone at the fix in the task's
+  work tree pruned at its base, the referenced mirror emptied and said (fail closed).
 
 Over-pruning (plain tests marking the behaviour, a precision cost):
 
@@ -67,6 +70,9 @@ Over-pruning (plain tests marking the behaviour, a precision cost):
   honest sha1 task checkout hides the task in the box and refuses it in the judge's copy: the
   last pass's format check runs before any object is compared. The same store vendored in the
   task's work tree is hidden alone (its own cost; the task keeps its base).
+- **P2** the task's store kept bare and blob-less (``--filter=blob:none``: no checkout, so not
+  even its base's blobs were fetched) cannot be pruned and is hidden (refused), and a clone at
+  the fix beside it with it (that is the safe side: the fix in no copy).
 
 Not attacked here: two clones holding each other's future (closed, 067f772's tests), partial
 clones (N5, closed), a commit-graph, replace references or grafts (git's shortcuts are off in
@@ -81,6 +87,7 @@ from pathlib import Path
 import pytest
 
 from evotree.harness import git_guard, sandbox_copy
+from evotree.harness.git_prune import prune_copy, prune_nested
 from tests.test_git_guard_nested import _box, _forget, _git, _has, _lib, _task
 from tests.test_git_prune_checkouts import (
     _bare_task_beside_a_clone_at_the_fix,
@@ -484,3 +491,53 @@ def test_p1_an_unrelated_sha256_store_in_the_tasks_work_tree_is_hidden_alone(
     sources, snap = _box(tmp_path, [phase])
     assert [h for h in snap["hidden"] if h.startswith(str(lib))] and len(snap["hidden"]) == 1
     assert _git(root, "--git-dir", str(sources[root / ".git"]), "rev-parse", "HEAD") == base
+
+
+def test_m1_in_the_replays_fourth_world(tmp_path: Path) -> None:
+    """M1 in the replay (:func:`prune_nested` with ``task=``): the task's work tree holding a
+    clone at the fix and a bare mirror of the task cloned ``--reference`` (an alternate): the
+    task is known there, the clone shares its history and is pruned at its base; the referenced
+    mirror is emptied and said (the caller fails closed) — the fix in no store of the tree."""
+    root, base, fix = _task(tmp_path / "t")
+    blob = _blob(root, fix)
+    vendor = root / "vendor"
+    _git(root, "clone", "-q", "--no-local", str(root), str(vendor / "cache"))
+    _git(vendor / "cache", "checkout", "-q", "wip")
+    _git(root, "clone", "-q", "--bare", "--reference", str(root), str(root), str(vendor / "m.git"))
+    assert (vendor / "m.git/objects/info/alternates").exists()
+    _forget(root)
+    top = prune_copy(root / ".git", tmp_path / "top").path
+    why = prune_nested(root, top, base, tmp_path / "scratch", task=root / ".git")
+    assert "m.git" in why
+    assert not [s for s in _stores(vendor) if _has(s, blob)]
+    assert _git(root, "--git-dir", str(vendor / "cache/.git"), "rev-parse", "HEAD") == base
+
+
+@pytest.mark.parametrize("where", ["box", "judge"])
+def test_a_clone_at_the_fix_beside_a_blobless_bare_task_store(tmp_path: Path, where: str) -> None:
+    """The task's store kept bare and blob-less (``--filter=blob:none``, a promisor remote; no
+    checkout, so not even the base's blobs fetched) beside a full clone at the fix: the bare
+    store cannot be pruned (its base's blobs missing, no lazy fetch) and is hidden — P2, the
+    honest such store's cost — and the clone, holding its future read at its own HEAD, is hidden
+    too (refused in the judge's copy)."""
+    src, _, fix = _task(tmp_path / "src")
+    blob = _blob(src, fix)
+    _git(src, "config", "uploadpack.allowFilter", "true")
+    phase = tmp_path / "phase"
+    bare = phase / "task.git"
+    _git(tmp_path, "clone", "-q", "--bare", "--filter=blob:none", f"file://{src}", str(bare))
+    assert (bare / "config").read_text().count("promisor = true") == 1
+    cache = phase / "cache"
+    _git(tmp_path, "clone", "-q", "--no-local", str(src), str(cache))
+    _git(cache, "checkout", "-q", "wip")
+    _git(bare, "branch", "-D", "wip")
+    if where == "box":
+        sources, snap = _box(tmp_path, [phase])
+        assert _holds(sources, blob) == [] and sources == {}, snap
+        hidden = "\n".join(snap["hidden"])
+        assert str(bare) in hidden and str(cache / ".git") in hidden, snap
+    else:
+        dst, refused = _judge(tmp_path, phase)
+        assert not [s for s in _stores(dst) if _has(s, blob)], refused
+        assert any(r.startswith("task.git") for r in refused), refused
+        assert any(r.startswith("cache/.git") for r in refused), refused
