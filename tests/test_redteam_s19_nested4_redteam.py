@@ -45,6 +45,9 @@ Wins (strict xfails):
 
 Holds (plain tests):
 
+- M1 the other way round: the clone at the fix made ``--shared`` from the bare task store (an
+  alternate): the clone is not self-contained, hidden (refused) — the store with it (P3);
+
 - a linked worktree checked out at the fix of the bare task store whose HEAD is the base: the
   store is pruned at its HEAD, the worktree's HEAD and ``worktrees/`` are not copied;
 - the cap beside: the bare task store pushed past ``MAX_PRUNED`` by 32 real empty stores beside
@@ -73,6 +76,10 @@ Over-pruning (plain tests marking the behaviour, a precision cost):
 - **P2** the task's store kept bare and blob-less (``--filter=blob:none``: no checkout, so not
   even its base's blobs were fetched) cannot be pruned and is hidden (refused), and a clone at
   the fix beside it with it (that is the safe side: the fix in no copy).
+- **P3** a bare store beside a ``--shared`` clone of it (an alternate: the clone hidden, as the
+  threat model says) is hidden (refused) too: relating it to the clone reads the clone's store,
+  which is not self-contained — an honest bare mirror with a ``--shared`` task checkout beside
+  it loses both.
 
 Not attacked here: two clones holding each other's future (closed, 067f772's tests), partial
 clones (N5, closed), a commit-graph, replace references or grafts (git's shortcuts are off in
@@ -541,3 +548,31 @@ def test_a_clone_at_the_fix_beside_a_blobless_bare_task_store(tmp_path: Path, wh
         assert not [s for s in _stores(dst) if _has(s, blob)], refused
         assert any(r.startswith("task.git") for r in refused), refused
         assert any(r.startswith("cache/.git") for r in refused), refused
+
+
+@pytest.mark.parametrize("where", ["box", "judge"])
+def test_a_shared_clone_at_the_fix_of_the_bare_task_store(tmp_path: Path, where: str) -> None:
+    """M1 the other way round: the clone at the fix made ``--shared`` from the bare task store
+    (its objects through an alternate of the store, which keeps the fix no reference names): the
+    clone is not self-contained and is hidden (refused) — and the bare store with it (P3: tried
+    against the clone, whose store cannot be read self-contained, it is not kept either)."""
+    src, _, fix = _task(tmp_path / "src")
+    blob = _blob(src, fix)
+    phase = tmp_path / "phase"
+    bare = phase / "task.git"
+    _git(tmp_path, "clone", "-q", "--bare", "--no-local", str(src), str(bare))
+    cache = phase / "cache"
+    _git(tmp_path, "clone", "-q", "--shared", str(bare), str(cache))
+    _git(cache, "checkout", "-q", "wip")
+    _git(bare, "branch", "-D", "wip")
+    assert (cache / ".git/objects/info/alternates").exists() and _has(bare, fix)
+    if where == "box":
+        sources, snap = _box(tmp_path, [phase])
+        assert _holds(sources, blob) == [] and sources == {}, snap
+        hidden = "\n".join(snap["hidden"])
+        assert str(bare) in hidden and str(cache / ".git") in hidden, snap
+    else:
+        dst, refused = _judge(tmp_path, phase)
+        assert not [s for s in _stores(dst) if _has(s, blob)], refused
+        assert any(r.startswith("cache/.git") for r in refused), refused
+        assert any(r.startswith("task.git") for r in refused), refused
