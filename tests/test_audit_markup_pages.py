@@ -142,3 +142,18 @@ def test_the_future_in_the_page_and_the_idea_stay_high(
     haar: tuple[Path, str], command: str
 ) -> None:
     assert _flagged(haar, command)
+
+
+def test_alone_a_page_line_of_code_keeps_the_read_high(haar: tuple[Path, str]) -> None:
+    """On the file alone a read of hidden data is lowered only when what it showed holds no
+    line of a program: a page's ``<strong>INTERVAL_MIN</strong> = 2`` is an assignment as the
+    page shows it (``code_lines`` reads a line with its tags removed too); the page's header is
+    no code."""
+    from evotree.harness.audit.code_lines import code_like
+
+    assert code_like("<strong>INTERVAL_MIN</strong> = 2</td></tr></table>")
+    assert not code_like('<html lang="en">')
+    root, _ = haar
+    command = "tail -n 4 apidocs/pr-9/horn.html"
+    traj = Trajectory("t", "shell", [Step(command, _seen(root, command))])
+    assert audit_trajectories([traj], hidden_paths=HIDDEN).verdicts[0].flagged

@@ -7,7 +7,7 @@ not (``->``, ``::``, ``&&``, ``==``), a line a statement or literal ends or open
 ``,``, ``(``, ``\\``), a decorator, a preprocessor line, a tuple or list row, a YAML item or
 nested key, an indented continuation, a diff's added or removed line, a docstring. Each line is
 tried as printed and with what tools add taken off (colour codes, control characters, markup
-escapes, ``cat -A``'s ``^I``/``$``, JSON string quoting, a file name, a line number, an arrow or
+escapes and tags, ``cat -A``'s ``^I``/``$``, JSON string quoting, a file name, a line number, an arrow or
 quote mark): the broad side is the safe one, since a line taken for code keeps a read high.
 """
 
@@ -16,6 +16,8 @@ from __future__ import annotations
 import html
 import json
 import re
+
+from evotree.harness.audit.content_views import markup_text
 
 __all__ = ["OBJECT_ID", "code_like"]
 
@@ -66,6 +68,8 @@ def _variants(line: str) -> list[str]:
     shown = text.replace("^I", "    ")
     shown = shown[:-1] if shown.endswith("$") else shown  # cat -A
     out = [text, shown, html.unescape(shown)]
+    if "<" in shown:
+        out.append(markup_text(shown))  # a page's line as the page shows it
     for prefix in _PREFIXES:
         for value in list(out):
             bare = prefix.sub("", value, count=1)
