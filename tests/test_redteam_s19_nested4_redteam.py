@@ -42,12 +42,17 @@ Wins (strict xfails):
   clone is kept at its own HEAD — box and judge. The threat model leaves "a task repository the
   guard does not find" bound as it is; the new cost is the clone beside it, which the issue-29
   pass exists to catch. (The store's folder given read-only: found, the clone pruned.)
+- **M6** M2 without the cap, in the judge's copy too: a candidate's code writes, in the clone's
+  work tree beside ``vendor/task.git``, two empty bare stores and two ``.git`` files naming them
+  so that each lies in the other's "work tree" (``vendor/.git``: ``gitdir: x/f.git``;
+  ``vendor/x/.git``: ``gitdir: ../e.git``): ``vendor/task.git``'s enclosing repositories then
+  name one another, it is hidden (refused) unpruned, and the clone's ``.git`` folder is not
+  tried against an unpruned store in its own work tree — the clone is kept at the fix.
 
 Holds (plain tests):
 
 - M1 the other way round: the clone at the fix made ``--shared`` from the bare task store (an
   alternate): the clone is not self-contained, hidden (refused) — the store with it (P3);
-
 - a linked worktree checked out at the fix of the bare task store whose HEAD is the base: the
   store is pruned at its HEAD, the worktree's HEAD and ``worktrees/`` are not copied;
 - the cap beside: the bare task store pushed past ``MAX_PRUNED`` by 32 real empty stores beside
@@ -191,6 +196,25 @@ def test_m2_the_cap_hides_the_bare_task_store_in_the_clones_work_tree(tmp_path: 
     sources, snap = _box(tmp_path, [phase])
     assert any(str(bare) in h for h in snap["hidden"]), snap  # the attack's premise
     assert _holds(sources, blob) == [], snap
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="M6: .git files naming one another leave the bare task store in the clone's work tree "
+    "unpruned (its enclosing repositories name one another), and a .git folder is not tried "
+    "against an unpruned store in its own work tree: the clone keeps the fix",
+)
+@pytest.mark.parametrize("where", ["box", "judge"])
+def test_m6_a_cycle_of_git_files_leaves_the_bare_task_store_unpruned(
+    tmp_path: Path, where: str
+) -> None:
+    phase, _, cache, _, blob = _bare_task_in_a_clone_at_the_fix(tmp_path)
+    vendor = cache / "vendor"  # what a candidate's code writes, beside vendor/task.git
+    _git(vendor, "init", "-q", "--bare", str(vendor / "e.git"))
+    _git(vendor, "init", "-q", "--bare", str(vendor / "x/f.git"))
+    (vendor / ".git").write_text("gitdir: x/f.git\n")  # vendor/: f.git's work tree
+    (vendor / "x/.git").write_text("gitdir: ../e.git\n")  # vendor/x/: e.git's work tree
+    assert _leaks(tmp_path, phase, blob, where) == []
 
 
 def test_the_cap_beside_the_clone_holds(tmp_path: Path) -> None:
