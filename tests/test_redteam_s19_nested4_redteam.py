@@ -87,8 +87,13 @@ Over-pruning (plain tests marking the behaviour, a precision cost):
   it loses both.
 
 Not attacked here: two clones holding each other's future (closed, 067f772's tests), partial
-clones (N5, closed), a commit-graph, replace references or grafts (git's shortcuts are off in
-every host call: ``GIT``'s ``--no-replace-objects``, ``core.commitGraph=false``, the graft file).
+clones' future blobs (N5, closed), a commit-graph, replace references or grafts (git's shortcuts
+are off in every host call: ``GIT``'s ``--no-replace-objects``, ``core.commitGraph=false``, the
+graft file); a forged ``multi-pack-index`` that lists a pack's objects but the fix's (tried on
+paper only: the offsets it names must read as objects of the pack swapped in, too fiddly in the
+time); slow stores beyond the deadline sweeps above (the deadline's own tests cover it); a
+checkout of the task nested in a clone at the fix (the documented exemption: structurally the
+honest "clone of itself at an older commit", which a fix of it would over-prune).
 """
 
 from __future__ import annotations
