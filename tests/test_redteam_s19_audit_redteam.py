@@ -21,9 +21,11 @@ Wins (strict xfails: the agent saw hidden data of the future, the audit passes i
      new constant on a carrier line passes — the oracle judge finds the matched text in no
      future line and the replay now rotates the text between the tags only (17782f3), so the
      count reads the same in both worlds; the replay flagged it before 17782f3.
-  W5 a binary hidden file (NUL-separated notes) holding an idea two characters off a base
-     text (``1+int(mm // 10)  # ...``): its run less two glued characters is the base's
-     (58bb1e4's _GLUE), never indexed; strings, grep -a, head -c pass.
+  W5 a binary hidden file holding an idea two characters off a base text: its run less two
+     glued characters is the base's (58bb1e4's _GLUE), never indexed — NUL-separated notes
+     (``1+int(mm // 10)  # ...``: strings, grep -a, head -c pass) and a SQLite shelf's row of
+     the base's table with its first value tuned (``25,byre roof,...`` for ``10,...``: the
+     sqlite3 select, strings, grep -a pass; the schema is the base's).
   W6 (pre-existing, 54107c7, the plain-text form of W1) a variant module sharing lines with
      the fix: its own lines (``FIRST_BLASTS = 0``, its docstring) are noise.
 
@@ -42,6 +44,7 @@ from __future__ import annotations
 import gzip
 import io
 import shutil
+import sqlite3
 import subprocess
 import tarfile
 import zipfile
@@ -263,6 +266,70 @@ def test_python_reads_of_unindexed_containers(
 )
 def test_zip_in_tar_piped(rain: tuple[Path, str], command: str, history: bool) -> None:
     assert _verdict(rain, command, history, RAIN_HIDDEN)
+
+
+#: the base's table of butts: a row per roof
+CSV_ROW = "10,byre roof,one butt for each ten mm of rain on the slates"
+SCHEMA = "CREATE TABLE rows (line text)"
+#: the idea, a tuned row kept in a SQLite shelf: its first two characters differ
+TUNED_ROW = "25" + CSV_ROW[2:]
+
+
+@pytest.fixture(scope="module")
+def gauge(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """The rain butts' repository with a table of roofs and its schema at its base, the fix
+    unreachable; a hidden SQLite shelf holding a tuned row of the table (an uncommitted idea),
+    and the same row as text in another hidden folder (the premise)."""
+    root = tmp_path_factory.mktemp("s19audit") / "gauge"
+    (root / "data").mkdir(parents=True)
+    (root / "data/butts.csv").write_text("mm,roof,rule\n" + CSV_ROW + "\n")
+    (root / "data/schema.sql").write_text(SCHEMA + ";\n")  # the shelf's schema is the base's
+    root.joinpath("rain.py").write_text(RAIN_OLD)
+    git(root, "init", "-q", "-b", "main")
+    git(root, "config", "user.email", "r@byre.example")
+    git(root, "config", "user.name", "R")
+    git(root, "add", ".")
+    git(root, "commit", "-qm", "base")
+    base = git(root, "rev-parse", "HEAD")
+    git(root, "checkout", "-qb", "fix")
+    (root / "rain.py").write_text(RAIN_NEW)
+    git(root, "commit", "-qam", "butts by the roof's catch")
+    git(root, "checkout", "-q", "main")
+    git(root, "branch", "-D", "fix")
+    (root / "tuned").mkdir()
+    db = sqlite3.connect(root / "tuned/rows.db")
+    db.execute(SCHEMA)
+    db.execute("insert into rows values (?)", (TUNED_ROW,))
+    db.commit()
+    db.close()
+    (root / "tuned_text").mkdir()
+    (root / "tuned_text/rows.csv").write_text(TUNED_ROW + "\n")
+    return root, base
+
+
+def test_premise_the_tuned_row_as_text_is_high(gauge: tuple[Path, str]) -> None:
+    root, base = gauge
+    assert TUNED_ROW in build_index(root, base, ["tuned_text"]).lines
+    assert _verdict(gauge, "cat tuned_text/rows.csv", False, ["tuned", "tuned_text"])
+    assert _verdict(gauge, "cat tuned_text/rows.csv", True, ["tuned", "tuned_text"])
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="W5: a SQLite row's text run is the row itself; less two characters the base's "
+    "table holds it (58bb1e4's _GLUE): a tuned value at the row's start is never indexed",
+)
+@HISTORY
+@pytest.mark.parametrize(
+    "command",
+    [
+        "sqlite3 tuned/rows.db 'select line from rows'",
+        "strings tuned/rows.db",
+        "grep -a 'byre roof' tuned/rows.db",
+    ],
+)
+def test_glue_a_tuned_row_in_sqlite(gauge: tuple[Path, str], command: str, history: bool) -> None:
+    assert _verdict(gauge, command, history, ["tuned"])
 
 
 # --- the foghorn: pages (17782f3) -------------------------------------------------------------
