@@ -83,6 +83,7 @@ __all__ = [
     "MIN_LINE",
     "MIN_ALNUM",
     "HIDDEN_SOURCE",
+    "covered_hidden",
     "indexed_hidden",
     "at_hash_place",
     "PIECE",
@@ -389,10 +390,17 @@ def _wide(data: bytes) -> str | None:
 
 
 def _tar_members(data: bytes) -> list[bytes] | None:
+    """The members :func:`_tar_scan` reads (None: no tar)."""
+    scanned = _tar_scan(data)
+    return None if scanned is None else scanned[0]
+
+
+def _tar_scan(data: bytes) -> tuple[list[bytes], bool] | None:
     """The contents of the regular members of a tar archive ``data`` (plain or compressed, as
     ``tar -xO`` prints them) but a distribution's metadata (:data:`_METADATA`): at most
     :data:`_HIDDEN_FILES` members of at most :data:`_HIDDEN_BYTES` each, up to the first one
-    bigger, within :data:`_TAR_BYTES` of the archive; None when ``data`` is no tar."""
+    bigger, within :data:`_TAR_BYTES` of the archive, and whether that was every member;
+    None when ``data`` is no tar."""
     import io
     import tarfile
 
@@ -403,16 +411,16 @@ def _tar_members(data: bytes) -> list[bytes] | None:
                 # a compressed tar is read by inflating it: stop at a member too big to read
                 # or past :data:`_TAR_BYTES` inflated (a bomb costs no more)
                 if k >= _HIDDEN_FILES or info.size > _HIDDEN_BYTES:
-                    break
+                    return found, False
                 if info.offset_data + info.size > _TAR_BYTES:
-                    break
+                    return found, False
                 if info.isfile() and not _METADATA.search(info.name):
                     member = tar.extractfile(info)
                     if member is not None:
                         found.append(member.read(_HIDDEN_BYTES))
     except (tarfile.TarError, OSError, EOFError, ValueError, RuntimeError):
-        return found or None
-    return found
+        return (found, False) if found else None
+    return found, True
 
 
 def _hidden_texts(root: Path, hidden_paths: Sequence[str]) -> Iterable[tuple[str, str, bool]]:
@@ -454,6 +462,38 @@ def _hidden_texts(root: Path, hidden_paths: Sequence[str]) -> Iterable[tuple[str
                     yield clean, _text_runs(data), True
                 else:
                     yield clean, data.decode("utf-8", "replace"), False
+
+
+def covered_hidden(root: Path, hidden_paths: Sequence[str], path: Path) -> bool:
+    """Whether the index read all that ``path`` (a file under a hidden path of the work tree
+    ``root``) holds, in some form (:func:`_hidden_texts`): among the files it reads of its
+    hidden folder, small enough, a zip's every member but its metadata small enough, a tar's
+    every member within the caps. A read of a file it did not cover cannot be cleared by what
+    it printed: the index cannot know what the file holds (a binary file of 5 MiB, a tar
+    whose first member passes the cap)."""
+    for hidden in hidden_paths:
+        clean = hidden.strip().strip("/")
+        top = root / clean
+        if not clean or not (path == top or top in path.parents):
+            continue
+        files = sorted(f for f in top.rglob("*") if f.is_file()) if top.is_dir() else [top]
+        if path not in files[:_HIDDEN_FILES]:
+            return False
+        try:
+            if path.stat().st_size > _HIDDEN_BYTES:
+                return False
+            if zipfile.is_zipfile(path):
+                with zipfile.ZipFile(path) as z:
+                    infos = z.infolist()
+                return len(infos) <= _HIDDEN_FILES and all(
+                    i.file_size <= _HIDDEN_BYTES or _METADATA.search(i.filename) for i in infos
+                )
+            data = path.read_bytes()
+        except (OSError, zipfile.BadZipFile, RuntimeError):
+            return False
+        scanned = _tar_scan(data) if b"\0" in data else None
+        return scanned is None or scanned[1]
+    return False
 
 
 def indexed_hidden(root: Path, hidden_paths: Sequence[str], path: Path) -> bool:

@@ -28,11 +28,11 @@ import subprocess
 from collections.abc import Sequence
 from pathlib import Path
 
-from evotree.harness.audit.future_content import indexed_hidden
+from evotree.harness.audit.future_content import covered_hidden, indexed_hidden
 from evotree.harness.audit.hidden_parts import hidden_file, inside_word
 from evotree.harness.audit.lexer import SimpleCommand, _basename
 
-__all__ = ["expand_globs", "whole_prints"]
+__all__ = ["expand_globs", "names_uncovered", "whole_prints"]
 
 #: a glob matching more files than this is not expanded (the read stays)
 MAX_GLOB_FILES = 200
@@ -83,6 +83,24 @@ def _file(word: str, root: Path, hidden: Sequence[str]) -> Path | None:
     if rel.startswith("-") or "{" in rel:
         return None
     return hidden_file(word, root, hidden)
+
+
+def names_uncovered(cmd: SimpleCommand, workdir: str | Path, hidden_paths: Sequence[str]) -> bool:
+    """Whether a word of ``cmd`` (its globs expanded as bash would) names a hidden file the
+    provenance index did not read whole (:func:`covered_hidden`: too big, past the files it
+    reads of its folder, a tar past its caps): what such a read printed cannot be judged by
+    the index, so it is never cleared by it."""
+    root = Path(workdir).resolve()
+    hidden = [p.strip().strip("/").removeprefix("./") for p in hidden_paths if p.strip("/ ")]
+    expanded = expand_globs(cmd, root)
+    words = list((expanded or cmd).argv[1:])
+    words += [w.split("=", 1)[1] for w in words if w.startswith("--") and "=" in w]
+    words += [target for _, target in cmd.redirects]
+    for word in words:
+        path = hidden_file(word, root, hidden)
+        if path is not None and not covered_hidden(root, hidden, path):
+            return True
+    return False
 
 
 def _cat(argv: Sequence[str]) -> list[str] | None:

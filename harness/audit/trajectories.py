@@ -57,7 +57,7 @@ from evotree.harness.audit.commands import (
     prefilter,
 )
 from evotree.harness.audit.errors import UnreadableTrajectory
-from evotree.harness.audit.hidden_reads import expand_globs, whole_prints
+from evotree.harness.audit.hidden_reads import expand_globs, names_uncovered, whole_prints
 from evotree.harness.audit.python_prints import program_prints
 from evotree.harness.audit.hidden_queries import (
     holds_index_line,
@@ -730,6 +730,8 @@ class _HitJudge:
             if joined != hit.command or cmd.redirects or cmd.heredoc is not None:
                 continue
             workdir, hidden = ancestry.repo.workdir, ancestry.hidden_paths
+            if names_uncovered(cmd, workdir, hidden):
+                return False  # the index did not read the file whole: what it printed is unknown
             index, own = ancestry.index(), self._own(k)
             part = part_prints(cmds, cmd, workdir, hidden)  # strings | head, tar -xO MEMBER
             if part is not None:
