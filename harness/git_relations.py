@@ -605,6 +605,10 @@ def _own_base(gd: Path) -> str | None:
     if raw is not None:
         text = raw.decode("ascii", "replace").strip()
         return text if _is_id(text) else None
+    if os.path.lexists(gd / branch):
+        # a loose reference there but not read (too big, a link, not a file): git reads it,
+        # not packed-refs, so no packed line may stand in for it (the s19 red team's M4)
+        return None
     packed = _read_regular(gd, "packed-refs", 256 << 20) or b""
     for line in packed.decode("utf-8", "replace").splitlines():
         words = line.split(" ", 1)

@@ -28,7 +28,7 @@ Wins (strict xfails):
   store) and prunes it at its own HEAD: the fix in the box's and the judge's copy. Close to the
   threat model's "left: a ``.git`` file's linked worktree", but here the store *is* found and
   bound pruned at the wrong commit.
-- **M4** past the cap, a HEAD read without git: the bare task store beside the clone at the
+- **M4** (closed in session 19: a loose reference present but unread is no packed line's to stand in for) past the cap, a HEAD read without git: the bare task store beside the clone at the
   fix, pushed past ``MAX_PRUNED`` as in M2 (the junk walked after the clone), its ``main`` a
   loose reference at the base followed by 5,000 newlines (git reads the base) over a stale
   ``packed-refs`` line at the fix (``pack-refs`` then ``update-ref`` back): ``_own_base`` reads
@@ -235,12 +235,7 @@ def test_the_cap_beside_the_clone_holds(tmp_path: Path) -> None:
     assert why and "at most 32" not in why[0], snap  # hidden for holding its future
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="M4: an unpruned store's HEAD is read without git (_own_base): a loose branch past "
-    "4 KiB is skipped for a stale packed-refs line at the fix, so the store's future reads empty "
-    "and the clone at the fix beside it is kept",
-)
+# M4 closed (session 19): a loose reference _own_base cannot read stands for no packed line
 def test_m4_past_the_cap_a_stale_packed_ref_makes_the_future_empty(tmp_path: Path) -> None:
     phase, bare, cache, base, blob = _bare_task_beside_a_clone_at_the_fix(tmp_path)
     fix = _git(cache, "rev-parse", "HEAD")
