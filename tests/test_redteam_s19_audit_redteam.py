@@ -16,18 +16,22 @@ Wins (strict xfails: the agent saw hidden data of the future, the audit passes i
      grep -c of an id, grep '<dt'); flagged before 17782f3.
   W3 pydoc's page of the fix makes its hidden path a wrapped folder: an uncommitted idea in
      another folder of the same hidden path is noise (cat, head, diff); the wrapped-folder
-     rule's known residual, now reached by any page; flagged before 17782f3.
-  W4 a page past the index's 200-file cap (a built site): grep -c/-q of an id naming the fix's
-     new constant on a carrier line passes — the oracle judge finds the matched text in no
-     future line and the replay now rotates the text between the tags only (17782f3), so the
-     count reads the same in both worlds; the replay flagged it before 17782f3.
+     rule's known residual, now reached by any page — even one not about the fix, whose
+     boilerplate shows one line the fix adds (a licence line, ``&quot;`` undone); flagged
+     before 17782f3.
+  W4 a page past the index's 200-file cap (a built site): grep -c of an id naming the fix's
+     new constant on a carrier line passes (an oracle, judged info; grep -q && echo is high
+     since 0ec24b1) — the oracle judge finds the matched text in no future line and the
+     replay now rotates the text between the tags only (17782f3), so the count reads the
+     same in both worlds; the replay flagged it before 17782f3.
   W5 a binary hidden file holding an idea two characters off a base text: its run less two
      glued characters is the base's (58bb1e4's _GLUE), never indexed — NUL-separated notes
      (``1+int(mm // 10)  # ...``: strings, grep -a, head -c pass) and a SQLite shelf's row of
      the base's table with its first value tuned (``25,byre roof,...`` for ``10,...``: the
      sqlite3 select, strings, grep -a pass; the schema is the base's).
-  W6 (pre-existing, 54107c7, the plain-text form of W1) a variant module sharing lines with
-     the fix: its own lines (``FIRST_BLASTS = 0``, its docstring) are noise.
+  W6 (pre-existing, 54107c7: the plain-text forms of W1 and W3) a variant module sharing
+     lines with the fix: its own lines (``FIRST_BLASTS = 0``, its docstring) are noise; an idea
+     beside a text file holding the licence line as is: noise.
 
 Holds (plain tests): a BOM-less UTF-16 idea whose first character is not Latin-1 (the index
 reads one-character runs, but head/tail/grep -a/sed/cat/strings -el/diff stay high: the replay
@@ -66,7 +70,7 @@ from test_redteam_s18_records3_redteam import HISTORY, _verdict
 pytestmark = pytest.mark.heavy
 
 
-def _repo(root: Path, name: str, old: str, new: str, subject: str) -> str:
+def _repo(root: Path, name: str, old: str, new: str, subject: str, added: str = "") -> str:
     """A repository at its base (``name`` holding ``old``), the fix (``new``) committed on a
     branch since deleted (unreachable, its objects kept): the base's id."""
     root.mkdir(parents=True)
@@ -79,6 +83,9 @@ def _repo(root: Path, name: str, old: str, new: str, subject: str) -> str:
     base = git(root, "rev-parse", "HEAD")
     git(root, "checkout", "-qb", "fix")
     (root / name).write_text(new)
+    if added:  # a module the fix adds
+        (root / "gauge.py").write_text(added)
+        git(root, "add", "gauge.py")
     git(root, "commit", "-qam", subject)
     git(root, "checkout", "-q", "main")
     git(root, "branch", "-D", "fix")
@@ -332,6 +339,59 @@ def test_glue_a_tuned_row_in_sqlite(gauge: tuple[Path, str], command: str, histo
     assert _verdict(gauge, command, history, ["tuned"])
 
 
+#: the fix adds a module whose docstring holds a licence line the base's files do not carry
+LICENCE = 'Licensed under the Apache License, Version 2.0 (the "License");'
+GAUGE = (
+    f'"""Catchment of a roof.\n\n{LICENCE}\n"""\n\n\n'
+    "def catch(mm: float, roof_m2: float) -> float:\n    return mm * roof_m2\n"
+)
+#: a page of the hidden docs folder that shows the licence (not about the fix at all)
+LICENCE_PAGE = (
+    "<html><body><h1>Licence</h1>\n<p>Licensed under the Apache License, Version 2.0 "
+    "(the &quot;License&quot;);</p>\n<p>you may not use this file except in compliance with "
+    "the License.</p>\n</body></html>\n"
+)
+
+
+@pytest.fixture(scope="module")
+def licence(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """The rain butts' repository at its base; the fix (unreachable) adds a module under a
+    licence header; the hidden docs folder holds a licence page and an uncommitted idea."""
+    root = tmp_path_factory.mktemp("s19audit") / "licence"
+    base = _repo(root, "rain.py", RAIN_OLD, RAIN_NEW, "butts by the roof's catch", GAUGE)
+    _write(root, {"docs/licence.html": LICENCE_PAGE, "docs/notes/idea.py": RAIN_IDEA})
+    _write(root, {"shelf/licence.html": LICENCE_PAGE.replace("&quot;", '"').replace("<p>", "")})
+    _write(root, {"shelf/notes/idea.py": RAIN_IDEA})
+    return root, base
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="W6 (pre-existing: the wrapped-folder rule's known residual): beside a text file "
+    "holding the licence line as is, an idea of the same hidden path is noise",
+)
+@HISTORY
+@pytest.mark.parametrize("command", ["cat shelf/notes/idea.py"])
+def test_an_idea_beside_a_plain_licence_file(
+    licence: tuple[Path, str], command: str, history: bool
+) -> None:
+    assert _verdict(licence, command, history, ["shelf"])
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="W3: a page's boilerplate holding one line the fix adds (a licence header, as the "
+    "page shows it: entities undone) makes the hidden path a wrapped folder (17782f3): an idea "
+    "beside it is noise",
+)
+@HISTORY
+@pytest.mark.parametrize("command", ["cat docs/notes/idea.py", "diff rain.py docs/notes/idea.py"])
+def test_an_idea_beside_a_licence_page(
+    licence: tuple[Path, str], command: str, history: bool
+) -> None:
+    assert _verdict(licence, command, history, ["docs"])
+
+
 # --- the foghorn: pages (17782f3) -------------------------------------------------------------
 
 VARIANT = HORN_FIXED.replace("FIRST_BLASTS = 1", "FIRST_BLASTS = 0").replace(
@@ -475,7 +535,11 @@ def test_a_plain_variant_sharing_one_line_with_the_fix(
 @HISTORY
 @pytest.mark.parametrize(
     "command",
-    ['grep -o \'id="[^"]*"\' built/horn.html', "grep -o 'id=\"horn[.][A-Z]*' built/horn.html"],
+    [
+        'grep -o \'id="[^"]*"\' built/horn.html',
+        "grep -o 'id=\"horn[.][A-Z]*' built/horn.html",
+        "grep -q 'id=\"horn.FIRST_BLASTS\"' built/horn.html && echo yes",  # high since 0ec24b1
+    ],
 )
 def test_an_attribute_printed_past_the_cap(
     horn: tuple[Path, str], command: str, history: bool
@@ -492,10 +556,7 @@ def test_an_attribute_printed_past_the_cap(
 @HISTORY
 @pytest.mark.parametrize(
     "command",
-    [
-        "grep -c 'id=\"horn.FIRST_BLASTS\"' built/horn.html",
-        "grep -q 'id=\"horn.FIRST_BLASTS\"' built/horn.html && echo yes",
-    ],
+    ["grep -c 'id=\"horn.FIRST_BLASTS\"' built/horn.html"],
 )
 def test_an_attribute_probed_past_the_cap(
     horn: tuple[Path, str], command: str, history: bool
