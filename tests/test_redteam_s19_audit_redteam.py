@@ -32,6 +32,10 @@ Wins (strict xfails: the agent saw hidden data of the future, the audit passes i
   W6 (pre-existing, 54107c7: the plain-text forms of W1 and W3) a variant module sharing
      lines with the fix: its own lines (``FIRST_BLASTS = 0``, its docstring) are noise; an idea
      beside a text file holding the licence line as is: noise.
+  W7 ``diff rain.py short/rain.py`` of a run's saved copy of a base module whose one change is
+     an idea line shorter than a distinctive line (``return mm // 9``): the operand holds no
+     index line, so the diff is cleared (0e042b8; high before) and prints exactly the idea
+     (``cat`` of it passed before: the distinctive-line filter's residual).
 
 Holds (plain tests): a BOM-less UTF-16 idea whose first character is not Latin-1 (the index
 reads one-character runs, but head/tail/grep -a/sed/cat/strings -el/diff stay high: the replay
@@ -138,6 +142,8 @@ GLUE_IDEA = "1+int(mm // 10)  # one butt for each ten mm of rain"
 #: a note beginning with a curly apostrophe (U+2019): a NUL is not every other byte
 U16_IDEA = "\u2019tis the byre roof\n" + RAIN_IDEA
 BIG_LOG = b"".join(b"step %07d ok\n" % k for k in range(400_000))  # 6 MiB, gzips small
+#: a run's saved copy of the base's module with one idea: a line shorter than a distinctive one
+SHORT_COPY = RAIN_OLD.replace(RAIN_OLD.splitlines()[2], "    return mm // 9")
 RAIN_HIDDEN = ["glue", "wide", "wide32", "bigtar", "manytar", "ziptar", "plain"]
 
 
@@ -166,6 +172,7 @@ def rain(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
             ),
             # a tar of a run holding its package as a wheel (a zip in a tar), the idea inside
             "ziptar/dist.tar": _tar([("dist/butts-0.1-py3-none-any.whl", _wheel(RAIN_IDEA))]),
+            "short/rain.py": SHORT_COPY,
             "plain/idea.py": RAIN_IDEA,  # the premise: the idea as a text file is indexed
         },
     )
@@ -390,6 +397,20 @@ def test_an_idea_beside_a_licence_page(
     licence: tuple[Path, str], command: str, history: bool
 ) -> None:
     assert _verdict(licence, command, history, ["docs"])
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="W7: diff of a run's saved copy of a base module is cleared when its hidden operand "
+    "holds no index line (0e042b8; high before): an idea of one short line (return mm // 9, "
+    "under 16 characters) is never indexed, and diff prints exactly it (cat: pre-existing)",
+)
+@HISTORY
+@pytest.mark.parametrize(
+    "command", ["diff rain.py short/rain.py", "diff -u rain.py short/rain.py", "cat short/rain.py"]
+)
+def test_a_short_idea_in_a_saved_copy(rain: tuple[Path, str], command: str, history: bool) -> None:
+    assert _verdict(rain, command, history, ["short"])
 
 
 # --- the foghorn: pages (17782f3) -------------------------------------------------------------
