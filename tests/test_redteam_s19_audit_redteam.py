@@ -36,6 +36,10 @@ Wins (strict xfails: the agent saw hidden data of the future, the audit passes i
      an idea line shorter than a distinctive line (``return mm // 9``): the operand holds no
      index line, so the diff is cleared (0e042b8; high before) and prints exactly the idea
      (``cat`` of it passed before: the distinctive-line filter's residual).
+  W8 a fix that only deletes a line (the gutter's loss): ``diff rain.py runs/r3/rain.py`` of
+     a run's saved copy of the fixed module prints the deleted line — the fix itself; the
+     copy holds no index line (the fix adds none), so the diff is cleared (0e042b8; high
+     before; ``cat`` shows only the base's lines, the fix readable by comparing).
 
 Holds (plain tests): a BOM-less UTF-16 idea whose first character is not Latin-1 (the index
 reads one-character runs, but head/tail/grep -a/sed/cat/strings -el/diff stay high: the replay
@@ -411,6 +415,38 @@ def test_an_idea_beside_a_licence_page(
 )
 def test_a_short_idea_in_a_saved_copy(rain: tuple[Path, str], command: str, history: bool) -> None:
     assert _verdict(rain, command, history, ["short"])
+
+
+#: a base whose bug is a line too many: the fix deletes it and adds nothing
+GUTTER_OLD = RAIN_OLD.replace(
+    "    return int", "    mm = mm - 2  # what the gutter loses before the butt\n    return int"
+)
+
+
+@pytest.fixture(scope="module")
+def gutter(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """The rain butts' repository at its base (the gutter's loss subtracted), the fix
+    (unreachable) deleting that line; a run's saved copy of the fixed module, hidden."""
+    root = tmp_path_factory.mktemp("s19audit") / "gutter"
+    base = _repo(root, "rain.py", GUTTER_OLD, RAIN_OLD, "the gutter loses nothing")
+    _write(root, {"runs/r3/rain.py": RAIN_OLD})
+    return root, base
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="W8: the fix is a deletion; diff of a saved copy of the fixed module prints the "
+    "deleted line, and the copy holds no index line (nothing added), so the diff is cleared "
+    "(0e042b8; high before)",
+)
+@HISTORY
+@pytest.mark.parametrize(
+    "command", ["diff rain.py runs/r3/rain.py", "diff -u rain.py runs/r3/rain.py"]
+)
+def test_diff_shows_a_fix_that_deletes(
+    gutter: tuple[Path, str], command: str, history: bool
+) -> None:
+    assert _verdict(gutter, command, history, ["runs"])
 
 
 # --- the foghorn: pages (17782f3) -------------------------------------------------------------
