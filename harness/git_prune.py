@@ -47,6 +47,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
 import stat
 import subprocess
@@ -623,6 +624,8 @@ def _prune(
             base = None  # unborn: no commit yet
         else:
             raise PruneError(f"HEAD of {git_dir} names no commit: {err or 'git rev-parse failed'}")
+        if at is None and base is not None:
+            base = _below_worktrees(git_dir, view, base, objects, primary)
         (dest / "config").write_text(config)  # the box's comes last
         refs: dict[str, str] = {}
         if base is not None:
@@ -678,6 +681,56 @@ def _prune(
     finally:
         shutil.rmtree(view, ignore_errors=True)
     return PrunedCopy(path=dest, base=base, refs=len(refs), index=index)
+
+
+def _below_worktrees(
+    git_dir: Path, view: Path, base: str, objects: Path | tuple[Path, ...], primary: Path
+) -> str:
+    """``base`` (the store's HEAD) or, when the store has linked worktrees
+    (``worktrees/NAME/HEAD``), the commit below every one of them and HEAD (``merge-base
+    --octopus``): a task checked out as a linked worktree of a bare clone whose own HEAD moved
+    on to the fix is pruned at the worktree's commit, not the fix (the s19 nested red team's
+    M3); an honest worktree at a newer commit loses its newer history (over-pruning). A
+    worktree's HEAD that cannot be read or names no commit here: :class:`PruneError`."""
+    folder = git_dir / "worktrees"
+    if not os.path.lexists(folder):
+        return base
+    if not _is_folder(folder):
+        raise PruneError(f"{folder} is not a folder")
+    heads: list[str] = []
+    for name in sorted(os.listdir(folder)):
+        raw = _read_regular(git_dir, f"worktrees/{name}/HEAD", 4096)
+        if raw is None:
+            raise PruneError(f"the HEAD of the linked worktree {name} of {git_dir} is unreadable")
+        text = raw.decode("utf-8", "replace").strip()
+        rev = text[4:].strip() if text.startswith("ref:") else text
+        if not (_is_id(rev) or re.fullmatch(r"refs/[A-Za-z0-9._/-]+", rev)):
+            raise PruneError(
+                f"the linked worktree {name} of {git_dir} has a HEAD git would not read"
+            )
+        rc, out, _ = _git(
+            view,
+            "rev-parse",
+            "--verify",
+            "-q",
+            f"{rev}^{{commit}}",
+            objects=objects,
+            primary=primary,
+        )
+        if rc != 0:
+            if text.startswith("ref:"):
+                continue  # an unborn or per-worktree branch: no commit of the store's
+            raise PruneError(f"the linked worktree {name} of {git_dir} names no commit here")
+        heads.append(out.decode().strip())
+    if not heads:
+        return base
+    rc, out, err = _git(
+        view, "merge-base", "--octopus", base, *heads, objects=objects, primary=primary
+    )
+    below = out.decode().strip()
+    if rc != 0 or not _is_id(below):
+        raise PruneError(f"no commit lies below the linked worktrees of {git_dir}: {err}")
+    return below
 
 
 #: The most git stores nested in one work tree :func:`prune_nested` prunes (more: it says so).

@@ -21,7 +21,8 @@ Wins (strict xfails):
   task's store is past ``MAX_PRUNED`` and hidden, and a ``.git`` folder is not tried against an
   unpruned store in its own work tree (``_holds_in_tree``) — the clone is kept at the fix. Beside
   the clone (not in its work tree) the same cap holds (below). Box (the judge has no cap).
-- **M3** a linked worktree whose common directory is a bare store: the task's checkout ``t`` is
+- **M3** (closed in session 19: a store with linked worktrees is pruned at the commit below all
+  their HEADs and its own) a linked worktree whose common directory is a bare store: the task's checkout ``t`` is
   ``git worktree add``-ed at the base from ``t.git``, a bare clone of upstream whose HEAD (its
   default branch) is the fix — a natural layout (``git clone --bare`` then ``worktree add`` of
   the task's commit). The search finds ``t.git`` alone (the worktree's ``worktrees/t`` is no
@@ -286,11 +287,7 @@ def test_the_deadline_over_the_bare_store_in_the_clones_work_tree(
 # --- M3: linked worktrees of a bare store -------------------------------------------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="M3: the task's checkout is a linked worktree at the base of a bare store whose HEAD "
-    "is the fix; the store is found alone and pruned at its own HEAD: the fix in the copy",
-)
+# M3 closed (session 19): a store with linked worktrees is pruned below all their HEADs
 @pytest.mark.parametrize("where", ["box", "judge"])
 def test_m3_the_task_a_linked_worktree_of_a_bare_store_at_the_fix(
     tmp_path: Path, where: str
@@ -305,6 +302,9 @@ def test_m3_the_task_a_linked_worktree_of_a_bare_store_at_the_fix(
     assert _git(phase / "t", "rev-parse", "HEAD") == base
     assert _git(bare, "rev-parse", "HEAD") == fix
     assert _leaks(tmp_path, phase, blob, where) == []
+    if where == "box":  # pruned at the worktree's commit, not hidden
+        sources, _ = _box(tmp_path, [phase])
+        assert _git(phase, "--git-dir", str(sources[bare]), "rev-parse", "HEAD") == base
 
 
 @pytest.mark.parametrize("where", ["box", "judge"])
