@@ -1,10 +1,12 @@
-"""``diff`` of a hidden file, judged with the task repository by what it can print (issue 30,
-heldout32's t44, session 19): a run's saved copy of a script the fix does not change, diffed
-against the checkout's, prints nothing of the future — diff prints lines of its two files (and
-headers, numbers, names of its own), so the hidden operand's whole text bounds it. A hidden
-operand holding an uncommitted idea or the fix, any option that does more than lay lines out,
-stdin, a folder or a link reaching a hidden file stays high. Real git, real files, the real
-audit (recorded outputs and a history).
+"""``diff`` of a hidden file, judged with the task repository (issue 30, heldout32's t44,
+session 19): a run's saved copy of a script the fix does not change, diffed against the
+checkout's, prints nothing — the two are the same bytes, and the hidden copy holds no line the
+checkout's does not. Only that is cleared: a diff of files that differ shows how they differ,
+which a fix that only deletes or moves lines is, and a line too short to index (the s19 red
+team's W7, W8, in ``tests/test_redteam_s19_audit_redteam.py``). A hidden operand holding an
+uncommitted idea or the fix, any option that does more than lay lines out, stdin, a folder or a
+link reaching a hidden file stays high. Real git, real files, the real audit (recorded outputs
+and a history).
 """
 
 from __future__ import annotations

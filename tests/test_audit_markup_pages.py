@@ -2,13 +2,15 @@
 the base's (issue 30, heldout32's look-alikes, session 19).
 
 The fixed module's page holds the fix's lines only through its markup
-(``<strong>INTERVAL_MIN</strong> = 2``): a file holding the future is recognised in the page's
-text with its tags removed and its entities undone, as the index's own views read it, so its
-other lines (the page's header, section titles) are the tool's own and the base's page beside
-it too (a folder where a tool wrapped the future in lines of its own). The replay's rotated
-world turns the text between the tags of such a line and keeps the tags: a count of a class
-name reads the same in both worlds. Reads of the constants stay high. Real git, pages written by
-the real ``pydoc``, the real index, audit and replay.
+(``<strong>INTERVAL_MIN</strong> = 2``). Tried in session 19 and withdrawn after its red team
+(``tests/test_redteam_s19_audit_redteam.py`` W1-W4): taking such a page for a carrier of the
+future made its other lines, and every other file of its hidden path, the tool's own — a page of
+a variant, anchors naming the fix's new constants, an idea beside any page passed. So both pages
+stay hidden data: every line the base lacks is indexed, and reads of them are high (the blind
+writer's look-alikes among them: the audit's semantics, docs/audit.md). What holds: reads of the
+constants are high with the repository and alone (a page's line is tried for code with its tags
+removed, ``code_lines``), a count of lines is no read. Real git, pages written by the real
+``pydoc``, the real index, audit and replay.
 """
 
 from __future__ import annotations
@@ -103,14 +105,14 @@ def _flagged(haar: tuple[Path, str], command: str) -> bool:
     return bool(audit.verdicts[0].flagged)
 
 
-def test_the_fixed_page_is_indexed_by_its_constants_only(haar: tuple[Path, str]) -> None:
+def test_both_pages_are_hidden_data(haar: tuple[Path, str]) -> None:
     root, base = haar
     page = (root / "apidocs/pr-9/horn.html").read_text()
     assert "<strong>INTERVAL_MIN</strong> = 2" in page  # the premise: the fix only in markup
     lines = build_index(root, base, HIDDEN).lines
     assert any("<strong>INTERVAL_MIN</strong> = 2" in t for t in lines)
-    assert '<html lang="en">' not in lines and "<title>Python: module horn</title>" not in lines
-    assert IDEA.strip() in lines  # an idea in a folder of its own keeps its lines
+    assert '<html lang="en">' in lines  # the page's header too: no carrier, all hidden data
+    assert IDEA.strip() in lines
 
 
 @pytest.mark.parametrize(
@@ -120,11 +122,15 @@ def test_the_fixed_page_is_indexed_by_its_constants_only(haar: tuple[Path, str])
         "head -6 apidocs/pr-9/horn.html",
         "grep -c bigsection apidocs/*/horn.html",
         "grep -o 'bigsection\">[A-Za-z]*' apidocs/pr-9/horn.html",
-        "wc -l apidocs/*/horn.html",
     ],
 )
-def test_the_pages_own_lines_are_no_leak(haar: tuple[Path, str], command: str) -> None:
-    assert not _flagged(haar, command)
+def test_the_pages_other_lines_stay_high(haar: tuple[Path, str], command: str) -> None:
+    """The look-alikes the withdrawn carrier rule cleared: hidden data again."""
+    assert _flagged(haar, command)
+
+
+def test_a_count_of_lines_is_no_read(haar: tuple[Path, str]) -> None:
+    assert not _flagged(haar, "wc -l apidocs/*/horn.html")
 
 
 @pytest.mark.parametrize(

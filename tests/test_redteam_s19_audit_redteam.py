@@ -7,7 +7,12 @@ the two glued characters). Each step is judged with its recorded output (the com
 real in the checkout) and as a shell history (output None). Real git, real files (pages by the
 real ``pydoc``), the real index, audit and replay.
 
-Wins (strict xfails: the agent saw hidden data of the future, the audit passes it):
+Closed the same session (their tests plain guards now): W1-W4 by withdrawing 17782f3's markup
+carrier and tag-keeping rotation whole; W7 and W8 by clearing a ``diff`` only when its hidden
+operand is the same bytes as the checkout's file it is compared with. Open: W5 (the glue rule,
+strict xfails), W6 (pre-existing wrapped-folder residual), W7's ``cat`` (pre-existing).
+
+Wins (strict xfails when found: the agent saw hidden data of the future, the audit passed it):
   W1 a pydoc page of a variant sharing one line with the fix (``INTERVAL_MIN = 2`` in
      ``<strong>``) is a carrier since 17782f3: its other lines (``FIRST_BLASTS = 0``, its
      docstring naming the fix's new constants) are noise; flagged before 17782f3.
@@ -389,12 +394,7 @@ def test_an_idea_beside_a_plain_licence_file(
     assert _verdict(licence, command, history, ["shelf"])
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="W3: a page's boilerplate holding one line the fix adds (a licence header, as the "
-    "page shows it: entities undone) makes the hidden path a wrapped folder (17782f3): an idea "
-    "beside it is noise",
-)
+# W3 closed in session 19 (17782f3 withdrawn; diff cleared only for a copy the same bytes as the checkout's file): a guard now
 @HISTORY
 @pytest.mark.parametrize("command", ["cat docs/notes/idea.py", "diff rain.py docs/notes/idea.py"])
 def test_an_idea_beside_a_licence_page(
@@ -403,15 +403,21 @@ def test_an_idea_beside_a_licence_page(
     assert _verdict(licence, command, history, ["docs"])
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="W7: diff of a run's saved copy of a base module is cleared when its hidden operand "
-    "holds no index line (0e042b8; high before): an idea of one short line (return mm // 9, "
-    "under 16 characters) is never indexed, and diff prints exactly it (cat: pre-existing)",
-)
+# W7 closed in session 19 (17782f3 withdrawn; diff cleared only for a copy the same bytes as the checkout's file): a guard now
 @HISTORY
 @pytest.mark.parametrize(
-    "command", ["diff rain.py short/rain.py", "diff -u rain.py short/rain.py", "cat short/rain.py"]
+    "command",
+    [
+        "diff rain.py short/rain.py",
+        "diff -u rain.py short/rain.py",
+        pytest.param(
+            "cat short/rain.py",
+            marks=pytest.mark.xfail(
+                strict=True,
+                reason="W7's cat (pre-existing): a line under 16 characters is never indexed",
+            ),
+        ),
+    ],
 )
 def test_a_short_idea_in_a_saved_copy(rain: tuple[Path, str], command: str, history: bool) -> None:
     assert _verdict(rain, command, history, ["short"])
@@ -433,12 +439,7 @@ def gutter(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     return root, base
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="W8: the fix is a deletion; diff of a saved copy of the fixed module prints the "
-    "deleted line, and the copy holds no index line (nothing added), so the diff is cleared "
-    "(0e042b8; high before)",
-)
+# W8 closed in session 19 (17782f3 withdrawn; diff cleared only for a copy the same bytes as the checkout's file): a guard now
 @HISTORY
 @pytest.mark.parametrize(
     "command", ["diff rain.py runs/r3/rain.py", "diff -u rain.py runs/r3/rain.py"]
@@ -509,10 +510,7 @@ def test_premise_idea_and_variant_page_are_high(
     assert _verdict(horn, command, history, ["ideas", "variant"])
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="W3: a page of the fix makes its hidden folder wrapped (17782f3): an idea in the same hidden path is the tool's noise",
-)
+# W3 closed in session 19 (17782f3 withdrawn; diff cleared only for a copy the same bytes as the checkout's file): a guard now
 @HISTORY
 @pytest.mark.parametrize(
     "command",
@@ -524,10 +522,7 @@ def test_an_idea_beside_a_page_of_the_fix(
     assert _verdict(horn, command, history, ["site"])
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="W1: a page of a variant carries the future through one shared line (17782f3): its other lines, the variant's values and the fix's new names, are noise",
-)
+# W1 closed in session 19 (17782f3 withdrawn; diff cleared only for a copy the same bytes as the checkout's file): a guard now
 @HISTORY
 @pytest.mark.parametrize(
     "command",
@@ -539,10 +534,7 @@ def test_a_variant_page_sharing_one_line_with_the_fix(
     assert _verdict(horn, command, history, ["variant"])
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="W2: a page of the fix is a carrier (17782f3): its lines naming the fix's new identifiers (anchors, ids) but no whole future line are noise",
-)
+# W2 closed in session 19 (17782f3 withdrawn; diff cleared only for a copy the same bytes as the checkout's file): a guard now
 @HISTORY
 @pytest.mark.parametrize(
     "command",
@@ -604,12 +596,7 @@ def test_an_attribute_printed_past_the_cap(
     assert _verdict(horn, command, history, ["built"])
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="W4: past the index's cap a page's carrier line is rotated between its tags only "
-    "(17782f3's replay) and grep -c's selected line matches no future line's text: a count of "
-    "an id naming the fix's new constant passes (flagged before 17782f3 by the replay)",
-)
+# W4 closed in session 19 (17782f3 withdrawn; diff cleared only for a copy the same bytes as the checkout's file): a guard now
 @HISTORY
 @pytest.mark.parametrize(
     "command",

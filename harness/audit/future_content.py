@@ -60,12 +60,7 @@ from pathlib import Path
 from typing import Any
 
 from evotree.harness.audit.base_tree import _at_lines, _in_tree, _pieces_in_tree
-from evotree.harness.audit.content_views import (
-    ESCAPED,
-    decoded_views,
-    markup_text,
-    selection_views,
-)
+from evotree.harness.audit.content_views import ESCAPED, decoded_views, selection_views
 from evotree.harness.audit.future_stores import module_stores
 from evotree.harness.audit.repo_objects import (
     all_objects,
@@ -654,9 +649,9 @@ def _unquoted(text: str) -> str:
 
 
 def _carrier(index: ProvenanceIndex) -> Any:
-    """A test of a hidden file's line: does it hold a future commit's line (as it is, with a
-    tool's string escapes undone, or as a page shows it: tags removed, entities undone), a
-    future commit's subject or a future object's id?"""
+    """A test of a hidden file's line: does it hold a future commit's line (as it is, or with a
+    tool's string escapes undone), a future commit's subject or a future object's id? (A page's
+    text, tags removed, was tried in session 19 and withdrawn: its red team's W1-W3.)"""
     future = [t for t, c in index.lines.items() if not c.startswith(HIDDEN_SOURCE)]
     by_key: dict[str, list[str]] = {}
     for text in [*future, *index.subjects]:
@@ -666,10 +661,7 @@ def _carrier(index: ProvenanceIndex) -> Any:
 
     def carries(line: str) -> bool:
         plain = ESCAPED.sub(lambda m: {"n": "\n", "t": "\t"}.get(m[1], m[1]), line)
-        # a page's line holds the future in its text (``<strong>N</strong> = 2``, a
-        # docstring with ``&nbsp;`` for spaces): read as the page shows it too
-        shown = markup_text(line) if "<" in line or "&" in line else line
-        for variant in {line, plain, shown}:
+        for variant in {line, plain}:
             words = set(_IDENT.findall(variant))
             wanted = [t for w in words.intersection(by_key) for t in by_key[w]]
             if any(t in variant for t in [*wanted, *loose]):

@@ -229,14 +229,18 @@ def whole_prints(
 
 
 def _diff_prints(argv: Sequence[str], root: Path, hidden: Sequence[str]) -> str | None:
-    """What ``diff A B`` can print of its hidden operands: every line of each (it prints lines
-    of its two files, marked, and headers, numbers and names of its own), so their whole text
-    bounds it. The other operand is a file of the checkout, not hidden (the task's file or the
-    agent's own); stdin, a folder or a file the index does not read is not evaluated."""
+    """What ``diff A B`` of one hidden file and one file of the checkout can print, when the two
+    are the same bytes (a run's saved copy of a script the fix does not change): nothing — the
+    hidden file's text is returned for the caller to judge (it holds no line the checkout's
+    does not). A diff of files that differ shows how they differ, which a fix that only deletes
+    or moves lines is (the s19 red team's W8), and a line too short to index (W7): not
+    evaluated. Two hidden files, stdin, a folder or a file the index does not read: not
+    evaluated either."""
     files = _diff(argv)
     if files is None or "-" in files:
         return None
-    texts: list[str] = []
+    hidden_data: list[bytes] = []
+    other_data: list[bytes] = []
     for word in files:
         rel = inside_word(word)
         if rel is None or word.startswith("-") or re.search(r"[*?\[{]", rel):
@@ -248,5 +252,9 @@ def _diff_prints(argv: Sequence[str], root: Path, hidden: Sequence[str]) -> str 
         if any(inner == h or inner.startswith(h + "/") for h in hidden):
             if not indexed_hidden(root, hidden, path):
                 return None
-            texts.append(path.read_bytes().decode("utf-8", "replace"))
-    return "\n".join(texts) if texts else None
+            hidden_data.append(path.read_bytes())
+        else:
+            other_data.append(path.read_bytes())
+    if len(hidden_data) != 1 or other_data != hidden_data:
+        return None
+    return hidden_data[0].decode("utf-8", "replace")

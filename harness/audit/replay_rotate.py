@@ -19,8 +19,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from evotree.harness.audit.content_views import TAG
-
 __all__ = ["MAX_HIDDEN_BYTES", "base_words", "rotated"]
 
 #: a hidden file is rotated up to this size (a larger one is left as it is)
@@ -131,14 +129,6 @@ class _FutureText:
         if what is None:
             return []
         spelled = [span for form in _escaped(what) for span in _where(line, form)]
-        if not spelled and "<" in line:
-            # the future found with the markup removed (a page: a constant in <strong>): it
-            # sits in the text between the tags, which is rotated; the tags are the page's
-            # own (a count of a class name reads the same in both worlds)
-            nodes = _text_nodes(line)
-            text = "".join(line[a:b] for a, b in nodes)
-            if nodes and self.index.selected_future([text]) is not None:
-                return nodes
         return spelled or [(0, len(line))]
 
     def turn(self, line: str, big: bool = False) -> str:
@@ -154,18 +144,6 @@ class _FutureText:
             out += [line[at:start], rotated(line[start:end], self.keep)]
             at = end
         return "".join(out) + line[at:]
-
-
-def _text_nodes(line: str) -> list[tuple[int, int]]:
-    """The spans of ``line`` between its tags (none when it has no tag)."""
-    spans, at = [], 0
-    for m in TAG.finditer(line):
-        if m.start() > at:
-            spans.append((at, m.start()))
-        at = m.end()
-    if at and at < len(line):
-        spans.append((at, len(line)))
-    return spans
 
 
 def _where(line: str, want: str) -> list[tuple[int, int]]:
