@@ -97,6 +97,8 @@ def names_uncovered(cmd: SimpleCommand, workdir: str | Path, hidden_paths: Seque
     words += [w.split("=", 1)[1] for w in words if w.startswith("--") and "=" in w]
     words += [target for _, target in cmd.redirects]
     for word in words:
+        if "\0" in word:
+            continue  # no path holds a NUL (bash cuts the word there; the read is kept anyway)
         path = hidden_file(word, root, hidden)
         if path is not None and not covered_hidden(root, hidden, path):
             return True
