@@ -466,28 +466,34 @@ def covered_hidden(root: Path, hidden_paths: Sequence[str], path: Path) -> bool:
     every member within the caps. A read of a file it did not cover cannot be cleared by what
     it printed: the index cannot know what the file holds (a binary file of 5 MiB, a tar
     whose first member passes the cap)."""
+    if not _among_read(root, hidden_paths, path):
+        return False
+    try:
+        if path.stat().st_size > _HIDDEN_BYTES:
+            return False
+        if zipfile.is_zipfile(path):
+            with zipfile.ZipFile(path) as z:
+                infos = z.infolist()
+            return len(infos) <= _HIDDEN_FILES and all(
+                i.file_size <= _HIDDEN_BYTES or _METADATA.search(i.filename) for i in infos
+            )
+        data = path.read_bytes()
+    except (OSError, zipfile.BadZipFile, RuntimeError):
+        return False
+    scanned = _tar_scan(data) if b"\0" in data else None
+    return scanned is None or scanned[1]
+
+
+def _among_read(root: Path, hidden_paths: Sequence[str], path: Path) -> bool:
+    """Whether ``path`` is among the files the index reads of the hidden path holding it (the
+    first :data:`_HIDDEN_FILES` of its folder, sorted); False under no hidden path."""
     for hidden in hidden_paths:
         clean = hidden.strip().strip("/")
         top = root / clean
         if not clean or not (path == top or top in path.parents):
             continue
         files = sorted(f for f in top.rglob("*") if f.is_file()) if top.is_dir() else [top]
-        if path not in files[:_HIDDEN_FILES]:
-            return False
-        try:
-            if path.stat().st_size > _HIDDEN_BYTES:
-                return False
-            if zipfile.is_zipfile(path):
-                with zipfile.ZipFile(path) as z:
-                    infos = z.infolist()
-                return len(infos) <= _HIDDEN_FILES and all(
-                    i.file_size <= _HIDDEN_BYTES or _METADATA.search(i.filename) for i in infos
-                )
-            data = path.read_bytes()
-        except (OSError, zipfile.BadZipFile, RuntimeError):
-            return False
-        scanned = _tar_scan(data) if b"\0" in data else None
-        return scanned is None or scanned[1]
+        return path in files[:_HIDDEN_FILES]
     return False
 
 
@@ -496,21 +502,14 @@ def indexed_hidden(root: Path, hidden_paths: Sequence[str], path: Path) -> bool:
     as text: among the files it reads of its hidden folder, small enough, no NUL byte, not
     an archive. A file it does not read may hold what the index cannot know (of a binary file
     or an archive it reads text runs or members, not the bytes ``cat`` prints)."""
-    for hidden in hidden_paths:
-        clean = hidden.strip().strip("/")
-        top = root / clean
-        if not clean or not (path == top or top in path.parents):
-            continue
-        files = sorted(f for f in top.rglob("*") if f.is_file()) if top.is_dir() else [top]
-        if path not in files[:_HIDDEN_FILES]:
+    if not _among_read(root, hidden_paths, path):
+        return False
+    try:
+        if path.stat().st_size > _HIDDEN_BYTES or zipfile.is_zipfile(path):
             return False
-        try:
-            if path.stat().st_size > _HIDDEN_BYTES or zipfile.is_zipfile(path):
-                return False
-            return b"\0" not in path.read_bytes()
-        except OSError:
-            return False
-    return False
+        return b"\0" not in path.read_bytes()
+    except OSError:
+        return False
 
 
 def _hidden_lines(text: str, binary: bool = False) -> Iterable[str]:
