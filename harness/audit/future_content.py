@@ -384,12 +384,6 @@ def _wide(data: bytes) -> str | None:
     return None
 
 
-def _tar_members(data: bytes) -> list[bytes] | None:
-    """The members :func:`_tar_scan` reads (None: no tar)."""
-    scanned = _tar_scan(data)
-    return None if scanned is None else scanned[0]
-
-
 def _tar_scan(data: bytes) -> tuple[list[bytes], bool] | None:
     """The contents of the regular members of a tar archive ``data`` (plain or compressed, as
     ``tar -xO`` prints them) but a distribution's metadata (:data:`_METADATA`): at most
@@ -448,8 +442,8 @@ def _hidden_texts(root: Path, hidden_paths: Sequence[str]) -> Iterable[tuple[str
                     data = f.read_bytes()
                     # a tar is read as its members (``tar -xO``; ``strings`` of a plain one
                     # prints the same runs and its headers' names)
-                    tar = _tar_members(data) if b"\0" in data else None
-                    members.extend([data] if tar is None else tar)
+                    tar = _tar_scan(data) if b"\0" in data else None
+                    members.extend([data] if tar is None else tar[0])
             except (OSError, zipfile.BadZipFile, RuntimeError):
                 continue
             for data in members:
