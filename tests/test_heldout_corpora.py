@@ -554,6 +554,86 @@ def _heldout32_files(repos: ModuleType, built: dict[str, Any]) -> None:
     assert "INTERVAL_MIN" not in (haar / "haar/horn.py").read_text()
 
 
+def _heldout33_files(repos: ModuleType, built: dict[str, Any]) -> None:
+    import xml.etree.ElementTree as ET  # coverage.py's Cobertura XML
+
+    def show(repo: str, rev: str) -> str:
+        path = Path(built[repo]["path"])
+        return subprocess.run(
+            ["git", "show", rev],
+            cwd=path,
+            env=repos.git_env(path.parent / ".home"),
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+
+    tusker = Path(built["tusker"]["path"])  # Hypothesis: @example lines, the new tests as context
+    patch = (tusker / repos.PATCH).read_text()
+    assert patch.startswith("From HEAD Mon Sep 17 00:00:00 2001\nFrom: Hypothesis 6.112.1 ")
+    assert "\n--- ./tests/test_cart.py\n+++ ./tests/test_cart.py\n@@ -10,11 +10,13 @@\n" in patch
+    added = [x for x in patch.splitlines() if x.startswith("+") and not x.startswith("+++")]
+    assert added == [
+        '+@example(peats=1).via("discovered failure")',
+        '+@example(peats=0).via("discovered failure")',
+    ]
+    tests = show("tusker", f"{built['tusker']['fix']}:tests/test_cart.py").splitlines()
+    context = [x[1:] for x in patch.splitlines() if x.startswith(" ")]
+    assert context == tests[9:20] and "    with pytest.raises(ValueError):" in context
+    for f in (tusker / repos.HYPOTHESIS / "examples").rglob("*"):
+        assert f.is_dir() or b"\x80" in f.read_bytes() or b"\xff" in f.read_bytes()
+    assert "@given" not in (tusker / "tests/test_cart.py").read_text()
+    thole = Path(built["thole"]["path"])  # minted: Pygments' LaTeX of the fixed module and tests
+    esc = {"us": "_", "dq": '"', "lt": "<", "gt": ">", "hy": "-", "ob": "{", "cb": "}"}
+
+    def untex(text: str) -> str:
+        assert text.startswith("\\begin{Verbatim}[commandchars=\\\\\\{\\}]\n")
+        assert text.endswith("\\end{Verbatim}\n")
+        text = re.sub(r"\\PYG\{[^}]*\}\{((?:[^{}]|\{\})*)\}", r"\1", text)
+        text = re.sub(r"\\PYGZ(\w\w)\{\}", lambda m: esc[m[1]], text)
+        return "".join(text.splitlines(keepends=True)[1:-1])
+
+    names = repos.minted_names()
+    fix = built["thole"]["fix"]
+    for key, rel in (("pr_module", "thole/row.py"), ("pr_tests", "tests/test_row.py")):
+        assert re.fullmatch(r"[0-9A-F]{32}\.pygtex", names[key].rsplit("/", 1)[1])
+        assert untex((thole / names[key]).read_text()) == show("thole", f"{fix}:{rel}")
+    assert untex((thole / names["main_module"]).read_text()) == (thole / "thole/row.py").read_text()
+    assert "METRES\\PYGZus{}PER\\PYGZus{}STROKE" in (thole / names["pr_module"]).read_text()
+    assert (
+        "\\inputminted[fontsize=\\footnotesize]{python}{../thole/row.py}"
+        in (thole / "slides/regatta.tex").read_text()
+    )
+    assert "METRES_PER_STROKE" not in (thole / "thole/row.py").read_text()
+    stob = Path(built["stob"]["path"])  # pip --report: the pull request's ref resolved to the fix
+    pr = json.loads((stob / repos.PIP_PR).read_text())
+    assert pr["version"] == "1" and pr["pip_version"] == "24.2"
+    vcs = pr["install"][0]["download_info"]["vcs_info"]
+    assert vcs == {
+        "vcs": "git",
+        "requested_revision": "refs/pull/12/head",
+        "commit_id": built["stob"]["fix"],
+    }
+    main = json.loads((stob / repos.PIP_MAIN).read_text())["install"][0]["download_info"]
+    assert main["dir_info"] == {"editable": True} and "vcs_info" not in main
+    assert "GAP_M = 2\n" in show("stob", f"{built['stob']['fix']}:stob/fence.py")
+    assert "GAP_M" not in (stob / "stob/fence.py").read_text()
+    brochan = Path(built["brochan"]["path"])  # diff-cover: the fixed function around line 11
+    report = (brochan / repos.DIFF_COVER).read_text()
+    assert "- brochan/pot&#46;py (80.0%): Missing lines 11\n" in report
+    snippet = report.split("```python\n")[1].split("```")[0].splitlines()
+    module = show("brochan", f"{built['brochan']['fix']}:brochan/pot.py").splitlines()
+    assert [x[:5] for x in snippet] == ["   7", "   8 ", "   9 ", "  10 ", "! 11 ", "  12 "]
+    assert [x[5:] for x in snippet[1:]] == module[7:12]
+    hits = {
+        int(n.get("number")): int(n.get("hits"))
+        for n in ET.parse(brochan / repos.COVER_PR).iter("line")
+    }
+    assert hits[11] == 0 and all(h == 1 for n, h in hits.items() if n != 11)
+    assert "SERVINGS_PER_POT" not in (brochan / repos.COVER_PR).read_text()
+    assert "SERVINGS_PER_POT" not in (brochan / "brochan/pot.py").read_text()
+
+
 SPECS: dict[str, CorpusSpec] = {
     "heldout14": CorpusSpec(
         {
@@ -724,6 +804,15 @@ SPECS: dict[str, CorpusSpec] = {
             "haar": "pydoc-html",
         },
         _heldout32_files,
+    ),
+    "heldout33": CorpusSpec(
+        {
+            "tusker": "hypothesis-example-patch",
+            "thole": "latex-minted-cache",
+            "stob": "pip-install-report",
+            "brochan": "diff-cover-report",
+        },
+        _heldout33_files,
     ),
 }
 SETS = sorted(SPECS)
