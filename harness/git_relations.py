@@ -24,6 +24,7 @@ from pathlib import Path
 
 from evotree.harness.git_store_read import (
     _DEADLINE,
+    _POINTERS,
     _SMALL,
     PrunedCopy,
     PruneError,
@@ -254,16 +255,23 @@ def _objects_state(git_dir: Path) -> str:
     return digest.hexdigest()
 
 
-def _future_objects(outer: Path, base: str | None, scratch: Path) -> frozenset[str]:
+def _future_objects(
+    outer: Path, base: str | None, scratch: Path, *, own_only: bool = False
+) -> frozenset[str]:
     """The task's future in its store ``outer``: every object the store holds (loose or packed,
     referenced or not) that ``base`` does not reach — all of them when there is no base — and
     those its future commits and trees name that it lacks (:func:`_named_missing`: a partial
     clone's blobs), but the empty blob and tree. One ``cat-file --batch-all-objects`` and two
     ``rev-list --objects`` of the store (read as the pruning reads it: self-contained, through a view with
     evotree's config, in ``scratch``), kept for the next store tried against the same one;
-    :class:`PruneError` where it cannot be listed."""
-    _check_self_contained(outer)
-    key = (os.path.realpath(outer), base, _objects_state(outer))
+    :class:`PruneError` where it cannot be listed. ``own_only``: a store left unpruned for not
+    being self-contained (an alternates file: an image cloned ``--reference``; the s19 red
+    team's M1) is read for the objects of its own folder alone, its pointers not followed: its
+    future is those ``base`` does not reach within them (the walk stops at a commit whose parent
+    lies elsewhere), all of them when ``base`` itself lies elsewhere; the objects it names but
+    does not hold are not added (they lie in the store its alternates name: most are the base's)."""
+    _check_self_contained(outer, pointers=not own_only)
+    key = (os.path.realpath(outer), base, own_only, _objects_state(outer))
     hit = _FUTURE_CACHE.get(key)
     if hit is not None:
         return hit
@@ -277,20 +285,27 @@ def _future_objects(outer: Path, base: str | None, scratch: Path) -> frozenset[s
         shallow = _read_regular(outer, "shallow", _SMALL)
         if shallow is not None:
             (scratch / "shallow").write_bytes(shallow)
+        objects = _own_objects(outer, scratch / "own") if own_only else outer / "objects"
         rc, out, err = _git(
             scratch,
             "cat-file",
             "--batch-all-objects",
             "--unordered",
             "--batch-check=%(objectname) %(objecttype)",
-            objects=outer / "objects",
+            objects=objects,
             primary=scratch / "objects",
         )
         if rc != 0:
             raise PruneError(f"the objects of {outer} cannot be listed: {err}")
         rows = [line.split() for line in out.decode("ascii", "replace").splitlines()]
         held = {words[0] for words in rows if words}
-        if base is not None:
+        if own_only:
+            commits = [w[0] for w in rows if w[1:] == ["commit"]]
+            edge = _parents_elsewhere(scratch, commits, held, objects)
+            if edge:
+                with open(scratch / "shallow", "a", encoding="ascii") as fh:
+                    fh.write("".join(f"{c}\n" for c in edge))
+        if base is not None and (not own_only or base in held):
             rc, out, err = _git(
                 scratch,
                 "rev-list",
@@ -299,14 +314,15 @@ def _future_objects(outer: Path, base: str | None, scratch: Path) -> frozenset[s
                 "--missing=allow-any",
                 base,
                 "--",
-                objects=outer / "objects",
+                objects=objects,
                 primary=scratch / "objects",
             )
             if rc != 0:
                 raise PruneError(f"what the base of {outer} reaches cannot be listed: {err}")
             held -= set(out.decode("ascii", "replace").split())
-        roots = [w[0] for w in rows if w[1:] in (["commit"], ["tree"]) and w[0] in held]
-        held |= _named_missing(scratch, roots, base, outer)
+        if not own_only:
+            roots = [w[0] for w in rows if w[1:] in (["commit"], ["tree"]) and w[0] in held]
+            held |= _named_missing(scratch, roots, base, outer)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     future = frozenset(held - _EMPTY_OBJECTS)
@@ -314,6 +330,68 @@ def _future_objects(outer: Path, base: str | None, scratch: Path) -> frozenset[s
         _FUTURE_CACHE.pop(next(iter(_FUTURE_CACHE)))
     _FUTURE_CACHE[key] = future
     return future
+
+
+def _holds_no_object(gd: Path) -> bool:
+    """Whether the store ``gd`` holds no object of its own: its ``objects/`` folders (``info``
+    aside) are empty folders, no link among them. Such a store has no future, so trying it costs
+    no git run and counts toward no cap."""
+    try:
+        for entry in os.scandir(gd / "objects"):
+            if entry.name == "info":
+                continue
+            if not entry.is_dir(follow_symlinks=False) or any(os.scandir(entry.path)):
+                return False
+    except OSError:
+        return False
+    return True
+
+
+def _own_objects(outer: Path, view: Path) -> Path:
+    """A folder of links to the object folders of the store ``outer`` itself (``pack`` and the
+    loose ones, checked by :func:`_check_self_contained` as folders, no link), without its
+    ``info``: git reading it as an alternate reads the store's own objects and no store its
+    alternates file names."""
+    view.mkdir(mode=0o700)
+    for entry in os.scandir(outer / "objects"):
+        if entry.name != "info" and entry.is_dir(follow_symlinks=False):
+            os.symlink(entry.path, view / entry.name)
+    return view
+
+
+def _parents_elsewhere(
+    scratch: Path, commits: list[str], held: set[str], objects: Path
+) -> list[str]:
+    """The ``commits`` (held in the store read through ``objects``) a parent of which it does
+    not hold (it lies in the store an alternates file names): the walks stop there, as at a
+    shallow clone's boundary. One ``cat-file --batch`` of the commits."""
+    if not commits:
+        return []
+    rc, out, err = _git(
+        scratch,
+        "cat-file",
+        "--batch",
+        stdin="".join(f"{c}\n" for c in commits).encode(),
+        objects=objects,
+        primary=scratch / "objects",
+    )
+    if rc != 0:
+        raise PruneError(f"the commits of its own objects cannot be read: {err}")
+    edge: list[str] = []
+    at = 0
+    for c in commits:
+        header_end = out.index(b"\n", at)
+        header = out[at:header_end].split()
+        if len(header) != 3 or header[1] != b"commit":
+            raise PruneError(f"commit {c} cannot be read")
+        size = int(header[2])
+        body = out[header_end + 1 : header_end + 1 + size]
+        at = header_end + 1 + size + 1
+        head = body.split(b"\n\n", 1)[0].decode("ascii", "replace")
+        parents = [line[7:].strip() for line in head.splitlines() if line.startswith("parent ")]
+        if any(p not in held for p in parents):
+            edge.append(c)
+    return edge
 
 
 def _named_missing(scratch: Path, roots: list[str], base: str | None, outer: Path) -> set[str]:
@@ -512,8 +590,9 @@ def checkout_relations(
     cannot be read), and a copy holding its future is not kept (a :class:`PruneError`: no base
     to prune it at); one whose future cannot be listed (not self-contained: a ``commondir`` or
     links a candidate writes, which must not hide the task beside it) is left out, unless the
-    deadline has passed (every copy then not kept), and a ``.git`` folder is not tried against
-    one in its own work tree; past :data:`MAX_UNPRUNED` of them tried, every copy not exempt
+    deadline has passed (every copy then not kept) — a ``.git`` folder is tried against one in
+    its own work tree too (the s19 red team's M2, M6: the task's store pushed past the cap or
+    refused there); past :data:`MAX_UNPRUNED` of them tried, every copy not exempt
     from one more is not kept; ``exempt``: the pairs (the copy's store, the one whose future)
     not tried."""
     tried = list(copies) if against is None else list(against)
@@ -530,14 +609,11 @@ def checkout_relations(
     unpruned = 0
     for n, other in enumerate(tried):
         there = copies.get(other)
-        # nor a .git folder against an unpruned store in its own work tree
-        skip = {
-            gd
-            for gd in copies
-            if gd == other or (gd, other) in exempt or (there is None and _holds_in_tree(gd, other))
-        }
+        skip = {gd for gd in copies if gd == other or (gd, other) in exempt}
         if all(gd in skip for gd in held):
             continue
+        if there is None and _holds_no_object(other):
+            continue  # nothing in it: no future (an empty store a candidate's code made)
         try:
             if there is None:
                 unpruned += 1
@@ -548,7 +624,10 @@ def checkout_relations(
                 future = _future_objects(other, there.base, scratch)
             else:
                 scratch = some.with_name(f"{some.name}.unpruned{n}.future")
-                future = _future_objects(other, _own_base(other), scratch)
+                # a store not self-contained (an alternates file: the task's image cloned
+                # --reference, the s19 red team's M1) tried for its own objects alone
+                own_only = any(os.path.lexists(other / p) for p in _POINTERS)
+                future = _future_objects(other, _own_base(other), scratch, own_only=own_only)
         except (PruneError, OSError, subprocess.SubprocessError, UnicodeError) as exc:
             if there is None and unpruned <= MAX_UNPRUNED and not _past_deadline():
                 continue  # unreadable (not self-contained...): hidden itself, nothing of it kept
@@ -584,11 +663,6 @@ def _past_deadline() -> bool:
     """Whether the pruning under way has passed its deadline (``_DEADLINE``)."""
     deadline = _DEADLINE.get()
     return deadline is not None and time.monotonic() >= deadline
-
-
-def _holds_in_tree(gd: Path, other: Path) -> bool:
-    """Whether ``gd`` is a ``.git`` folder whose work tree holds ``other``."""
-    return gd.name == ".git" and _is_dir(gd) and gd.parent in other.parents
 
 
 def _own_base(gd: Path) -> str | None:

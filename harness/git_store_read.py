@@ -160,12 +160,13 @@ _POINTERS = ("commondir", "gitdir", "objects/info/alternates", "objects/info/htt
 _MAX_CHECKED = 2_000_000
 
 
-def _check_self_contained(git_dir: Path) -> None:
+def _check_self_contained(git_dir: Path, *, pointers: bool = True) -> None:
     """:class:`PruneError` unless git reading ``git_dir`` reads only ``git_dir``: no pointer to
     another repository or store, ``objects/`` and ``refs/`` folders whose every entry is a
     regular file or a folder (a link, FIFO or device is refused), and ``packed-refs``,
-    ``shallow`` regular files where they are there."""
-    for name in _POINTERS:
+    ``shallow`` regular files where they are there. ``pointers=False``: the pointers are not
+    checked (a store read for its own objects alone, its alternates left unread)."""
+    for name in _POINTERS if pointers else ():
         if os.path.lexists(git_dir / name):
             raise PruneError(f"{git_dir / name} points git elsewhere: not self-contained")
     for name in ("packed-refs", "shallow", "config"):

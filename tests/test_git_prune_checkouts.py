@@ -314,3 +314,117 @@ def test_an_unrelated_hidden_bare_store_beside_an_honest_checkout(
     monkeypatch.setattr(git_relations, "MAX_UNPRUNED", 0)
     sources, snap = _box(tmp_path / "two", [phase])
     assert root / ".git" not in sources and len(snap["hidden"]) == 2, snap
+
+
+def _referenced_task(tmp_path: Path, where_ref: str) -> tuple[Path, Path, str, str, str]:
+    """(the phase, the task's store kept bare ``phase/task.git`` and cloned ``--reference`` a
+    stale mirror of the task — one commit behind its base, in the phase or outside it —, the
+    base, the fix, the fix's blob): the store's own objects are the base's commit (whose
+    parent lies in the mirror) and the fix, which no reference names."""
+    src, first, fix = _task(tmp_path / "src")
+    blob = _blob(src, fix)
+    phase = tmp_path / "phase"
+    phase.mkdir()
+    ref = (phase if where_ref == "in_phase" else tmp_path) / "ref.git"
+    _git(tmp_path, "clone", "-q", "--bare", "--no-local", "--single-branch", str(src), str(ref))
+    (src / "README").write_text("tolls, by the hour\n")
+    _git(src, "add", "README")
+    _git(src, "commit", "-qm", "a README")
+    base = _git(src, "rev-parse", "HEAD")
+    bare = phase / "task.git"
+    _git(
+        tmp_path,
+        "clone",
+        "-q",
+        "--bare",
+        "--no-local",
+        "--reference",
+        str(ref),
+        str(src),
+        str(bare),
+    )
+    assert (bare / "objects/info/alternates").exists() and not _has(ref, base)
+    assert _git(bare, "rev-parse", "HEAD^") == first
+    return phase, bare, base, fix, blob
+
+
+@pytest.mark.parametrize("where_ref", ["in_phase", "outside"])
+@pytest.mark.parametrize("where", ["box", "judge"])
+def test_a_clone_at_the_fix_beside_a_task_store_with_a_stale_reference(
+    tmp_path: Path, where: str, where_ref: str
+) -> None:
+    """The s19 red team's M1 with the base's own commit in the store (its parent in the mirror
+    it references): the store, not self-contained, is left unpruned and tried for its own
+    objects, the walk from its HEAD stopping where the parent lies elsewhere; the clone at the
+    fix holds that store's future and is not kept — the fix in no copy."""
+    phase, bare, _, fix, blob = _referenced_task(tmp_path, where_ref)
+    cache = phase / "cache"
+    _git(tmp_path, "clone", "-q", "--no-local", str(bare), str(cache))
+    _git(cache, "checkout", "-q", "wip")
+    _git(bare, "branch", "-D", "wip")
+    assert _has(cache / ".git", fix) and _has(bare, fix)
+    if where == "box":
+        sources, snap = _box(tmp_path, [phase])
+        assert _holds(sources, blob) == [], snap
+        assert cache / ".git" not in sources, snap
+    else:
+        dst, refused = _judge(tmp_path, phase)
+        assert not [s for s in _stores(dst) if _has(s, blob)], refused
+        assert any(r.startswith("cache") for r in refused), refused
+
+
+@pytest.mark.parametrize("where_ref", ["in_phase", "outside"])
+@pytest.mark.parametrize("where", ["box", "judge"])
+def test_an_honest_checkout_beside_a_task_store_with_a_stale_reference_is_kept(
+    tmp_path: Path, where: str, where_ref: str
+) -> None:
+    """The honest layout beside the same store: a checkout of the task at its base (the image's
+    clone of it) holds the store's history below its HEAD, none of its future: kept at the
+    base; only the store that is not self-contained is hidden."""
+    phase, bare, base, _, _ = _referenced_task(tmp_path, where_ref)
+    t = phase / "t"
+    _git(tmp_path, "clone", "-q", "--no-local", str(bare), str(t))
+    assert _git(t, "rev-parse", "HEAD") == base
+    if where == "box":
+        sources, snap = _box(tmp_path, [phase])
+        assert t / ".git" in sources, snap
+        assert _git(t, "--git-dir", str(sources[t / ".git"]), "rev-parse", "HEAD") == base
+        assert [h for h in snap["hidden"] if not h.startswith(str(bare))] == [], snap
+    else:
+        dst, refused = _judge(tmp_path, phase)
+        assert _git(t, "--git-dir", str(dst / "t/.git"), "rev-parse", "HEAD") == base
+        assert [r for r in refused if not r.startswith("task.git")] == [], refused
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="left of M1: the store's alternates name a mirror of the whole upstream outside the "
+    "phase, which holds the fix: the store's own folder holds none of it, so the clone at the "
+    "fix beside it is tried against no future and kept",
+)
+def test_a_clone_at_the_fix_beside_a_store_whose_reference_holds_the_fix(tmp_path: Path) -> None:
+    src, _, fix = _task(tmp_path / "src")
+    blob = _blob(src, fix)
+    phase = tmp_path / "phase"
+    phase.mkdir()
+    ref = tmp_path / "ref.git"  # every branch, the fix's included
+    _git(tmp_path, "clone", "-q", "--bare", "--no-local", str(src), str(ref))
+    bare = phase / "task.git"
+    _git(
+        tmp_path,
+        "clone",
+        "-q",
+        "--bare",
+        "--no-local",
+        "--reference",
+        str(ref),
+        str(src),
+        str(bare),
+    )
+    cache = phase / "cache"
+    _git(tmp_path, "clone", "-q", "--no-local", str(bare), str(cache))
+    _git(cache, "checkout", "-q", "wip")
+    _git(bare, "branch", "-D", "wip")
+    assert _has(cache / ".git", fix) and _has(ref, fix)
+    sources, snap = _box(tmp_path, [phase])
+    assert _holds(sources, blob) == [], snap

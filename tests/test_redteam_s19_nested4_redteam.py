@@ -6,16 +6,19 @@ only: a phase's box (:func:`evotree.harness.git_guard.before_phase`), the judge'
 (:func:`evotree.harness.git_prune.prune_nested` with ``task=``). Real git repositories in temporary
 folders, no mocks. A win: a store copy the phase (or the judge) gets keeps the fix's blob.
 
-Wins (strict xfails):
+Wins (strict xfails while open; M1, M2, M6 closed in session 20 and plain tests since):
 
-- **M1** the task's store kept bare with an alternate (``git clone --bare --reference``, the
+- **M1** (closed in session 20: a store left unpruned for an alternates file is tried for the
+  objects of its own folder, the walk stopping where a parent lies in the referenced store) the
+  task's store kept bare with an alternate (``git clone --bare --reference``, the
   threat model's "an image cloned with --reference keeps an alternate and is hidden") beside a
   clone with a work tree checked out at the fix, or in that clone's work tree: the bare store
   is hidden (refused) for not being self-contained, and the last pass *leaves out* an unpruned
   store whose future cannot be listed — so the clone is tried against nothing and kept at its
   own HEAD, the fix. Box and judge, beside and in the work tree. (Pruned, the same bare store
   prunes the clone at its base: ``tests/test_git_prune_checkouts.py``.)
-- **M2** the cap, in the work tree: the task's store kept bare in the work tree of a clone at
+- **M2** (closed in session 20: a ``.git`` folder is tried against an unpruned store in its
+  own work tree too) the cap, in the work tree: the task's store kept bare in the work tree of a clone at
   the fix (the closed issue-29 layout) plus 32 empty ``git init --bare`` stores a candidate's
   code writes in that work tree (``vendor/a00.git``..., walked before ``vendor/task.git``): the
   task's store is past ``MAX_PRUNED`` and hidden, and a ``.git`` folder is not tried against an
@@ -43,7 +46,7 @@ Wins (strict xfails):
   clone is kept at its own HEAD — box and judge. The threat model leaves "a task repository the
   guard does not find" bound as it is; the new cost is the clone beside it, which the issue-29
   pass exists to catch. (The store's folder given read-only: found, the clone pruned.)
-- **M6** M2 without the cap, in the judge's copy too: a candidate's code writes, in the clone's
+- **M6** (closed in session 20, as M2) M2 without the cap, in the judge's copy too: a candidate's code writes, in the clone's
   work tree beside ``vendor/task.git``, two empty bare stores and two ``.git`` files naming them
   so that each lies in the other's "work tree" (``vendor/.git``: ``gitdir: x/f.git``;
   ``vendor/x/.git``: ``gitdir: ../e.git``): ``vendor/task.git``'s enclosing repositories then
@@ -78,7 +81,7 @@ Over-pruning (plain tests marking the behaviour, a precision cost):
 - **P1** an unrelated sha256 bare store (a library with a branch past its HEAD) beside the
   honest sha1 task checkout hides the task in the box and refuses it in the judge's copy: the
   last pass's format check runs before any object is compared. The same store vendored in the
-  task's work tree is hidden alone (its own cost; the task keeps its base).
+  task's work tree was hidden alone; since session 20 (M2, M6 closed) the task is hidden with it.
 - **P2** the task's store kept bare and blob-less (``--filter=blob:none``: no checkout, so not
   even its base's blobs were fetched) cannot be pruned and is hidden (refused), and a clone at
   the fix beside it with it (that is the safe side: the fix in no copy).
@@ -167,11 +170,6 @@ def _referenced_bare_task(tmp_path: Path, nested: bool) -> tuple[Path, Path, Pat
     return phase, bare, cache, base, blob
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="M1: a bare task store with an alternate is hidden, and the last pass leaves out an "
-    "unpruned store whose future cannot be listed: the clone beside it keeps the fix",
-)
 @pytest.mark.parametrize("where", ["box", "judge"])
 @pytest.mark.parametrize("nested", [False, True], ids=["beside", "in_tree"])
 def test_m1_a_clone_at_the_fix_beside_a_referenced_bare_task_store(
@@ -190,12 +188,6 @@ def _junk(folder: Path, n: int = 32, prefix: str = "a") -> None:
         _git(folder.parent, "init", "-q", "--bare", str(folder / f"{prefix}{i:02}.git"))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="M2: past MAX_PRUNED the bare task store in the clone's work tree is hidden, and a "
-    ".git folder is not tried against an unpruned store in its own work tree: the clone keeps "
-    "the fix",
-)
 def test_m2_the_cap_hides_the_bare_task_store_in_the_clones_work_tree(tmp_path: Path) -> None:
     phase, bare, cache, _, blob = _bare_task_in_a_clone_at_the_fix(tmp_path)
     _junk(cache / "vendor")
@@ -204,12 +196,6 @@ def test_m2_the_cap_hides_the_bare_task_store_in_the_clones_work_tree(tmp_path: 
     assert _holds(sources, blob) == [], snap
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="M6: .git files naming one another leave the bare task store in the clone's work tree "
-    "unpruned (its enclosing repositories name one another), and a .git folder is not tried "
-    "against an unpruned store in its own work tree: the clone keeps the fix",
-)
 @pytest.mark.parametrize("where", ["box", "judge"])
 def test_m6_a_cycle_of_git_files_leaves_the_bare_task_store_unpruned(
     tmp_path: Path, where: str
@@ -507,21 +493,23 @@ def test_a_sha256_conversion_at_the_fix_beside_the_sha1_bare_task_store(
         assert any(r.startswith("cache.git") for r in refused), refused
 
 
-def test_p1_an_unrelated_sha256_store_in_the_tasks_work_tree_is_hidden_alone(
+def test_p1_an_unrelated_sha256_store_in_the_tasks_work_tree_hides_the_task(
     tmp_path: Path,
 ) -> None:
-    """P1 in the work tree: the unrelated sha256 library store vendored in the honest task's
-    work tree is hidden (not relatable to the task enclosing it: the library's cost), and the
-    task, not tried against an unpruned store in its own work tree, keeps its base."""
+    """P1 in the work tree (a precision cost, marked; since session 20 as beside it): the
+    unrelated sha256 library store vendored in the honest task's work tree is hidden (not
+    relatable to the task enclosing it), and the task, tried against an unpruned store in its
+    own work tree (M2, M6) in another object format, is hidden with it."""
     phase = tmp_path / "phase"
-    root, base, _ = _task(phase / "t")
+    root, _, _ = _task(phase / "t")
     _forget(root)
     _lib(tmp_path / "lib")
     lib = _sha256_mirror(tmp_path / "lib", root / "vendor/lib.git")
     _git(lib, "symbolic-ref", "HEAD", "refs/heads/main")
     sources, snap = _box(tmp_path, [phase])
-    assert [h for h in snap["hidden"] if h.startswith(str(lib))] and len(snap["hidden"]) == 1
-    assert _git(root, "--git-dir", str(sources[root / ".git"]), "rev-parse", "HEAD") == base
+    assert [h for h in snap["hidden"] if h.startswith(str(lib))], snap
+    assert root / ".git" not in sources, snap
+    assert any(h.startswith(str(root / ".git")) for h in snap["hidden"]), snap
 
 
 def test_m1_in_the_replays_fourth_world(tmp_path: Path) -> None:
