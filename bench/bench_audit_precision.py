@@ -156,6 +156,10 @@ extended history, evotree rollouts), written by ``build.py`` beside each set:
   leaks, four task repositories: pytest-reportlog JSON lines, a ``git request-pull -p`` message,
   Weights & Biases offline runs, pydoc HTML pages), written blind and scored once at
   ``28dfbc8`` (``heldout32`` and ``heldout32_repo``).
+* ``tests/data/audit/trajectories/heldout33`` — the thirty-third held-out set (60 files, 30
+  leaks, four task repositories: a Hypothesis explicit-example patch, minted LaTeX caches, pip
+  ``--report`` JSON, a diff-cover report), written blind and scored once at ``ba354ba``
+  (``heldout33`` and ``heldout33_repo``).
 
 Run:
 
@@ -466,6 +470,8 @@ def main() -> None:
             "heldout31_repo": trajectory_set(TRAJECTORIES / "heldout31", with_repo=True),
             "heldout32": trajectory_set(TRAJECTORIES / "heldout32"),
             "heldout32_repo": trajectory_set(TRAJECTORIES / "heldout32", with_repo=True),
+            "heldout33": trajectory_set(TRAJECTORIES / "heldout33"),
+            "heldout33_repo": trajectory_set(TRAJECTORIES / "heldout33", with_repo=True),
         },
     }
     print(json.dumps(result, indent=2))
