@@ -238,3 +238,22 @@ def test_prose_or_markdown_is_no_shell_history(tmp_path: Path) -> None:
     history = tmp_path / ".bash_history"  # a comment or two among commands is still a history
     history.write_text("# try the parser\ngit status\npython -m pytest -q\nvim src/parse.py\n")
     assert not _codes(history)
+
+
+def test_a_fence_closes_only_at_the_start_of_a_line(tmp_path: Path) -> None:
+    """Three backticks mid-line do not close a block (CommonMark, and mini-swe-agent's own
+    parser, whose closing fence follows a newline): a command holding them is read whole, so
+    a read behind them is seen (heldout33's t49: a sed range from a python fence to its end;
+    before, the step was cut after ``/^`` and read nothing)."""
+    commands = [
+        "sed -n '/^```python/,/^```$/p' reports/notes.md",
+        "echo '```' && git log --all -p",
+    ]
+    path = tmp_path / "t.traj.json"
+    path.write_text(json.dumps(_mswea(*((c, "x\n") for c in commands), actions=False)))
+    (traj,) = read_trajectories(path)
+    assert [s.command for s in traj.steps] == commands
+    assert "audit.git_history_leak" in _codes(path)
+    empty = tmp_path / "e.traj.json"  # an empty block is still a block
+    empty.write_text(json.dumps(_mswea(("", ""), ("git log --all -p", "x\n"), actions=False)))
+    assert [s.command for s in read_trajectories(empty)[0].steps][-1] == "git log --all -p"

@@ -26,9 +26,12 @@ from evotree.harness.audit.tool_calls import (
 __all__ = ["messages_trajectory", "swe_agent_trajectory"]
 
 #: a fenced shell block: ```bash, ```sh, ... and mini-swe-agent 2's ```mswea_bash_command (any
-#: info string naming a shell or a command); the body ends at the closing fence
+#: info string naming a shell or a command); the body ends at the closing fence, which starts a
+#: line (up to three spaces before it), as in CommonMark and the agents' own parsers
+#: (mini-swe-agent's closing fence follows a newline): a command holding three backticks
+#: mid-line (a sed range from a python fence to its end) is one command, not one cut short
 _FENCE = re.compile(
-    r"```(bash|sh|shell|console|zsh|[\w-]*(?:bash|shell|command)[\w-]*)?[ \t]*\n(.*?)```",
+    r"```(bash|sh|shell|console|zsh|[\w-]*(?:bash|shell|command)[\w-]*)?[ \t]*\n(.*?)(?<=\n)[ ]{0,3}```",
     re.S | re.I,
 )
 #: an opening fence and its info string (to tell unread blocks from code shown as text)

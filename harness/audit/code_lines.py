@@ -7,7 +7,7 @@ not (``->``, ``::``, ``&&``, ``==``), a line a statement or literal ends or open
 ``,``, ``(``, ``\\``), a decorator, a preprocessor line, a tuple or list row, a YAML item or
 nested key, an indented continuation, a diff's added or removed line, a docstring. Each line is
 tried as printed and with what tools add taken off (colour codes, control characters, markup
-escapes and tags, ``cat -A``'s ``^I``/``$``, JSON string quoting, a file name, a line number, an arrow or
+escapes and tags, a LaTeX listing's macros, ``cat -A``'s ``^I``/``$``, JSON string quoting, a file name, a line number, an arrow or
 quote mark): the broad side is the safe one, since a line taken for code keeps a read high.
 """
 
@@ -17,7 +17,7 @@ import html
 import json
 import re
 
-from evotree.harness.audit.content_views import markup_text
+from evotree.harness.audit.content_views import listing_text, markup_text
 
 __all__ = ["OBJECT_ID", "code_like"]
 
@@ -70,6 +70,8 @@ def _variants(line: str) -> list[str]:
     out = [text, shown, html.unescape(shown)]
     if "<" in shown:
         out.append(markup_text(shown))  # a page's line as the page shows it
+    if "\\" in shown and "{" in shown:
+        out.append(listing_text(shown))  # a LaTeX listing's line as the listing shows it
     for prefix in _PREFIXES:
         for value in list(out):
             bare = prefix.sub("", value, count=1)

@@ -12,7 +12,7 @@ import re
 import urllib.parse
 import zlib
 
-__all__ = ["ESCAPED", "TAG", "decoded_views", "markup_text", "selection_views"]
+__all__ = ["ESCAPED", "TAG", "decoded_views", "listing_text", "markup_text", "selection_views"]
 
 #: a string escape (strace, JSON) of a quote, backslash, slash, newline or tab
 ESCAPED = re.compile(r"\\([\"\\/nt])")
@@ -93,6 +93,41 @@ def _undone(text: str) -> list[str]:
     if _PERCENT.search(text):
         views.append(urllib.parse.unquote(text, errors="replace"))
     return views
+
+
+#: the characters pygments' LaTeX formatter escapes (``\PYZus{}``, minted's and Sphinx's
+#: ``\PYGZus{}``: the command prefix, then ``Z`` and two letters, then ``{}``)
+_LISTING_CHARS = {
+    "bs": "\\",
+    "ob": "{",
+    "cb": "}",
+    "ca": "^",
+    "us": "_",
+    "am": "&",
+    "lt": "<",
+    "gt": ">",
+    "sh": "#",
+    "pc": "%",
+    "dl": "$",
+    "hy": "-",
+    "sq": "'",
+    "dq": '"',
+    "ti": "~",
+    "at": "@",
+    "lb": "[",
+    "rb": "]",
+}
+_LISTING_ESCAPE = re.compile(r"\\[A-Za-z]*Z([a-z]{2})\{\}")
+#: a highlighted token of a LaTeX listing: ``\PYG{k+kn}{import}`` (its type, then its text)
+_LISTING_TOKEN = re.compile(r"\\[A-Za-z]+\{[\w+.-]*\}\{((?:[^{}]|\\[A-Za-z]*Z[a-z]{2}\{\})*)\}")
+
+
+def listing_text(text: str) -> str:
+    r"""The code a LaTeX listing highlighted by pygments shows (minted, Sphinx's LaTeX builder,
+    ``pygmentize -f latex``): each token's macro removed and the escaped characters restored
+    (``\PYG{k}{raise} \PYG{n+ne}{ValueError}\PYG{p}{(}`` is ``raise ValueError(``)."""
+    bare = _LISTING_TOKEN.sub(lambda m: m[1], text)
+    return _LISTING_ESCAPE.sub(lambda m: _LISTING_CHARS.get(m[1], m[0]), bare)
 
 
 def markup_text(text: str) -> str:

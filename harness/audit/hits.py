@@ -10,6 +10,11 @@ from dataclasses import dataclass, field
 __all__ = ["Hit", "RuleSet"]
 
 
+#: a name that reads as a file's, not a folder's: a stem, a dot and a short extension
+#: (``func_code.py``, ``notes.md``; not ``.hypothesis`` nor ``_minted-regatta``)
+_FILE_NAME = re.compile(r"[^.]\.[A-Za-z0-9]{1,8}$")
+
+
 @dataclass(frozen=True)
 class Hit:
     """One rule that fired on one simple command."""
@@ -102,11 +107,16 @@ class RuleSet:
                     hidden = hidden[2:]
                 if not hidden:
                     continue
-                folder = path.endswith("/")
+                # a hidden path may be a folder though listed without its slash
+                # (``slides/_minted-regatta``, as the literal match takes it), unless its name
+                # reads as a file's (``func_code.py``): a glob reaching below a folder reads it
+                folder = path.endswith("/") or not _FILE_NAME.search(hidden.rsplit("/", 1)[-1])
                 if "**" in token:
                     flat = token.replace("**/", "*").replace("**", "*")
+                    # below it: any name, or the glob's own last part (``**/row.pygtex``)
+                    tails = ("x", tparts[-1].replace("*", "x"))
                     if fnmatch.fnmatchcase(hidden, flat) or (
-                        folder and fnmatch.fnmatchcase(hidden + "/x", flat)
+                        folder and any(fnmatch.fnmatchcase(f"{hidden}/{t}", flat) for t in tails)
                     ):
                         return True
                     continue
