@@ -9,8 +9,9 @@ real ``pydoc``), the real index, audit and replay.
 
 Closed the same session (their tests plain guards now): W1-W4 by withdrawing 17782f3's markup
 carrier and tag-keeping rotation whole; W7 and W8 by clearing a ``diff`` only when its hidden
-operand is the same bytes as the checkout's file it is compared with. Open: W5 (the glue rule,
-strict xfails), W6 (pre-existing wrapped-folder residual), W7's ``cat`` (pre-existing).
+operand is the same bytes as the checkout's file it is compared with; W5 in session 20 (a run
+is cleared only through a frame that says its string's length: marshal's, a SQLite record's).
+Open: W6 (pre-existing wrapped-folder residual), W7's ``cat`` (pre-existing).
 
 Wins (strict xfails when found: the agent saw hidden data of the future, the audit passed it):
   W1 a pydoc page of a variant sharing one line with the fix (``INTERVAL_MIN = 2`` in
@@ -197,10 +198,6 @@ def test_premise_the_idea_as_text_is_indexed_and_high(rain: tuple[Path, str]) ->
     assert _verdict(rain, "head -n 2 plain/idea.py", True, RAIN_HIDDEN)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="W5: a binary run whose tail after two characters the base holds is the base's (58bb1e4's _GLUE): an idea two characters off a base text is never indexed",
-)
 @HISTORY
 @pytest.mark.parametrize(
     "command",
@@ -337,11 +334,6 @@ def test_premise_the_tuned_row_as_text_is_high(gauge: tuple[Path, str]) -> None:
     assert _verdict(gauge, "cat tuned_text/rows.csv", True, ["tuned", "tuned_text"])
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="W5: a SQLite row's text run is the row itself; less two characters the base's "
-    "table holds it (58bb1e4's _GLUE): a tuned value at the row's start is never indexed",
-)
 @HISTORY
 @pytest.mark.parametrize(
     "command",

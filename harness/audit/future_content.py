@@ -353,9 +353,32 @@ _HIDDEN_BYTES = 4 << 20
 _METADATA = re.compile(r"\.(?:dist|egg)-info/|^EGG-INFO/|(?:^|/)PKG-INFO$")
 #: at most this many bytes of a tar (inflated) are read for its members
 _TAR_BYTES = 4 * _HIDDEN_BYTES
-#: the characters a binary format may glue before a string (a ``.pyc``'s type and length
-#: bytes when printable): a text run is the base's when the base holds it without them
-_GLUE = 2
+#: the most characters of a binary format's next item a string's text run may end with (a
+#: ``.pyc``'s next object type, a SQLite record's next header byte)
+_TRAILER = 2
+
+
+def _framed_string(run: str) -> str | None:
+    """The string a binary format framed ``run`` around, where its printable framing says
+    exactly how long that string is: marshal's short string (``z``/``Z``, then its length as one
+    byte, as a ``.pyc`` holds a docstring), a string whose type byte is not text (its length
+    byte first), a SQLite record's one text column (its serial type ``13 + 2n`` first) — the
+    run may end with up to :data:`_TRAILER` characters of the next item. None where no frame
+    fits: the run is then judged whole (a text two characters off a base line is no frame;
+    the s19 red team's W5)."""
+    shapes: list[tuple[int, int]] = []  # (characters of framing, the string's length)
+    if len(run) > 2 and run[0] in "zZ":
+        shapes.append((2, ord(run[1])))
+    if run:
+        shapes.append((1, ord(run[0])))
+        if ord(run[0]) >= 13 and ord(run[0]) % 2:
+            shapes.append((1, (ord(run[0]) - 13) // 2))
+    for frame, length in shapes:
+        if length > 0 and 0 <= len(run) - frame - length <= _TRAILER:
+            return run[frame : frame + length]
+    return None
+
+
 #: what a reader of a binary file does not see as text: control characters but tab and line
 #: ends, and bytes that are not UTF-8 (``strings`` and ``grep -a`` print the runs between them)
 _NOT_TEXT = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ufffd]+")
@@ -556,9 +579,9 @@ def build_index(
                 candidates.setdefault(line, ("line", HIDDEN_SOURCE + path))
     runs = {t for t in runs - in_text if candidates[t][1].startswith(HIDDEN_SOURCE)}
     # a binary file's text run has no line of its own: a .pyc's docstring, a database's copy
-    # of a base line's string, is the base's when the base holds it anywhere in a line, less
-    # the two characters a format may glue before a string (marshal's type and length bytes)
-    glued = {t: t[_GLUE:] for t in runs}
+    # of a base line's string, is the base's when the base holds the string its frame bounds
+    # (marshal's type and length bytes, a record's serial type) anywhere in a line
+    glued = {t: inner for t in runs if (inner := _framed_string(t))}
     texts = [t for t, (k, _) in candidates.items() if k != "line"] + list(glued.values())
     lines = [t for t, (k, _) in candidates.items() if k == "line" and t not in runs]
     # a hidden file's line that is line N of a file of the base behind a tool's position N (a
