@@ -161,6 +161,7 @@ def before_phase(
     besides those holding a read-write one (the shared cache): a cut search of one hides the
     folders beyond the cut (:func:`~evotree.harness.git_phase_search._search`). What is hidden
     is said in the snapshot's ``hidden`` and kept for the run's record (:func:`take_notes`)."""
+    written = tuple(written)
     git_dirs, problems, said, frozen, operator, cut = _search(read_write, read_only, skip, written)
     git_dirs, cut = _lift_long(git_dirs, cut, [*read_write, *read_only], [*read_write, *skip])
     capped = [gd for gd in git_dirs if gd not in operator]
@@ -240,8 +241,12 @@ def before_phase(
             # .git file or folder above the task's checkout makes it nested: N1), hidden ones
             # at their own HEADs (a bare task store whose pruning passed the deadline)
             against, exempt = git_prune.cross_checked(git_dirs)
+            # a store in a folder other versions' code writes (the shared cache) is not tried by
+            # its HEAD: what one version writes there must not hide another's task
+            shared = [Path(w) for w in written]
+            lenient = {gd for gd in git_dirs if any(w == gd or w in gd.parents for w in shared)}
             final = git_prune.relate_checkouts(
-                made, deadline=deadline, against=against, exempt=exempt
+                made, deadline=deadline, against=against, exempt=exempt, lenient=lenient
             )
             for gd, change in final.items():
                 if isinstance(change, git_prune.PrunedCopy):

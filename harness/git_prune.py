@@ -459,6 +459,7 @@ def relate_checkouts(
     budgets: Mapping[Path, tuple[int, int]] | None = None,
     against: Collection[Path] | None = None,
     exempt: Collection[tuple[Path, Path]] = (),
+    lenient: Collection[Path] = (),
 ) -> dict[Path, PrunedCopy | PruneError]:
     """The stores a phase sees in no work tree (checkouts, or stores beside none; each pruned at
     its own base in ``made``: :func:`relations` relates them to nothing) tried against one
@@ -475,10 +476,11 @@ def relate_checkouts(
     ``exempt`` (:func:`~evotree.harness.git_relations.cross_checked`: every store's final copy
     tried against every store's future, nested checkouts too — the s18 third red team's N1 —
     and bare or unpruned stores beside or in a checkout: the task's store kept bare beside a
-    clone at the fix, issue 29)."""
+    clone at the fix, issue 29); ``lenient``: stores in folders another version's code writes
+    (the shared cache), not tried by their HEADs."""
     token = _DEADLINE.set(deadline)
     try:
-        related = checkout_relations(made, against, exempt)
+        related = checkout_relations(made, against, exempt, lenient)
     finally:
         _DEADLINE.reset(token)
     out: dict[Path, PrunedCopy | PruneError] = {}

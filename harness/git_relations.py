@@ -576,6 +576,7 @@ def checkout_relations(
     copies: Mapping[Path, PrunedCopy],
     against: Collection[Path] | None = None,
     exempt: Collection[tuple[Path, Path]] = (),
+    lenient: Collection[Path] = (),
 ) -> dict[Path, list[Path] | PruneError]:
     """Every pair of ``copies`` tried both ways: for each (a store the phase sees in no work
     tree — a checkout, or a store beside none — its copy pruned at its own base), the others
@@ -594,7 +595,12 @@ def checkout_relations(
     its own work tree too (the s19 red team's M2, M6: the task's store pushed past the cap or
     refused there); past :data:`MAX_UNPRUNED` of them tried, every copy not exempt
     from one more is not kept; ``exempt``: the pairs (the copy's store, the one whose future)
-    not tried."""
+    not tried. An unpruned store whose objects lie partly elsewhere (a pointer: an alternates
+    file) or whose future cannot be listed at all (a link or special file in it, a config too
+    big, an unknown ref format: the s20 red team's U1-U4) is also tried by its HEAD where that
+    can be read: a copy holding that commit and commits past it is not kept
+    (:func:`_past_head`) — unless the store is ``lenient`` (in a folder another version's code
+    writes, the shared cache: a HEAD written there must not hide every version's task)."""
     tried = list(copies) if against is None else list(against)
     if len(copies) < 1 or len(tried) < 2:
         return {}
@@ -612,7 +618,8 @@ def checkout_relations(
         skip = {gd for gd in copies if gd == other or (gd, other) in exempt}
         if all(gd in skip for gd in held):
             continue
-        if there is None and _holds_no_object(other):
+        pointers = there is None and any(os.path.lexists(other / p) for p in _POINTERS)
+        if there is None and _holds_no_object(other) and not pointers:
             continue  # nothing in it: no future (an empty store a candidate's code made)
         try:
             if there is None:
@@ -625,12 +632,19 @@ def checkout_relations(
             else:
                 scratch = some.with_name(f"{some.name}.unpruned{n}.future")
                 # a store not self-contained (an alternates file: the task's image cloned
-                # --reference, the s19 red team's M1) tried for its own objects alone
-                own_only = any(os.path.lexists(other / p) for p in _POINTERS)
-                future = _future_objects(other, _own_base(other), scratch, own_only=own_only)
+                # --reference, the s19 red team's M1) tried for its own objects alone, and by
+                # its HEAD (the rest of its future lies in the store the pointer names)
+                if pointers and other not in lenient:
+                    _past_head(other, held, copies, skip, out, "its objects lie partly elsewhere")
+                future = _future_objects(other, _own_base(other), scratch, own_only=pointers)
         except (PruneError, OSError, subprocess.SubprocessError, UnicodeError) as exc:
             if there is None and unpruned <= MAX_UNPRUNED and not _past_deadline():
-                continue  # unreadable (not self-contained...): hidden itself, nothing of it kept
+                # unreadable (a link, a special file...): hidden itself, tried by its HEAD
+                if other not in lenient:
+                    _past_head(
+                        other, held, copies, skip, out, f"its future cannot be listed ({exc})"
+                    )
+                continue
             why = PruneError(f"whether it holds the future of {other} cannot be told: {exc}")
             for gd in held:
                 if gd not in skip and gd not in out:
@@ -657,6 +671,55 @@ def checkout_relations(
             else:
                 out[gd] = [*found, other]
     return out
+
+
+def _past_head(
+    other: Path,
+    held: Mapping[Path, set[str]],
+    copies: Mapping[Path, PrunedCopy],
+    skip: Collection[Path],
+    out: dict[Path, list[Path] | PruneError],
+    why: str,
+) -> None:
+    """Every copy (not in ``skip``) holding the HEAD of the unpruned store ``other`` (read
+    without git, :func:`_own_base`) at another base — a copy pruned at a base holds only that
+    base's history, so it holds commits past that HEAD — is not kept: the store's future cannot
+    be told whole (``why``), and a clone at the fix beside it is the clone the issue-29 pass
+    exists to catch. A copy at that very commit (the task's checkout beside its own store) is
+    kept. An unborn HEAD (no commit) holds no history: nothing is done; a HEAD that cannot be
+    read (its ``packed-refs`` or reference a link, a HEAD of garbage: the s20 red team's U3) may
+    be any commit, so every copy is not kept."""
+    head = _own_base(other)
+    if head is None and not _head_unreadable(other):
+        return
+    for gd, ids in held.items():
+        if gd in skip or not isinstance(out.get(gd, []), list):
+            continue
+        if head is None or (head in ids and copies[gd].base != head):
+            out[gd] = PruneError(
+                f"it holds the HEAD of {other} and commits past it, and {why}: no base to prune "
+                "it at can be told"
+            )
+
+
+def _head_unreadable(gd: Path) -> bool:
+    """Whether the HEAD of the store ``gd`` names a commit :func:`_own_base` could not read — a
+    HEAD of garbage, a branch whose reference or ``packed-refs`` is there but is no regular file
+    read without a link — rather than an unborn branch (neither there: no commit at all) or no
+    HEAD at all (an object folder a store's ``objects`` link or alternates name: it names no
+    commit; the store naming it is tried by its own HEAD)."""
+    if not os.path.lexists(gd / "HEAD"):
+        return False
+    try:
+        branch, detached = _head_text(gd)
+    except (PruneError, OSError, UnicodeError):
+        return True
+    if branch is None:
+        return not (detached and _is_id(detached))
+    return any(
+        os.path.lexists(gd / name) and _read_regular(gd, name, limit) is None
+        for name, limit in ((branch, 4096), ("packed-refs", 256 << 20))
+    )
 
 
 def _past_deadline() -> bool:

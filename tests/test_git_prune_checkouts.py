@@ -16,7 +16,10 @@ no mocks.
 
 from __future__ import annotations
 
+import json
+import os
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -396,13 +399,10 @@ def test_an_honest_checkout_beside_a_task_store_with_a_stale_reference_is_kept(
         assert [r for r in refused if not r.startswith("task.git")] == [], refused
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="left of M1: the store's alternates name a mirror of the whole upstream outside the "
-    "phase, which holds the fix: the store's own folder holds none of it, so the clone at the "
-    "fix beside it is tried against no future and kept",
-)
 def test_a_clone_at_the_fix_beside_a_store_whose_reference_holds_the_fix(tmp_path: Path) -> None:
+    """Left of M1 (closed the same session): the store's alternates name a mirror of the whole
+    upstream outside the phase, which holds the fix, so its own folder holds none of it; the
+    clone at the fix holds the store's HEAD and commits past it, and is not kept."""
     src, _, fix = _task(tmp_path / "src")
     blob = _blob(src, fix)
     phase = tmp_path / "phase"
@@ -428,3 +428,47 @@ def test_a_clone_at_the_fix_beside_a_store_whose_reference_holds_the_fix(tmp_pat
     assert _has(cache / ".git", fix) and _has(ref, fix)
     sources, snap = _box(tmp_path, [phase])
     assert _holds(sources, blob) == [], snap
+
+
+def _junk_with_an_unreadable_head(folder: Path, base: str) -> Path:
+    """A store a candidate's code writes: one object of its own, its ``packed-refs`` a link
+    naming the task's base (git follows it; the guard reads no link), so its HEAD cannot be read
+    and its future not listed."""
+    store = folder / "junk.git"
+    _git(folder, "init", "-q", "--bare", "-b", "main", str(store))
+    blob = subprocess.run(
+        ["git", "--git-dir", str(store), "hash-object", "-w", "--stdin"],
+        input=b"junk\n",
+        capture_output=True,
+        check=True,
+    ).stdout.strip()
+    assert blob
+    (folder / "packed").write_text(f"{base} refs/heads/main\n")
+    os.symlink(folder / "packed", store / "packed-refs")
+    return store
+
+
+def test_an_unreadable_head_in_the_shared_cache_hides_no_task(tmp_path: Path) -> None:
+    """A store in a folder another version's code writes (``written``: the shared cache) is not
+    tried by its HEAD: a junk store there whose HEAD cannot be read hides itself, never every
+    version's task; in the phase's own folders the same store keeps no copy beside it (the s20
+    red team's U3: it could name any commit)."""
+    phase = tmp_path / "phase"
+    root, base, _ = _task(phase / "t")
+    _forget(root)
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    junk = _junk_with_an_unreadable_head(cache, base)
+    trace = tmp_path / "raw.trace"
+    git_guard.before_phase([phase], trace, read_only=[cache], written=[cache])
+    snap = json.loads(git_guard.snapshot_path(trace).read_text())
+    assert [r["path"] for r in snap["repos"]] == [str(root / ".git")], snap
+    assert any(h.startswith(str(junk)) for h in snap["hidden"]), snap
+    shutil.move(str(cache / "junk.git"), str(phase / "junk.git"))
+    os.symlink(cache / "packed", phase / "junk.git/packed-refs.new")
+    os.replace(phase / "junk.git/packed-refs.new", phase / "junk.git/packed-refs")
+    git_prune_trace = tmp_path / "raw2.trace"
+    git_guard.before_phase([phase], git_prune_trace)
+    snap = json.loads(git_guard.snapshot_path(git_prune_trace).read_text())
+    assert snap["repos"] == [], snap
+    assert any(h.startswith(str(root / ".git")) for h in snap["hidden"]), snap
