@@ -305,7 +305,8 @@ def _future_objects(
             if edge:
                 with open(scratch / "shallow", "a", encoding="ascii") as fh:
                     fh.write("".join(f"{c}\n" for c in edge))
-        if base is not None and (not own_only or base in held):
+        base_held = base is not None and base in held
+        if base is not None and (not own_only or base_held):
             rc, out, err = _git(
                 scratch,
                 "rev-list",
@@ -320,9 +321,14 @@ def _future_objects(
             if rc != 0:
                 raise PruneError(f"what the base of {outer} reaches cannot be listed: {err}")
             held -= set(out.decode("ascii", "replace").split())
+        roots = [w[0] for w in rows if w[1:] in (["commit"], ["tree"]) and w[0] in held]
         if not own_only:
-            roots = [w[0] for w in rows if w[1:] in (["commit"], ["tree"]) and w[0] in held]
             held |= _named_missing(scratch, roots, base, outer)
+        else:
+            # the objects its future names that neither it nor the stores its alternates file
+            # names hold: a blob-less clone's future blobs, never fetched (the s20 red team's U5)
+            named = _named_missing(scratch, roots, base if base_held else None, outer, objects)
+            held |= _held_nowhere(scratch, named, outer, objects)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     future = frozenset(held - _EMPTY_OBJECTS)
@@ -394,12 +400,19 @@ def _parents_elsewhere(
     return edge
 
 
-def _named_missing(scratch: Path, roots: list[str], base: str | None, outer: Path) -> set[str]:
+def _named_missing(
+    scratch: Path,
+    roots: list[str],
+    base: str | None,
+    outer: Path,
+    objects: Path | None = None,
+) -> set[str]:
     """The objects the commits and trees ``roots`` of the store ``outer`` reach (``base``
     aside) that the store does not hold: a partial clone's (``--filter=blob:none``, as CI
     clones) future blobs, named by the future's trees though never fetched (the s18 third red
     team's N5). One ``rev-list --objects --missing=print`` (the missing ones listed with a
-    ``?``); :class:`PruneError` where it cannot be listed."""
+    ``?``); :class:`PruneError` where it cannot be listed. ``objects``: the folder read as its
+    objects (a view of its own folder's, :func:`_own_objects`)."""
     if not roots:
         return set()
     rc, out, err = _git(
@@ -410,13 +423,51 @@ def _named_missing(scratch: Path, roots: list[str], base: str | None, outer: Pat
         "--missing=print",
         "--stdin",
         stdin="".join(f"{r}\n" for r in roots).encode() + (f"^{base}\n".encode() if base else b""),
-        objects=outer / "objects",
+        objects=objects or outer / "objects",
         primary=scratch / "objects",
     )
     if rc != 0:
         raise PruneError(f"the objects the future of {outer} names cannot be listed: {err}")
     words = out.decode("ascii", "replace").split()
     return {w[1:] for w in words if w.startswith("?") and len(w) > 1}
+
+
+def _held_nowhere(scratch: Path, ids: set[str], outer: Path, own: Path) -> set[str]:
+    """Of ``ids`` (objects the store ``outer`` names but does not hold), those no store its
+    alternates file names holds either (read as git reads them, for their ids alone): what was
+    never fetched. All of ``ids`` where the file cannot be read (fail closed: more future)."""
+    if not ids:
+        return set()
+    raw = _read_regular(outer, "objects/info/alternates", _SMALL)
+    if raw is None:
+        return set(ids)
+    stores: list[Path] = []
+    for line in raw.decode("utf-8", "replace").splitlines():
+        line = line.strip()
+        if not line or line.startswith(("#", '"')):
+            continue
+        path = Path(line) if os.path.isabs(line) else outer / "objects" / line
+        if os.path.isdir(path):
+            stores.append(path)
+    if not stores:
+        return set(ids)
+    rc, out, err = _git(
+        scratch,
+        "cat-file",
+        "--batch-check=%(objectname)",
+        stdin="".join(f"{i}\n" for i in sorted(ids)).encode(),
+        objects=(own, *stores),
+        primary=scratch / "objects",
+    )
+    if rc != 0:
+        raise PruneError(
+            f"whether the objects {outer} names are held elsewhere cannot be told: {err}"
+        )
+    return {
+        line.split()[0]
+        for line in out.decode("ascii", "replace").splitlines()
+        if line.endswith(" missing")
+    }
 
 
 def _copy_objects(copy: Path) -> set[str]:

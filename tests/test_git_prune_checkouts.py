@@ -472,3 +472,63 @@ def test_an_unreadable_head_in_the_shared_cache_hides_no_task(tmp_path: Path) ->
     snap = json.loads(git_guard.snapshot_path(git_prune_trace).read_text())
     assert snap["repos"] == [], snap
     assert any(h.startswith(str(root / ".git")) for h in snap["hidden"]), snap
+
+
+@pytest.mark.parametrize("where", ["box", "judge"])
+def test_an_honest_checkout_beside_a_blobless_referenced_store_is_kept(
+    tmp_path: Path, where: str
+) -> None:
+    """The honest side of the s20 red team's U5: the task's store kept bare, blob-less and
+    cloned ``--reference`` a mirror at its base (a CI cache), its fix branch kept; its future's
+    trees name the base's blobs too, which the mirror holds — they are no future — so the
+    task's checkout at the base beside it is kept at its base."""
+    src = tmp_path / "src"
+    (src / "tolls").mkdir(parents=True)
+    _git(src, "init", "-q", "-b", "main")
+    (src / "tolls/toll.py").write_text("def toll(rate):\n    return rate\n")
+    (src / "README").write_text("tolls of the bridge, by the axle\n")  # a blob the fix keeps
+    _git(src, "add", "-A")
+    _git(src, "commit", "-qm", "tolls: a flat rate")
+    base = _git(src, "rev-parse", "HEAD")
+    _git(src, "checkout", "-qb", "wip")
+    (src / "tolls/toll.py").write_text(f"def toll(rate):\n{FUTURE}\n")
+    _git(src, "commit", "-qam", "tolls: the night discount")
+    _git(src, "checkout", "-q", "main")
+    _git(src, "config", "uploadpack.allowFilter", "true")
+    phase = tmp_path / "phase"
+    phase.mkdir()
+    ref = phase / "ref.git"
+    _git(tmp_path, "clone", "-q", "--bare", "--no-local", "--single-branch", str(src), str(ref))
+    bare = phase / "task.git"
+    _git(
+        tmp_path,
+        "clone",
+        "-q",
+        "--bare",
+        "--filter=blob:none",
+        "--reference",
+        str(ref),
+        src.as_uri(),
+        str(bare),
+    )
+    own = [  # the store's own packs (cat-file would list its alternate's objects too)
+        line.split()[1]
+        for idx in (bare / "objects/pack").glob("*.idx")
+        for line in subprocess.run(
+            ["git", "show-index"], stdin=idx.open("rb"), capture_output=True, check=True
+        )
+        .stdout.decode()
+        .splitlines()
+    ]
+    readme = _git(src, "rev-parse", "main:README")
+    assert readme not in own and _has(ref, readme) and _git(bare, "rev-parse", "wip") in own
+    t = phase / "t"
+    _git(tmp_path, "clone", "-q", "--no-local", str(ref), str(t))
+    assert _git(t, "rev-parse", "HEAD") == base
+    if where == "box":
+        sources, snap = _box(tmp_path, [phase])
+        assert _git(t, "--git-dir", str(sources[t / ".git"]), "rev-parse", "HEAD") == base, snap
+    else:
+        dst, refused = _judge(tmp_path, phase)
+        assert _git(t, "--git-dir", str(dst / "t/.git"), "rev-parse", "HEAD") == base, refused
+        assert not [r for r in refused if r.startswith("t/")], refused

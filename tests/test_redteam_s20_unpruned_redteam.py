@@ -14,7 +14,8 @@ against nothing and kept at its own HEAD.
 
 Wins (strict xfails while open; U1-U4 closed the same session — an unpruned store whose future
 cannot be listed, or whose objects lie partly elsewhere, is tried by its HEAD: a copy holding it
-and commits past it is not kept, and an unreadable HEAD keeps no copy — plain tests since):
+and commits past it is not kept, and an unreadable HEAD keeps no copy — and U5 the same session — the blobs its future names
+that no store its alternates file names holds are its future — plain tests since):
 
 - **U1** the task's checkout cloned with ``core.preferSymlinkRefs=true`` (git's own option; the
   s17 fixes red team's R1 used it for a HEAD link): ``refs/remotes/origin/HEAD`` is a link, so
@@ -281,12 +282,6 @@ def _blobless_referenced_task(tmp_path: Path, where_ref: str, partial: bool) -> 
     return phase, blob
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="U5: a store read for its own objects alone adds no blob its future's trees name "
-    "(_named_missing skipped in own-only mode): a blob-less --reference store's future holds "
-    "no blob, and a padded store holding the fix's file shares nothing with it",
-)
 @pytest.mark.parametrize("where_ref", ["in_phase", "outside"])
 @pytest.mark.parametrize("where", ["box", "judge"])
 def test_u5_a_padded_store_beside_a_blobless_referenced_task_store(
