@@ -46,11 +46,22 @@ Wins (strict xfails while open):
   that blob in its "future"; ``lenient`` covers only the HEAD rule, so the cross pass finds the
   honest task's copy holding that future and re-prunes it at the junk's commit (its HEAD an
   unrelated orphan) — or hides it where the junk has no commit — in every version's train box.
+- **H7** the HEAD rule takes the unpruned store's HEAD for the task's base: an image's bare
+  mirror of upstream fetched later (HEAD at upstream's tip, two past the base; FIFO-refused)
+  beside the task's honest checkout at its base and a clone at the fix — the clone holds commits
+  before that HEAD, not it, so it is kept (with the mirror listable it is pruned at the task's
+  base: the control). Box and judge.
+- **H8** (older than 765a023, found on the way) the same mirror *listable*, the clone named to
+  sort before the task (``cache`` < ``t``): a bare store beside two checkouts is related to the
+  first of them it shares history with (``relations``: the tops in path order; ``_relate``),
+  not to the one whose base the other's reaches — the mirror is pruned at the clone's base, the
+  fix, so no future past the task's base is seen and both keep the fix. Box and judge.
 
 Holds (plain tests):
 
 - the controls: H1's and H2's layouts with the task store listable (its future read: the
-  shallow clone and the orphan hidden);
+  shallow clone and the orphan hidden); H7's with the mirror listable and the clone named after
+  the task;
 - H1 with the task store's ``packed-refs`` a link (its HEAD's branch only packed: "unreadable",
   every copy dropped);
 - the branch ``refs/heads/main`` a directory beside a packed line git reads: a loose reference
@@ -87,7 +98,7 @@ from evotree.harness import git_guard
 from evotree.harness.git_prune import prune_copy, prune_nested
 from tests.test_git_guard_nested import FUTURE, _box, _forget, _git, _has, _task
 from tests.test_git_prune_checkouts import _bare_task_beside_a_clone_at_the_fix, _judge
-from tests.test_redteam_s17_box_nested_redteam import _blob, _holds, _stores
+from tests.test_redteam_s17_box_nested_redteam import _blob, _holds, _stores, _upstream_two_past
 from tests.test_redteam_s19_nested4_redteam import _leaks
 from tests.test_redteam_s20_unpruned_redteam import (
     _big_config,
@@ -312,6 +323,70 @@ def test_h3_holds_a_clone_at_the_base_carrying_a_module_store_at_the_fix(
     _git(cache, "gc", "-q", "--prune=now")
     assert not _has(cache / ".git", blob) and _has(module, blob)
     _fifo_info_packs(tmp_path, bare)
+    assert _leaks(tmp_path, phase, blob, where) == []
+
+
+def _mirror_past_the_fix(
+    tmp_path: Path, unlistable: bool, clone: str = "zcache"
+) -> tuple[Path, str]:
+    """(the phase, the fix's blob): the task's honest checkout ``phase/t`` at its base (no fix in
+    its store), a bare mirror of upstream ``phase/mirror.git`` whose HEAD is upstream's tip two
+    past the base (a mirror fetched later; FIFO-refused where ``unlistable``), a clone at the
+    fix ``phase/<clone>`` (detached at it; ``zcache`` sorts after ``t``)."""
+    up, base, fix, fix2 = _upstream_two_past(tmp_path)
+    blob = _blob(up, fix)
+    phase = tmp_path / "phase"
+    phase.mkdir()
+    t = phase / "t"
+    _git(tmp_path, "clone", "-q", "--no-local", "--single-branch", "-b", "main", str(up), str(t))
+    assert not _has(t / ".git", fix)
+    mirror = phase / "mirror.git"
+    _git(tmp_path, "clone", "-q", "--bare", "--no-local", str(up), str(mirror))
+    _git(mirror, "symbolic-ref", "HEAD", "refs/heads/wip")
+    assert _git(mirror, "rev-parse", "HEAD") == fix2
+    if unlistable:
+        _fifo_info_packs(tmp_path, mirror)
+    cache = phase / clone
+    _git(tmp_path, "clone", "-q", "--no-local", str(up), str(cache))
+    _git(cache, "checkout", "-q", fix)
+    _git(cache, "remote", "remove", "origin")
+    assert _has(cache / ".git", fix) and not _git(cache, "rev-list", "--all").count(fix2)
+    return phase, blob
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="H7: the HEAD rule takes the unpruned store's HEAD for the task's base; a mirror whose "
+    "HEAD is past the fix leaves a clone at the fix (which holds commits before that HEAD, not "
+    "it) kept",
+)
+@pytest.mark.parametrize("where", _WHERE)
+def test_h7_a_clone_at_the_fix_beside_an_unlistable_mirror_past_it(
+    tmp_path: Path, where: str
+) -> None:
+    phase, blob = _mirror_past_the_fix(tmp_path, unlistable=True)
+    assert _leaks(tmp_path, phase, blob, where) == []
+
+
+@pytest.mark.parametrize("where", _WHERE)
+def test_h7_control_the_mirror_listable(tmp_path: Path, where: str) -> None:
+    """The mirror listable: related to the task's checkout, pruned at its base, its future (the
+    fix) found in the clone, pruned at that base too."""
+    phase, blob = _mirror_past_the_fix(tmp_path, unlistable=False)
+    assert _leaks(tmp_path, phase, blob, where) == []
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="H8: a bare store beside two checkouts is related to the first in order (_relate: "
+    "nearest first, then the tops by path), not to the one whose base the others' reach: the "
+    "mirror is pruned at the clone's base, the fix, and no future past the task's base is seen",
+)
+@pytest.mark.parametrize("where", _WHERE)
+def test_h8_the_listable_mirror_follows_a_clone_at_the_fix_named_first(
+    tmp_path: Path, where: str
+) -> None:
+    phase, blob = _mirror_past_the_fix(tmp_path, unlistable=False, clone="cache")
     assert _leaks(tmp_path, phase, blob, where) == []
 
 
