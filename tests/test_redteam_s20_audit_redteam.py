@@ -10,7 +10,10 @@ repository (real git, real SQLite, real ``py_compile``), each step judged with i
 output (run for real in the checkout) and as a shell history. Listings are written by the
 real pygments LaTeX formatter.
 
-Wins (strict xfails: the agent saw hidden data or the future, the audit passed it):
+Wins (strict xfails: the agent saw hidden data or the future, the audit passed it; A1-A5, A7, A9,
+A10 closed the same session — a fence closes at column 0 and opens on CRLF, ``?``/``[..]``/
+braces and ancestor globs, no bare length-byte frame — plain tests since; A6 (extglob: the
+lexer) and A8 open; A7 with its output recorded is judged as the literal search is, a warn):
   A1 a heredoc in a mini-swe-agent command holding a line that is a fence indented by one to
      three spaces: the audit closes the block there (``[ ]{0,3}````), mini-swe-agent does not
      (its closing fence follows the newline at once) and runs the rest: ``git log --all -p``
@@ -43,7 +46,8 @@ high, a transform's output is not the file recorded whole), listings cut (``cut 
 (``tr -d``), ``texcomments``/``mathescape``/``linenos`` listings, the PY/PYG/PYGdefault
 prefixes; a run holding two marshal-framed strings (the second the idea) is judged whole.
 
-False alarms found (plain tests marking the cost; they fail once it is paid back):
+False alarms found (plain tests marking the cost; FA1, FA2, FA4 paid back the same session —
+those tests now assert the read is cleared —, FA3 left):
   FA1 (c321e05) a run no frame fits is never tried against the base at all (runs are kept
       out of ``lines`` and only framed ones go to ``texts``): a hidden SQLite copy of the
       base's own table (``10,byre roof,...`` a line of ``data/butts.csv``) is indexed and every
@@ -134,22 +138,12 @@ def _reads_what_ran(tmp: Path, content: str) -> bool:
 HEREDOC = "cat > /tmp/notes.md <<'EOF'\n{fence}\nEOF\ngit log --all -p"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="A1: _FENCE closes at a fence indented up to three spaces; mini-swe-agent closes only "
-    "at one right after the newline and runs the heredoc's rest (git log --all -p), unread",
-)
 @pytest.mark.parametrize("fence", ["   ```", " ```text", "  ```python"])
 def test_an_indented_fence_inside_a_heredoc(tmp_path: Path, fence: str) -> None:
     content = "THOUGHT: notes.\n\n```bash\n" + HEREDOC.format(fence=fence) + "\n```"
     assert _reads_what_ran(tmp_path, content)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="A2: a CRLF fence: mini-swe-agent's \\s*\\n takes the \\r and runs the block; _FENCE's "
-    "[ \\t]*\\n opens none and _FENCE_INFO sees no unknown block: the turn is dropped, not unread",
-)
 def test_a_crlf_fence(tmp_path: Path) -> None:
     content = "THOUGHT: history.\r\n\r\n```bash\r\ngit log --all -p #\r\n```"
     assert _reads_what_ran(tmp_path, content)
@@ -185,11 +179,6 @@ LISTING = _listing(FIXED)
 OUTPUT = pytest.mark.parametrize("recorded", [True, False], ids=["recorded", "history"])
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="A3-A6: _glob_match only runs on a '*': a ?, [..], {a,b} or extglob word naming the "
-    "hidden folder is no read on the file alone",
-)
 @OUTPUT
 @pytest.mark.parametrize(
     "command",
@@ -197,22 +186,34 @@ OUTPUT = pytest.mark.parametrize("recorded", [True, False], ids=["recorded", "hi
         "cat slides/_minted-regatt?/row.pygtex",
         "cat slides/_minted-[r]egatta/row.pygtex",
         "cat slides/{_minted-regatta,talk}/row.pygtex",
-        "shopt -s extglob; cat slides/@(_minted-regatta)/row.pygtex",
+        pytest.param(
+            "shopt -s extglob; cat slides/@(_minted-regatta)/row.pygtex",
+            marks=pytest.mark.xfail(
+                strict=True,
+                reason="A6 (open): the lexer reads extglob's '@(' as a subshell's parenthesis, so "
+                "the word never reaches the glob test (a shell with extglob on from an earlier "
+                "line runs it; bash refuses it on the line that turns extglob on)",
+            ),
+        ),
     ],
 )
 def test_alone_a_glob_without_a_star(command: str, recorded: bool) -> None:
     assert _alone(command, LISTING if recorded else None, HIDDEN)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="A7: a glob naming an ancestor of the hidden folder (sl*), read recursively, has "
-    "fewer parts than the hidden path and is skipped",
-)
 @OUTPUT
 def test_alone_a_recursive_read_of_an_ancestor_glob(recorded: bool) -> None:
+    """A7: closed for a history (the glob names the hidden folder's ancestor: high, no output).
+    With its output recorded the search is judged as the literal ``grep -rh ValueError
+    slides`` is: the lines a search matches of a folder holding hidden files are a warn alone
+    (an older policy: the lines are not attributed to the hidden file)."""
     out = "\n".join(line for line in LISTING.splitlines() if "ValueError" in line) + "\n"
-    assert _alone("grep -rh ValueError sl*", out if recorded else None, HIDDEN)
+    if recorded:
+        assert _alone("grep -rh ValueError sl*", out, HIDDEN) == _alone(
+            "grep -rh ValueError slides", out, HIDDEN
+        )
+    else:
+        assert _alone("grep -rh ValueError sl*", None, HIDDEN)
 
 
 @pytest.mark.xfail(
@@ -330,15 +331,15 @@ def test_alone_listing_shapes_hold(shape: str, output: str) -> None:
 PROSE = "\\section{Results}\n{line}\nOur method improves recall on every held-out set.\n"
 
 
-def test_alone_fa4_latex_prose_in_a_two_argument_macro_reads_as_code() -> None:
-    """FA4 (a cost): the same prose in ``\\textbf{...}`` is a warn; in ``\\textcolor{red}{...}``
-    ``listing_text`` leaves ``For the ablation ...``, a keyword first: high."""
+def test_alone_fa4_latex_prose_in_a_two_argument_macro_is_no_code() -> None:
+    """FA4 (paid back the same session: only pygments' ``\\PY...`` macros are listing tokens):
+    the prose in ``\\textbf{...}`` or ``\\textcolor{red}{...}`` is a warn alike."""
     line = "For the ablation we drop the cache."
     assert not _alone(
         "cat paper/notes.tex", PROSE.replace("{line}", f"\\textbf{{{line}}}"), ["paper"]
     )
     colored = PROSE.replace("{line}", f"\\textcolor{{red}}{{{line}}}")
-    assert _alone("cat paper/notes.tex", colored, ["paper"])
+    assert not _alone("cat paper/notes.tex", colored, ["paper"])
 
 
 # --- framed runs (c321e05's _framed_string), with the repository ------------------------------
@@ -393,21 +394,11 @@ def test_premise_a_tuned_row_no_frame_fits_is_high(frame: tuple[Path, str], hist
     assert _verdict(frame, "sqlite3 plain/rows.db 'select * from rows'", history, FRAME_HIDDEN)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="A9: a tuned row whose first character's code is the rest's length less one fits "
-    "_framed_string's length-byte frame; the rest is the base's: never indexed",
-)
 @HISTORY
 def test_a_tuned_row_that_fits_a_frame_in_sqlite(frame: tuple[Path, str], history: bool) -> None:
     assert _verdict(frame, "sqlite3 tuned/rows.db 'select * from rows'", history, FRAME_HIDDEN)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="A10: the same row in NUL-separated notes: its run fits the length-byte frame and "
-    "the framed rest is the base's (strings, grep -a, head -c pass)",
-)
 @HISTORY
 @pytest.mark.parametrize(
     "command", ["strings notes/n.bin", "grep -a byre notes/n.bin", "head -c 80 notes/n.bin"]
@@ -456,17 +447,18 @@ def honest(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
 @pytest.mark.parametrize(
     "command", ["sqlite3 copy/rows.db 'select * from rows'", "strings copy/rows.db"]
 )
-def test_fa1_a_copy_of_the_bases_table_is_high(
+def test_fa1_a_copy_of_the_bases_table_is_cleared(
     honest: tuple[Path, str], command: str, history: bool
 ) -> None:
-    """FA1 (a cost of c321e05): the row and the schema are the base's; cleared before."""
-    assert CSV_ROW in build_index(*honest, ["copy"]).lines  # a base line, indexed
-    assert _verdict(honest, command, history, ["copy", "build"])
+    """FA1 (paid back the same session: a run no frame fits is tried whole against the base):
+    the row is the base's, not indexed, and reads of the copy are not flagged."""
+    assert CSV_ROW not in build_index(*honest, ["copy"]).lines
+    assert not _verdict(honest, command, history, ["copy", "build"])
 
 
 @HISTORY
-def test_fa2_the_bases_own_pyc_is_high(honest: tuple[Path, str], history: bool) -> None:
-    """FA2 (a cost of c321e05): a docstring's later lines have no frame; cleared before."""
+def test_fa2_the_bases_own_pyc_is_cleared(honest: tuple[Path, str], history: bool) -> None:
+    """FA2 (paid back the same session, as FA1): a docstring's later lines are the base's."""
     lines = build_index(*honest, ["build"]).lines
-    assert "and the gutter loses nothing before the first butt." in lines
-    assert _verdict(honest, "strings build/rain.pyc", history, ["copy", "build"])
+    assert "and the gutter loses nothing before the first butt." not in lines
+    assert not _verdict(honest, "strings build/rain.pyc", history, ["copy", "build"])

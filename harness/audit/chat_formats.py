@@ -27,15 +27,17 @@ __all__ = ["messages_trajectory", "swe_agent_trajectory"]
 
 #: a fenced shell block: ```bash, ```sh, ... and mini-swe-agent 2's ```mswea_bash_command (any
 #: info string naming a shell or a command); the body ends at the closing fence, which starts a
-#: line (up to three spaces before it), as in CommonMark and the agents' own parsers
-#: (mini-swe-agent's closing fence follows a newline): a command holding three backticks
-#: mid-line (a sed range from a python fence to its end) is one command, not one cut short
+#: line, as in the agents' own parsers (mini-swe-agent's closing fence follows a newline at
+#: once): a command holding three backticks mid-line (a sed range from a python fence to its
+#: end) or on an indented line (a heredoc's) is read on, not cut short. Reading on past a fence
+#: a CommonMark reader would close (indented up to three spaces) reads more, never less. An
+#: opening line may end in CRLF (mini-swe-agent's ``\s*`` takes the ``\r``).
 _FENCE = re.compile(
-    r"```(bash|sh|shell|console|zsh|[\w-]*(?:bash|shell|command)[\w-]*)?[ \t]*\n(.*?)(?<=\n)[ ]{0,3}```",
+    r"```(bash|sh|shell|console|zsh|[\w-]*(?:bash|shell|command)[\w-]*)?[ \t\r]*\n(.*?)(?<=\n)```",
     re.S | re.I,
 )
 #: an opening fence and its info string (to tell unread blocks from code shown as text)
-_FENCE_INFO = re.compile(r"```([\w.+-]*)[ \t]*\n")
+_FENCE_INFO = re.compile(r"```([\w.+-]*)[ \t\r]*\n")
 #: info strings of blocks that are code shown, not commands run
 _NOT_COMMANDS = frozenset(
     {

@@ -96,7 +96,7 @@ def _undone(text: str) -> list[str]:
 
 
 #: the characters pygments' LaTeX formatter escapes (``\PYZus{}``, minted's and Sphinx's
-#: ``\PYGZus{}``: the command prefix, then ``Z`` and two letters, then ``{}``)
+#: ``\PYGZus{}``: the command prefix — ``PY`` and letters —, then ``Z`` and two letters, ``{}``)
 _LISTING_CHARS = {
     "bs": "\\",
     "ob": "{",
@@ -117,9 +117,11 @@ _LISTING_CHARS = {
     "lb": "[",
     "rb": "]",
 }
-_LISTING_ESCAPE = re.compile(r"\\[A-Za-z]*Z([a-z]{2})\{\}")
-#: a highlighted token of a LaTeX listing: ``\PYG{k+kn}{import}`` (its type, then its text)
-_LISTING_TOKEN = re.compile(r"\\[A-Za-z]+\{[\w+.-]*\}\{((?:[^{}]|\\[A-Za-z]*Z[a-z]{2}\{\})*)\}")
+_LISTING_ESCAPE = re.compile(r"\\PY[A-Za-z]*Z([a-z]{2})\{\}")
+#: a highlighted token of a LaTeX listing: ``\PYG{k+kn}{import}`` (its type, then its text);
+#: the macro is pygments' (``\PY``, ``\PYG``, ``\PYGdefault``...), never a document's own
+#: two-argument macro (``\textcolor{red}{For the ablation...}``: prose, the s20 red team's FA4)
+_LISTING_TOKEN = re.compile(r"\\PY[A-Za-z]*\{[\w+.-]*\}\{((?:[^{}]|\\PY[A-Za-z]*Z[a-z]{2}\{\})*)\}")
 
 
 def listing_text(text: str) -> str:

@@ -361,18 +361,17 @@ _TRAILER = 2
 def _framed_string(run: str) -> str | None:
     """The string a binary format framed ``run`` around, where its printable framing says
     exactly how long that string is: marshal's short string (``z``/``Z``, then its length as one
-    byte, as a ``.pyc`` holds a docstring), a string whose type byte is not text (its length
-    byte first), a SQLite record's one text column (its serial type ``13 + 2n`` first) — the
+    byte, as a ``.pyc`` holds a docstring), a SQLite record's one text column (its serial type
+    ``13 + 2n`` first; a bare length byte is no frame: a row's own first character, a tuned
+    digit, would pass for one — the s20 red team's A9, A10) — the
     run may end with up to :data:`_TRAILER` characters of the next item. None where no frame
     fits: the run is then judged whole (a text two characters off a base line is no frame;
     the s19 red team's W5)."""
     shapes: list[tuple[int, int]] = []  # (characters of framing, the string's length)
     if len(run) > 2 and run[0] in "zZ":
         shapes.append((2, ord(run[1])))
-    if run:
-        shapes.append((1, ord(run[0])))
-        if ord(run[0]) >= 13 and ord(run[0]) % 2:
-            shapes.append((1, (ord(run[0]) - 13) // 2))
+    if run and ord(run[0]) >= 13 and ord(run[0]) % 2:
+        shapes.append((1, (ord(run[0]) - 13) // 2))
     for frame, length in shapes:
         if length > 0 and 0 <= len(run) - frame - length <= _TRAILER:
             return run[frame : frame + length]
@@ -582,7 +581,9 @@ def build_index(
     # of a base line's string, is the base's when the base holds the string its frame bounds
     # (marshal's type and length bytes, a record's serial type) anywhere in a line
     glued = {t: inner for t in runs if (inner := _framed_string(t))}
-    texts = [t for t, (k, _) in candidates.items() if k != "line"] + list(glued.values())
+    # a run with no frame is tried whole (a multi-line docstring's later lines, a row too long
+    # for a printable serial type: the s20 red team's FA1, FA2)
+    texts = [t for t, (k, _) in candidates.items() if k != "line"] + [*glued.values(), *runs]
     lines = [t for t, (k, _) in candidates.items() if k == "line" and t not in runs]
     # a hidden file's line that is line N of a file of the base behind a tool's position N (a
     # search editor's "4: def f", grep -n's "path:4:", cat -n) shows the base, not the future;

@@ -18,7 +18,7 @@ from evotree.harness.audit.hidden_code import (
     loads_from_hidden,
     located_word,
 )
-from evotree.harness.audit.hits import Hit, RuleSet
+from evotree.harness.audit.hits import GLOB_CHARS, Hit, RuleSet
 from evotree.harness.audit.lexer import SimpleCommand, _basename
 from evotree.harness.audit.name_only import names_only
 from evotree.harness.audit.patch_tools import quilt_hit
@@ -256,11 +256,23 @@ def _hidden_below(
                     continue  # grep skips the file, or every file of the folder
             elif not path.endswith("/") and _glob_leaves_out(skip, hidden):
                 continue  # ``--exclude='*,cover'``: a glob left out that the hidden path matches
+            # a glob root (``sl*``, ``s?ides``) is the folder it names on the hidden path (the
+            # s20 red team's A7): matched part by part, as the shell expands it
+            at = _glob_ancestor(clean, hidden) if GLOB_CHARS.search(clean) else clean
             # a file under the hidden path lies one level below the path's own parts
-            below = hidden[len(clean) + 1 :].count("/") + 2
-            if hidden.startswith(clean + "/") and (depth is None or depth >= below):
+            below = hidden[len(at) + 1 :].count("/") + 2
+            if hidden.startswith(at + "/") and (depth is None or depth >= below):
                 return clean, hidden
     return None
+
+
+def _glob_ancestor(glob: str, hidden: str) -> str:
+    """The folder on ``hidden``'s path the glob ``glob`` names part by part (``sl*`` names
+    ``slides`` of ``slides/_minted-regatta``), or ``glob`` itself where it names none."""
+    parts, hparts = glob.split("/"), hidden.split("/")
+    if len(parts) < len(hparts) and all(fnmatch.fnmatchcase(h, g) for h, g in zip(hparts, parts)):
+        return "/".join(hparts[: len(parts)])
+    return glob
 
 
 def root_search_files(argv: Sequence[str], hidden_paths: Sequence[str]) -> list[str]:

@@ -15,6 +15,46 @@ __all__ = ["Hit", "RuleSet"]
 _FILE_NAME = re.compile(r"[^.]\.[A-Za-z0-9]{1,8}$")
 
 
+#: what makes a word a glob bash expands: ``*``, ``?``, a class ``[...]``, a brace list
+#: ``{a,b}`` or an extglob group ``@(...)`` (the s20 red team's A3-A6: ``?`` and the rest
+#: named the hidden folder as ``*`` did)
+GLOB_CHARS = re.compile(r"[*?\[]|\{[^{}]*,[^{}]*\}|[@!+?*]\(")
+#: the most words one brace expansion is tried as
+_MAX_BRACES = 64
+
+
+def _braces(word: str) -> list[str]:
+    """``word`` with its brace lists expanded as bash does (``a{b,c}d`` is ``abd``, ``acd``),
+    at most :data:`_MAX_BRACES` words (past that, the word with each list read as ``*``)."""
+    out, todo = [], [word]
+    while todo:
+        w = todo.pop()
+        m = re.search(r"\{([^{}]*,[^{}]*)\}", w)
+        if not m:
+            out.append(w)
+        else:
+            todo += [w[: m.start()] + alt + w[m.end() :] for alt in m[1].split(",")]
+        if len(out) + len(todo) > _MAX_BRACES:
+            return [re.sub(r"\{[^{}]*\}", "*", word)]
+    return out
+
+
+def glob_words(text: str) -> list[str]:
+    """The globs of ``text`` as the shell would match them: each word holding a glob character
+    (:data:`GLOB_CHARS`), its extglob groups read as ``*`` (any name: the safe side), its brace
+    lists expanded, split where a command's punctuation ends a word."""
+    out: list[str] = []
+    for word in re.split(r"[\s'\"=:<>;&]+", text):
+        if not GLOB_CHARS.search(word):
+            continue
+        word = re.sub(r"[@!+?*]\([^()]*\)", "*", word)
+        braced = bool(re.search(r"\{[^{}]*,[^{}]*\}", word))
+        for expanded in _braces(word):
+            # a brace list's words are paths even with no wildcard left (``{a,b}/x``)
+            out += [t for t in re.split(r"[(),|]+", expanded) if braced or re.search(r"[*?\[]", t)]
+    return out
+
+
 @dataclass(frozen=True)
 class Hit:
     """One rule that fired on one simple command."""
@@ -81,22 +121,23 @@ class RuleSet:
         """Cheap test: could ``text`` name a hidden path at all (its last component occurs, or
         a glob in it may match one)?"""
         return any(n in text for n in self.hidden_needles) or (
-            "*" in text and self._glob_match(text)
+            bool(GLOB_CHARS.search(text)) and self._glob_match(text)
         )
 
     def hidden_match(self, word: str) -> bool:
         """True when ``word`` names a hidden path (or a file under one), also through a glob
         the shell expands (``.idea/shelf/*/shelved.patch``, ``culvert/*.rej``)."""
         return any(p.search(word) for p in self._hidden_re) or (
-            "*" in word and self._glob_match(word)
+            bool(GLOB_CHARS.search(word)) and self._glob_match(word)
         )
 
     def _glob_match(self, text: str) -> bool:
-        """Does a glob word in ``text`` (a ``*`` beside a name: ``*.rej``, ``.idea/*/x``) match a
-        hidden path, or a file below a hidden folder? Matched part by part (a ``*`` does not
-        cross a ``/``), ``**`` by the whole path."""
-        for token in re.split(r"[\s'\"=(),:<>|;&]+", text):
-            if "*" not in token or "\\" in token or not re.search(r"[\w.#~-]", token):
+        """Does a glob word in ``text`` (a ``*``, ``?`` or ``[...]`` beside a name: ``*.rej``,
+        ``.idea/*/x``; brace expansion and extglob too, :func:`glob_words`) match a hidden path,
+        or a file below a hidden folder? Matched part by part (a ``*`` does not cross a ``/``),
+        ``**`` by the whole path."""
+        for token in glob_words(text):
+            if "\\" in token or not re.search(r"[\w.#~-]", token):
                 continue  # a glob with a name in it (not a bare ``*``, not an escaped one)
             while token.startswith("./"):
                 token = token[2:]
