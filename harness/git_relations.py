@@ -740,12 +740,21 @@ def _past_head(
     kept. An unborn HEAD (no commit) holds no history: nothing is done; a HEAD that cannot be
     read (its ``packed-refs`` or reference a link, a HEAD of garbage: the s20 red team's U3) may
     be any commit, so every copy is not kept."""
-    head = _own_base(other)
-    if head is None and not _head_unreadable(other):
+    head, unreadable = _head_state(other)
+    if head is None and not unreadable:
         return
-    for gd, ids in held.items():
+    for gd in held:
         if gd in skip or not isinstance(out.get(gd, []), list):
             continue
+        ids: set[str] = set()
+        if head is not None:
+            try:
+                # its commits and the parents they name: a shallow clone of the fix names the
+                # HEAD as its boundary's parent (the s20 HEAD red team's H1)
+                ids = _history_ids(copies[gd].path)
+            except (PruneError, OSError, subprocess.SubprocessError, UnicodeError) as exc:
+                out[gd] = PruneError(f"whether it holds the HEAD of {other} cannot be told: {exc}")
+                continue
         if head is None or (head in ids and copies[gd].base != head):
             out[gd] = PruneError(
                 f"it holds the HEAD of {other} and commits past it, and {why}: no base to prune "
@@ -754,23 +763,11 @@ def _past_head(
 
 
 def _head_unreadable(gd: Path) -> bool:
-    """Whether the HEAD of the store ``gd`` names a commit :func:`_own_base` could not read — a
-    HEAD of garbage, a branch whose reference or ``packed-refs`` is there but is no regular file
-    read without a link — rather than an unborn branch (neither there: no commit at all) or no
-    HEAD at all (an object folder a store's ``objects`` link or alternates name: it names no
-    commit; the store naming it is tried by its own HEAD)."""
-    if not os.path.lexists(gd / "HEAD"):
-        return False
-    try:
-        branch, detached = _head_text(gd)
-    except (PruneError, OSError, UnicodeError):
-        return True
-    if branch is None:
-        return not (detached and _is_id(detached))
-    return any(
-        os.path.lexists(gd / name) and _read_regular(gd, name, limit) is None
-        for name, limit in ((branch, 4096), ("packed-refs", 256 << 20))
-    )
+    """Whether the HEAD of the store ``gd`` names a commit :func:`_own_base` could not read
+    (:func:`_head_state`) — rather than an unborn branch or no HEAD at all (an object folder a
+    store's ``objects`` link or alternates name: it names no commit; the store naming it is
+    tried by its own HEAD)."""
+    return _head_state(gd)[1]
 
 
 def _past_deadline() -> bool:
@@ -780,26 +777,59 @@ def _past_deadline() -> bool:
 
 
 def _own_base(gd: Path) -> str | None:
-    """The id HEAD of the store ``gd`` names, read without git and no link followed: a detached
-    HEAD's, or its branch's (a loose reference file, else its ``packed-refs`` line); ``None``
-    where it cannot be read (an unborn branch, a HEAD of garbage)."""
+    """The id HEAD of the store ``gd`` names, read without git and no link followed, as git
+    reads it (:func:`_head_state`); ``None`` where it names none or cannot be read."""
+    return _head_state(gd)[0]
+
+
+def _head_state(gd: Path) -> tuple[str | None, bool]:
+    """(the id HEAD of the store ``gd`` names, whether HEAD names a commit that could not be
+    read), read as git reads it, no link followed: a detached HEAD's id, or its branch's — a
+    loose reference's first word (git ignores what follows it; any case), a loose reference
+    that is itself symbolic followed (five deep), else the branch's ``packed-refs`` line (one
+    id: lines naming it twice with two ids cannot be told apart). Unreadable: a HEAD of garbage,
+    a branch name git refuses (a reftable store's ``refs/heads/.invalid``), a reference or
+    ``packed-refs`` there but behind a link or too big (git reads it: the s19 red team's M4,
+    the s20 HEAD red team's H3). ``(None, False)``: no HEAD at all (an object folder) or an
+    unborn branch."""
+    if not os.path.lexists(gd / "HEAD"):
+        return None, False
     try:
         branch, detached = _head_text(gd)
     except (PruneError, OSError, UnicodeError):
-        return None
+        return None, True
     if branch is None:
-        return detached
-    raw = _read_regular(gd, branch, 4096)
-    if raw is not None:
-        text = raw.decode("ascii", "replace").strip()
-        return text if _is_id(text) else None
-    if os.path.lexists(gd / branch):
-        # a loose reference there but not read (too big, a link, not a file): git reads it,
-        # not packed-refs, so no packed line may stand in for it (the s19 red team's M4)
-        return None
-    packed = _read_regular(gd, "packed-refs", 256 << 20) or b""
-    for line in packed.decode("utf-8", "replace").splitlines():
-        words = line.split(" ", 1)
-        if len(words) == 2 and words[1] == branch and _is_id(words[0]):
-            return words[0]
-    return None
+        found = _first_id(detached or "")
+        return found, found is None
+    for _ in range(5):
+        if any(part.startswith(".") or part.endswith(".lock") for part in branch.split("/")):
+            return None, True
+        raw = _read_regular(gd, branch, 4096)
+        if raw is not None:
+            text = raw.decode("ascii", "replace").split("\n", 1)[0].strip()
+            if text.startswith("ref:"):
+                branch = text[4:].strip()
+                continue
+            found = _first_id(text)
+            return found, found is None
+        if os.path.lexists(gd / branch):
+            return None, True
+        packed = _read_regular(gd, "packed-refs", 256 << 20)
+        if packed is None:
+            return None, os.path.lexists(gd / "packed-refs")
+        ids = set()
+        for line in packed.decode("utf-8", "replace").splitlines():
+            words = line.split()
+            if len(words) == 2 and words[1] == branch:
+                ids.add(_first_id(words[0]))
+        if len(ids) > 1 or None in ids:
+            return None, True
+        return (ids.pop(), False) if ids else (None, False)
+    return None, True
+
+
+def _first_id(text: str) -> str | None:
+    """The object id ``text`` starts with (its first word, hex of either case, lowered)."""
+    words = text.split()
+    word = words[0].lower() if words else ""
+    return word if _is_id(word) else None

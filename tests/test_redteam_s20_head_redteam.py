@@ -9,7 +9,10 @@ Attacked through the public entry points only: a phase's box
 folders, no mocks. A win: a store copy the phase (or the judge) gets keeps the fix's blob, or a
 candidate's write in the shared cache changes another version's task.
 
-Wins (strict xfails while open):
+Wins (strict xfails while open; H1 and H3 closed the same session — the HEAD rule reads a
+copy's commits and the parents they name, and HEAD is read as git reads it (a loose ref's
+first word of either case, a symbolic loose ref followed, two packed lines of one branch or
+a name git refuses unreadable) — plain tests since):
 
 - **H1** a shallow clone of the fix (``git clone --depth 1 --branch wip``, as CI clones) beside
   the task's store left unpruned (U3's FIFO ``objects/info/packs``, U3's config over 1 MiB, U1's
@@ -169,12 +172,6 @@ _WHERE = ["box", "judge"]
 # --- H1: a shallow clone of the fix -------------------------------------------------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="H1: _past_head hides only a copy holding the store's HEAD commit; a shallow clone of "
-    "the fix holds the fix's objects but not the base (past its boundary), and the unlistable "
-    "store's future is never compared",
-)
 @pytest.mark.parametrize("refusal", _UNLISTABLE)
 @pytest.mark.parametrize("where", _WHERE)
 def test_h1_a_shallow_clone_of_the_fix_beside_an_unlistable_task_store(
@@ -252,12 +249,6 @@ def _rewrite_head(bare: Path, base: str, kind: str) -> None:
     assert _git(bare, "rev-parse", "HEAD") == base
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="H3: _own_base reads the HEAD's branch otherwise than git (an id followed by words, a "
-    "symbolic ref, the first of two packed lines): unborn or a decoy, so _past_head hides "
-    "nothing and the clone at the fix beside the unlistable store is kept",
-)
 @pytest.mark.parametrize("kind", ["trailing", "uppercase", "symref", "packed-duplicate"])
 @pytest.mark.parametrize("where", _WHERE)
 @pytest.mark.parametrize("refusal", ["fifo-info-packs", "reference"])
@@ -270,12 +261,6 @@ def test_h3_a_head_git_reads_as_the_base_and_the_guard_does_not(
     assert _leaks(tmp_path, phase, blob, where) == []
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="H3: a reftable store's HEAD is git's placeholder 'ref: refs/heads/.invalid' (its "
-    "refs/heads a file): _head_unreadable sees no loose ref and no packed-refs and calls it "
-    "unborn, so the clone at the fix beside the refused store is kept",
-)
 @pytest.mark.parametrize("where", _WHERE)
 def test_h3_a_reftable_store_reads_as_unborn(tmp_path: Path, where: str) -> None:
     """The layout git 2.45+ writes (``--ref-format=reftable``), made by hand: host git 2.39
