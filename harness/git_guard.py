@@ -194,6 +194,10 @@ def before_phase(
             said.append(f"{gd} could not be pruned at its base, so it was hidden: {exc}")
             notes.append(said[-1])
 
+        # a store in a folder other versions' code writes (the shared cache) decides nothing
+        # about a copy outside it: what one version writes there must not change another's task
+        shared = [Path(w) for w in written]
+        lenient = {gd for gd in git_dirs if any(w == gd or w in gd.parents for w in shared)}
         first = True
         while pending:
             # an enclosing repository first: a store nested in its work tree is pruned at its base
@@ -228,7 +232,9 @@ def before_phase(
                 # the checkouts (related to nothing, so ready first) tried against one another,
                 # both ways, before any store related to them is pruned at their bases
                 tops = {gd: made[gd] for gd in ready if gd in made}
-                for gd, change in git_prune.relate_checkouts(tops, deadline=deadline).items():
+                for gd, change in git_prune.relate_checkouts(
+                    tops, deadline=deadline, lenient=lenient
+                ).items():
                     if isinstance(change, git_prune.PrunedCopy):
                         made[gd] = change
                     else:
@@ -241,10 +247,6 @@ def before_phase(
             # .git file or folder above the task's checkout makes it nested: N1), hidden ones
             # at their own HEADs (a bare task store whose pruning passed the deadline)
             against, exempt = git_prune.cross_checked(git_dirs)
-            # a store in a folder other versions' code writes (the shared cache) is not tried by
-            # its HEAD: what one version writes there must not hide another's task
-            shared = [Path(w) for w in written]
-            lenient = {gd for gd in git_dirs if any(w == gd or w in gd.parents for w in shared)}
             final = git_prune.relate_checkouts(
                 made, deadline=deadline, against=against, exempt=exempt, lenient=lenient
             )

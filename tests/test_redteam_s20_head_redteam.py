@@ -12,7 +12,8 @@ candidate's write in the shared cache changes another version's task.
 Wins (strict xfails while open; H1 and H3 closed the same session — the HEAD rule reads a
 copy's commits and the parents they name, and HEAD is read as git reads it (a loose ref's
 first word of either case, a symbolic loose ref followed, two packed lines of one branch or
-a name git refuses unreadable) — plain tests since):
+a name git refuses unreadable) — and H6 (a store in the shared cache decides nothing about a
+copy outside it) — plain tests since):
 
 - **H1** a shallow clone of the fix (``git clone --depth 1 --branch wip``, as CI clones) beside
   the task's store left unpruned (U3's FIFO ``objects/info/packs``, U3's config over 1 MiB, U1's
@@ -470,12 +471,6 @@ def _junk_holding_a_base_blob(tmp_path: Path, shared: Path, root: Path, commit: 
     return junk
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="H6: lenient covers only the HEAD rule; a junk store in the shared cache whose "
-    "'future' (objects its HEAD does not reach) is a blob of the task's base makes the cross "
-    "pass re-prune (or hide) every version's honest task",
-)
 @pytest.mark.parametrize("commit", [True, False], ids=["orphan-head", "no-commit"])
 def test_h6_a_junk_store_in_the_shared_cache_changes_another_versions_task(
     tmp_path: Path, commit: bool
@@ -561,3 +556,28 @@ def test_p2_an_honest_checkout_beside_a_stale_unlistable_mirror_is_hidden(
     assert any(h.startswith(str(t / ".git")) and "HEAD of" in h for h in snap["hidden"]), snap
     _, refused = _judge(tmp_path, phase)
     assert any(r.startswith("t/.git") for r in refused), refused
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="H6's price (the operator's layout): a store in the shared cache decides nothing about "
+    "a copy outside it, so an upstream mirror holding the fix there no longer prunes a clone at "
+    "the fix in the workspace when the task's own store never held the fix",
+)
+def test_h6_price_a_mirror_of_the_fix_in_the_shared_cache(tmp_path: Path) -> None:
+    src, base, fix = _task(tmp_path / "src")
+    blob = _blob(src, fix)
+    phase = tmp_path / "phase"
+    phase.mkdir()
+    t = phase / "t"
+    _git(tmp_path, "clone", "-q", "--no-local", "--single-branch", "-b", "main", str(src), str(t))
+    assert not _has(t / ".git", blob)
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    _git(tmp_path, "clone", "-q", "--bare", "--no-local", str(src), str(shared / "mirror.git"))
+    cache = phase / "cache"
+    _git(tmp_path, "clone", "-q", "--no-local", str(src), str(cache))
+    _git(cache, "checkout", "-q", "wip")
+    assert _git(t, "rev-parse", "HEAD") == base
+    sources, snap = _box_with_cache(tmp_path, phase, shared)
+    assert _holds(sources, blob) == [], snap
