@@ -769,14 +769,6 @@ def _past_head(
             )
 
 
-def _head_unreadable(gd: Path) -> bool:
-    """Whether the HEAD of the store ``gd`` names a commit :func:`_own_base` could not read
-    (:func:`_head_state`) — rather than an unborn branch or no HEAD at all (an object folder a
-    store's ``objects`` link or alternates name: it names no commit; the store naming it is
-    tried by its own HEAD)."""
-    return _head_state(gd)[1]
-
-
 def _past_deadline() -> bool:
     """Whether the pruning under way has passed its deadline (``_DEADLINE``)."""
     deadline = _DEADLINE.get()
