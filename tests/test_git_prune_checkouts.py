@@ -399,15 +399,17 @@ def test_an_honest_checkout_beside_a_task_store_with_a_stale_reference_is_kept(
         assert [r for r in refused if not r.startswith("task.git")] == [], refused
 
 
-def test_a_clone_at_the_fix_beside_a_store_whose_reference_holds_the_fix(tmp_path: Path) -> None:
-    """Left of M1 (closed the same session): the store's alternates name a mirror of the whole
-    upstream outside the phase, which holds the fix, so its own folder holds none of it; the
-    clone at the fix holds the store's HEAD and commits past it, and is not kept."""
+def _clone_beside_a_store_whose_reference_holds_the_fix(
+    tmp_path: Path, ref_folder: Path
+) -> tuple[Path, str]:
+    """(the phase, the fix's blob): the task's store kept bare ``phase/task.git``, cloned
+    ``--reference`` a bare mirror of every branch (the fix's included) in ``ref_folder``, and a
+    clone of it ``phase/cache`` checked out at the fix; the store's own folder holds none of it."""
     src, _, fix = _task(tmp_path / "src")
     blob = _blob(src, fix)
     phase = tmp_path / "phase"
     phase.mkdir()
-    ref = tmp_path / "ref.git"  # every branch, the fix's included
+    ref = ref_folder / "ref.git"
     _git(tmp_path, "clone", "-q", "--bare", "--no-local", str(src), str(ref))
     bare = phase / "task.git"
     _git(
@@ -426,6 +428,14 @@ def test_a_clone_at_the_fix_beside_a_store_whose_reference_holds_the_fix(tmp_pat
     _git(cache, "checkout", "-q", "wip")
     _git(bare, "branch", "-D", "wip")
     assert _has(cache / ".git", fix) and _has(ref, fix)
+    return phase, blob
+
+
+def test_a_clone_at_the_fix_beside_a_store_whose_reference_holds_the_fix(tmp_path: Path) -> None:
+    """Left of M1 (closed the same session): the store's alternates name a mirror of the whole
+    upstream outside the phase, which holds the fix, so its own folder holds none of it; the
+    clone at the fix holds the store's HEAD and commits past it, and is not kept."""
+    phase, blob = _clone_beside_a_store_whose_reference_holds_the_fix(tmp_path, tmp_path)
     sources, snap = _box(tmp_path, [phase])
     assert _holds(sources, blob) == [], snap
 

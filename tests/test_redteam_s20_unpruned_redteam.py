@@ -88,7 +88,11 @@ import pytest
 
 from evotree.harness.git_prune import prune_copy, prune_nested
 from tests.test_git_guard_nested import _box, _forget, _git, _has, _task
-from tests.test_git_prune_checkouts import _bare_task_beside_a_clone_at_the_fix, _judge
+from tests.test_git_prune_checkouts import (
+    _bare_task_beside_a_clone_at_the_fix,
+    _clone_beside_a_store_whose_reference_holds_the_fix,
+    _judge,
+)
 from tests.test_redteam_s17_box_nested_redteam import _blob, _holds, _stores
 from tests.test_redteam_s17_nested2_redteam import _PADDED, _bare_of
 from tests.test_redteam_s19_nested4_redteam import _leaks, _referenced_bare_task
@@ -342,29 +346,7 @@ def test_m1_with_its_reference_in_the_phase_holding_the_fix(tmp_path: Path, wher
     """M1's store cloned ``--reference`` a bare mirror of every branch (the fix's included) kept
     in the phase: the mirror is found and pruned at its HEAD, and the clone at the fix, holding
     its future, is pruned at its base — the fix in no copy."""
-    src, _, fix = _task(tmp_path / "src")
-    blob = _blob(src, fix)
-    phase = tmp_path / "phase"
-    phase.mkdir()
-    ref = phase / "ref.git"
-    _git(tmp_path, "clone", "-q", "--bare", "--no-local", str(src), str(ref))
-    bare = phase / "task.git"
-    _git(
-        tmp_path,
-        "clone",
-        "-q",
-        "--bare",
-        "--no-local",
-        "--reference",
-        str(ref),
-        str(src),
-        str(bare),
-    )
-    cache = phase / "cache"
-    _git(tmp_path, "clone", "-q", "--no-local", str(bare), str(cache))
-    _git(cache, "checkout", "-q", "wip")
-    _git(bare, "branch", "-D", "wip")
-    assert _has(ref, fix) and _has(cache / ".git", fix)
+    phase, blob = _clone_beside_a_store_whose_reference_holds_the_fix(tmp_path, tmp_path / "phase")
     assert _leaks(tmp_path, phase, blob, where) == []
 
 
