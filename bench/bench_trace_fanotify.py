@@ -926,6 +926,7 @@ def main() -> None:
     )
     result: dict[str, Any] = {
         "bench": "trace_fanotify",
+        "benchmark": "Runtime trace: exec-only reports with fanotify on the stores (not adopted)",
         "target": "runtime trace ≤ 10 % wall and CPU on the agent mix (docs/benchmarks/trace.md)",
         "figure": short,
         "verdict": "met"
