@@ -580,28 +580,47 @@ def _relate(
 ) -> tuple[str, Path] | None:
     """Where the store whose copy at its own HEAD is ``own`` must be pruned instead: ``None``
     (its own copy stands) when it shares history (:func:`_shares_history`) with none of
-    ``outer`` (each a git directory and its pruned copy, ``None`` when it was not pruned;
-    nearest first), or when the first it shares history with has a base that reaches its HEAD
-    and it holds no submodule (a clone at the base or behind it: nothing past that base); else
-    that one's (base, pruned copy) — :class:`PruneError` when that one has none (not pruned, or
-    no commit: the caller hides it)."""
-    for store, there in outer:
-        if not _shares_history(own.path, store, there.base if there else None, scratch):
-            continue
-        if (
-            there is not None
-            and own.base is not None
-            and not os.path.lexists(own.path / "modules")
-            and _reaches(there.path, own.base)
-        ):
-            return None
+    ``outer`` (each a git directory and its pruned copy, ``None`` when it was not pruned), or
+    when the base of every one it shares history with reaches its HEAD and it holds no
+    submodule (a clone at the task's base or behind it, whichever is the task: nothing past
+    that base); else the task's (base, pruned copy). The task's base is the earliest of those:
+    the one every other's copy reaches — a mirror past both the task's checkout and a clone at
+    the fix beside it is pruned at the task's base whatever their names or nesting (the s20
+    HEAD red team's H8), never at the first found. :class:`PruneError` when one it shares
+    history with has no copy (not pruned, or no commit: the caller hides it) or cannot be
+    told, or when no base is reached by all (histories that diverged: which is the task's
+    cannot be told)."""
+    shared = [
+        (store, there)
+        for store, there in outer
+        if _shares_history(own.path, store, there.base if there else None, scratch)
+    ]
+    if not shared:
+        return None
+    for store, there in shared:
         if there is None or there.base is None:
             raise PruneError(
                 f"it shares history with {store}, whose work tree holds it (or which lies beside "
                 "it), and that repository was not pruned at a base"
             )
-        return there.base, there.path
-    return None
+    copies = [there for _, there in shared if there is not None]
+    if (
+        own.base is not None
+        and not os.path.lexists(own.path / "modules")
+        and all(_reaches(there.path, own.base) for there in copies)
+    ):
+        return None  # at or behind every base it shares history with, whichever is the task's
+    earliest = [
+        there
+        for there in copies
+        if all(o is there or _reaches(o.path, str(there.base)) for o in copies)
+    ]
+    if not earliest:
+        raise PruneError(
+            f"it shares history with {', '.join(str(s) for s, _ in shared)}, whose bases do not "
+            "reach one another: which is the task's cannot be told"
+        )
+    return str(earliest[0].base), earliest[0].path
 
 
 def _related(own: Path, task: Path, base: str, check: Path, deadline: float | None) -> bool:

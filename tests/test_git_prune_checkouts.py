@@ -542,3 +542,69 @@ def test_an_honest_checkout_beside_a_blobless_referenced_store_is_kept(
         dst, refused = _judge(tmp_path, phase)
         assert _git(t, "--git-dir", str(dst / "t/.git"), "rev-parse", "HEAD") == base, refused
         assert not [r for r in refused if r.startswith("t/")], refused
+
+
+# --- the s20 HEAD red team's H8: a store beside two checkouts follows the earliest base ---------
+
+
+def _mirror_beside_two_clones(tmp_path: Path, merged: bool) -> tuple[Path, Path, Path, str, str]:
+    """(the phase, a checkout ``phase/a`` of upstream's ``wip`` alone (at the fix), a checkout
+    ``phase/b`` of its ``side`` alone (a commit off the base: the two diverged), the fix, the
+    side's commit), beside them a bare mirror ``phase/mirror.git`` of upstream whose HEAD is a
+    merge of ``wip`` and ``side`` (``merged``) or ``main`` (the base: behind both)."""
+    src, base, fix = _task(tmp_path / "src")
+    _git(src, "checkout", "-qb", "side", base)
+    (src / "README").write_text("tolls of the bridge\n")
+    _git(src, "add", "README")
+    _git(src, "commit", "-qm", "a README")
+    side = _git(src, "rev-parse", "HEAD")
+    if merged:
+        _git(src, "checkout", "-qb", "both", fix)
+        _git(src, "merge", "-q", "--no-edit", "side")
+    _git(src, "checkout", "-q", "main")
+    phase = tmp_path / "phase"
+    phase.mkdir()
+    mirror = phase / "mirror.git"
+    _git(tmp_path, "clone", "-q", "--bare", "--no-local", str(src), str(mirror))
+    if merged:
+        _git(mirror, "symbolic-ref", "HEAD", "refs/heads/both")
+    a, b = phase / "a", phase / "b"
+    _git(tmp_path, "clone", "-q", "--no-local", "--single-branch", "-b", "wip", str(src), str(a))
+    _git(tmp_path, "clone", "-q", "--no-local", "--single-branch", "-b", "side", str(src), str(b))
+    assert not _has(a / ".git", side) and not _has(b / ".git", fix)
+    return phase, a, b, fix, side
+
+
+@pytest.mark.parametrize("where", ["box", "judge"])
+def test_a_mirror_past_two_diverged_checkouts_is_hidden(tmp_path: Path, where: str) -> None:
+    """H8's fail-closed side (its cost): the mirror's HEAD a merge past two checkouts whose
+    bases do not reach each other — which is the task's base cannot be told, so the mirror is
+    hidden (refused in the judge's copy); each checkout keeps its own HEAD."""
+    phase, a, b, fix, side = _mirror_beside_two_clones(tmp_path, merged=True)
+    mirror = phase / "mirror.git"
+    if where == "box":
+        sources, snap = _box(tmp_path, [phase])
+        assert mirror not in sources, snap
+        assert any(h.startswith(str(mirror)) and "reach one another" in h for h in snap["hidden"])
+        assert _git(a, "--git-dir", str(sources[a / ".git"]), "rev-parse", "HEAD") == fix
+        assert _git(b, "--git-dir", str(sources[b / ".git"]), "rev-parse", "HEAD") == side
+    else:
+        dst, refused = _judge(tmp_path, phase)
+        assert [r for r in refused if r.startswith("mirror.git")], refused
+        assert not [r for r in refused if not r.startswith("mirror.git")], refused
+        assert _git(a, "--git-dir", str(dst / "a/.git"), "rev-parse", "HEAD") == fix
+        assert _git(b, "--git-dir", str(dst / "b/.git"), "rev-parse", "HEAD") == side
+
+
+def test_a_mirror_behind_two_diverged_checkouts_keeps_its_head(tmp_path: Path) -> None:
+    """The control: the mirror's HEAD the base both checkouts reach — whichever is the task,
+    nothing of its copy lies past that base: kept at its own HEAD (its future, each side's
+    commit, then prunes each checkout at that base, as before)."""
+    phase, a, b, _, _ = _mirror_beside_two_clones(tmp_path, merged=False)
+    mirror = phase / "mirror.git"
+    base = _git(mirror, "rev-parse", "HEAD")
+    sources, snap = _box(tmp_path, [phase])
+    assert snap["hidden"] == [], snap
+    assert _git(a, "--git-dir", str(sources[mirror]), "rev-parse", "HEAD") == base
+    assert _git(a, "--git-dir", str(sources[a / ".git"]), "rev-parse", "HEAD") == base
+    assert _git(b, "--git-dir", str(sources[b / ".git"]), "rev-parse", "HEAD") == base

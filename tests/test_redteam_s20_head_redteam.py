@@ -362,12 +362,6 @@ def test_h7_control_the_mirror_listable(tmp_path: Path, where: str) -> None:
     assert _leaks(tmp_path, phase, blob, where) == []
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="H8: a bare store beside two checkouts is related to the first in order (_relate: "
-    "nearest first, then the tops by path), not to the one whose base the others' reach: the "
-    "mirror is pruned at the clone's base, the fix, and no future past the task's base is seen",
-)
 @pytest.mark.parametrize("where", _WHERE)
 def test_h8_the_listable_mirror_follows_a_clone_at_the_fix_named_first(
     tmp_path: Path, where: str
