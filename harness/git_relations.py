@@ -763,29 +763,53 @@ def _past_head(
     base's history, so it holds commits past that HEAD — is not kept: the store's future cannot
     be told whole (``why``), and a clone at the fix beside it is the clone the issue-29 pass
     exists to catch. A copy at that very commit (the task's checkout beside its own store) is
-    kept. An unborn HEAD (no commit) holds no history: nothing is done; a HEAD that cannot be
-    read (its ``packed-refs`` or reference a link, a HEAD of garbage: the s20 red team's U3) may
-    be any commit, so every copy is not kept."""
+    kept. A HEAD no copy holds may lie past the task's base (a mirror fetched later: the s20
+    HEAD red team's H7), so that base cannot be told from it: a copy holding another copy's base
+    at a base of its own (a clone at the fix beside the task's checkout) is named related to
+    that one (the caller prunes it again at the earliest such base). An unborn HEAD (no commit)
+    holds no history: nothing is done; a HEAD that cannot be read (its ``packed-refs`` or
+    reference a link, a HEAD of garbage: the s20 red team's U3) may be any commit, so every
+    copy is not kept."""
     head, unreadable = _head_state(other)
     if head is None and not unreadable:
         return
+    histories: dict[Path, set[str]] = {}
     for gd in held:
         if gd in skip or not isinstance(out.get(gd, []), list):
             continue
-        ids: set[str] = set()
-        if head is not None:
-            try:
-                # its commits and the parents they name: a shallow clone of the fix names the
-                # HEAD as its boundary's parent (the s20 HEAD red team's H1)
-                ids = _history_ids(copies[gd].path)
-            except (PruneError, OSError, subprocess.SubprocessError, UnicodeError) as exc:
-                out[gd] = PruneError(f"whether it holds the HEAD of {other} cannot be told: {exc}")
-                continue
-        if head is None or (head in ids and copies[gd].base != head):
+        if head is None:
+            out[gd] = PruneError(
+                f"it may hold the HEAD of {other}, which cannot be read, and {why}: no base to "
+                "prune it at can be told"
+            )
+            continue
+        try:
+            # its commits and the parents they name: a shallow clone of the fix names the
+            # HEAD as its boundary's parent (the s20 HEAD red team's H1)
+            histories[gd] = _history_ids(copies[gd].path)
+        except (PruneError, OSError, subprocess.SubprocessError, UnicodeError) as exc:
+            out[gd] = PruneError(f"whether it holds the HEAD of {other} cannot be told: {exc}")
+            continue
+        if head in histories[gd] and copies[gd].base != head:
             out[gd] = PruneError(
                 f"it holds the HEAD of {other} and commits past it, and {why}: no base to prune "
                 "it at can be told"
             )
+    if head is None or any(head in ids for ids in histories.values()):
+        return
+    for gd, ids in histories.items():
+        found = out.get(gd, [])
+        if not isinstance(found, list):
+            continue
+        mine = copies[gd].base
+        earlier = [
+            k
+            for k, there in copies.items()
+            if k != gd and there.base and there.base != mine and there.base in ids
+        ]
+        out[gd] = [*found, *(k for k in earlier if k not in found)]
+        if not out[gd]:
+            del out[gd]
 
 
 def _past_deadline() -> bool:

@@ -608,3 +608,42 @@ def test_a_mirror_behind_two_diverged_checkouts_keeps_its_head(tmp_path: Path) -
     assert _git(a, "--git-dir", str(sources[mirror]), "rev-parse", "HEAD") == base
     assert _git(a, "--git-dir", str(sources[a / ".git"]), "rev-parse", "HEAD") == base
     assert _git(b, "--git-dir", str(sources[b / ".git"]), "rev-parse", "HEAD") == base
+
+
+# --- the s20 HEAD red team's H7: an unpruned store whose HEAD no copy holds --------------------
+
+
+@pytest.mark.parametrize("where", ["box", "judge"])
+@pytest.mark.parametrize("unlistable", [True, False], ids=["unlistable-lib", "listable-lib"])
+def test_an_unrelated_unlistable_store_prunes_the_later_of_two_clones(
+    tmp_path: Path, where: str, unlistable: bool
+) -> None:
+    """H7's rule and its cost: an unrelated library's bare store left unpruned (a FIFO in its
+    ``objects/info``) beside the task's checkout at its base and an honest second clone of the
+    task one commit later — the library's HEAD is in neither copy, so the task's base cannot be
+    told from it, and the later clone is pruned at the earlier's base (over-pruning, no leak).
+    The control: the library listable, each clone keeps its own HEAD."""
+    src, base, later_head = _task(tmp_path / "src")
+    phase = tmp_path / "phase"
+    phase.mkdir()
+    t, later = phase / "t", phase / "later"
+    _git(tmp_path, "clone", "-q", "--no-local", "--single-branch", "-b", "main", str(src), str(t))
+    _git(
+        tmp_path, "clone", "-q", "--no-local", "--single-branch", "-b", "wip", str(src), str(later)
+    )
+    _lib(tmp_path / "lib")
+    lib = phase / "lib.git"
+    _git(tmp_path, "clone", "-q", "--bare", "--no-local", str(tmp_path / "lib"), str(lib))
+    if unlistable:
+        os.mkfifo(lib / "objects/info/packs")
+    want = base if unlistable else later_head
+    if where == "box":
+        sources, snap = _box(tmp_path, [phase])
+        assert (lib in sources) is not unlistable, snap
+        assert _git(t, "--git-dir", str(sources[later / ".git"]), "rev-parse", "HEAD") == want
+        assert _git(t, "--git-dir", str(sources[t / ".git"]), "rev-parse", "HEAD") == base
+    else:
+        dst, refused = _judge(tmp_path, phase)
+        assert [r.split(":")[0] for r in refused] == (["lib.git"] if unlistable else []), refused
+        assert _git(t, "--git-dir", str(dst / "later/.git"), "rev-parse", "HEAD") == want
+        assert _git(t, "--git-dir", str(dst / "t/.git"), "rev-parse", "HEAD") == base

@@ -340,12 +340,6 @@ def _mirror_past_the_fix(
     return phase, blob
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="H7: the HEAD rule takes the unpruned store's HEAD for the task's base; a mirror whose "
-    "HEAD is past the fix leaves a clone at the fix (which holds commits before that HEAD, not "
-    "it) kept",
-)
 @pytest.mark.parametrize("where", _WHERE)
 def test_h7_a_clone_at_the_fix_beside_an_unlistable_mirror_past_it(
     tmp_path: Path, where: str
