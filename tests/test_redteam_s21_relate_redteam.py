@@ -1,0 +1,530 @@
+"""Red team (session 21) of the nested-store relate rule of b2b8958 (issue 29): a store beside
+(or in) several checkouts is pruned at the earliest base of those it shares history with (the
+one every other's copy reaches), kept at its own HEAD where every such base reaches it, hidden
+(refused) where none is reached by all — and of what else landed in ``git_relations.py`` this
+session (3a9bfb1, the HEAD rule's "earliest such base" for an unpruned store whose HEAD no copy
+holds). Attacked through the public entry points only: a phase's box
+(:func:`evotree.harness.git_guard.before_phase`, with the shared cache as a written root where
+said) and the judge's copy (:func:`evotree.harness.sandbox_copy.copy_regular_files`). Real git
+repositories in temporary folders, no mocks. A win: a store copy the phase (or the judge) gets
+keeps the fix's blob, or a candidate's write in the shared cache changes another version's
+honest task store. The task here has six files (a fix changes one of many: a snapshot of the
+task's files shares most blobs with a tree past the fix, as in a real repository).
+
+Wins (strict xfails):
+
+- **R1** (made by b2b8958) a shallow clone of the fix or of the tip past it (``git clone
+  --depth 1 --branch``, as CI clones) beside the task's checkout and a listable mirror past the
+  fix: the clone's copy does not reach the task's base (its shallow boundary), so no base is
+  "reached by all" and the mirror is hidden; a hidden store is tried at its own HEAD, past the
+  fix, so its future is empty and the clone keeps the fix. Before b2b8958 this held when the
+  clone's name sorted after the task's (``zcache``); now it leaks whatever the names. Box and
+  judge.
+- **R2** (made by b2b8958) a candidate's orphan snapshot of its own task's files (``git init;
+  git add -A; git commit`` in a copy of the work tree) beside the task, a mirror past the fix
+  and a full clone at the fix: the snapshot shares most blobs of the mirror's HEAD tree, and its
+  base and the task's do not reach each other — the mirror is hidden, tried at its own HEAD (no
+  future), and the clone at the fix is kept. Without the snapshot the clone is pruned (the
+  control). Box and judge.
+- **R3** (J1/J2/J6) a junk checkout a candidate's prepare phase writes in the shared cache — a
+  clone of its task reset one commit back, or an orphan snapshot of its task's files — is a
+  "checkout" ``_relate`` reads (``lenient`` is not consulted there): in another version's box an
+  honest bare mirror of the task at the task's base beside its checkout is pruned at the junk's
+  older base or hidden (made by b2b8958: the task's checkout, named first, decided before), and
+  a task cloned ``--separate-git-dir`` (its store a sibling, the junk the only checkout) is
+  pruned at the junk's base — the orphan junk's commit becomes the other version's task HEAD.
+- **R4** H8 nested: the mirror past the fix a checkout with a work tree inside the work tree of
+  the clone at the fix: ``_relate`` now prunes it at the task's base, but ``cross_checked``
+  exempts a ``.git`` folder from the future of a checkout in its own work tree, so the clone
+  keeps the fix (the same mirror bare there: held). Box and judge; older than b2b8958.
+- **R5** a clone whose HEAD is an orphan commit of the fix's tree (``git checkout --orphan`` at
+  the fix), its store holding upstream's history: below an orphan base the whole history is
+  "future", the task's copy holds it, and ``relate_checkouts`` prunes the task's own checkout
+  again at the orphan — from the clone's copy: the task gets the fix's tree. Box and judge.
+- **R6** thirty empty repositories (``git init``, a candidate's writes) push an image's mirror
+  past the fix beyond ``MAX_PRUNED``: hidden, tried at its own HEAD (no future), so a clone at
+  the fix beside the task is kept. Box.
+- **R7** CI's shallow clone of the fix that then fetched the base branch (``git clone --depth 1
+  --branch <fix>; git fetch origin main``: its ``shallow`` file names the fix, the base's
+  history lies below it): its future, read below that boundary, is the task's whole history,
+  which the task's copy holds — so the task's checkout is pruned again at the clone's base, the
+  fix. With or without a mirror beside them. Box and judge.
+
+Holds (plain tests): the controls of R2 and R3; R4 with the mirror bare; a second checkout at
+the task's very base (equal HEADs); the clone at the fix carrying ``info/grafts`` or a replace
+reference that make the fix a root (the pruning reads neither); a checkout of the task whose
+HEAD is garbage (hidden; its every object is future: the clone hidden too); a shallow mirror at
+the tip (its blobs shared with the task: pruned at the task's base); R5 with the orphan's tree
+the base's; 3a9bfb1's rule with R1's shallow clone beside an unlistable mirror (the boundary
+names the task's base: pruned there).
+
+Over-pruning (plain tests marking the cost):
+
+- **P1** an honest bare mirror at the task's very base (not past it) beside the task's checkout
+  and an older clone of the same repository: mirror, task and clone all pruned at the older
+  base (the documented cost names a mirror past both; one at the base costs the same).
+- **P2** an honest bare mirror at the task's base beside the task's checkout and an orphan export
+  of the same files (a ``dist`` repository of its own): the mirror is hidden.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from evotree.harness import git_guard
+from tests.test_git_guard_nested import _box, _git, _has
+from tests.test_git_prune_checkouts import _judge
+from tests.test_redteam_s17_box_nested_redteam import _blob, _holds, _stores
+from tests.test_redteam_s20_unpruned_redteam import _fifo_info_packs
+
+pytestmark = pytest.mark.heavy
+
+_WHERE = ["box", "judge"]
+_FILES = ["axles", "bridges", "lanes", "meters", "plates"]
+
+
+def _big_task(tmp_path: Path) -> tuple[Path, str, str, str, str]:
+    """(upstream, the base's parent, the base, the fix, fix2): ``tolls/`` holds ``toll.py`` and
+    five other files; ``main`` is two commits (the parent, then the base), ``wip`` the fix (tag
+    ``fixtag``) and a commit past it (fix2, a README)."""
+    up = tmp_path / "up"
+    (up / "tolls").mkdir(parents=True)
+    _git(up, "init", "-q", "-b", "main")
+    (up / "tolls/toll.py").write_text("def toll(rate):\n    return rate\n")
+    for name in _FILES:
+        (up / "tolls" / f"{name}.py").write_text(f"# {name}\nCOUNT = {len(name)}\n")
+    _git(up, "add", "-A")
+    _git(up, "commit", "-qm", "tolls: a flat rate")
+    older = _git(up, "rev-parse", "HEAD")
+    (up / "tolls/axles.py").write_text("# axles\nCOUNT = 2\n")
+    _git(up, "commit", "-qam", "axles: two")
+    base = _git(up, "rev-parse", "HEAD")
+    _git(up, "checkout", "-qb", "wip")
+    (up / "tolls/toll.py").write_text("def toll(rate):\n    return rate * 0.5  # night\n")
+    _git(up, "commit", "-qam", "tolls: the night discount")
+    fix = _git(up, "rev-parse", "HEAD")
+    _git(up, "tag", "fixtag", fix)
+    (up / "README").write_text("tolls, with a night discount\n")
+    _git(up, "add", "README")
+    _git(up, "commit", "-qm", "docs: the discount")
+    fix2 = _git(up, "rev-parse", "HEAD")
+    _git(up, "checkout", "-q", "main")
+    return up, older, base, fix, fix2
+
+
+def _checkout(tmp_path: Path, up: Path, path: Path) -> None:
+    """An honest checkout of upstream's ``main`` alone (no fix in its store) at ``path``."""
+    _git(tmp_path, "clone", "-q", "--no-local", "--single-branch", "-b", "main", str(up), str(path))
+
+
+def _phase(tmp_path: Path, mirror: bool = True) -> tuple[Path, Path, str, str, str, str]:
+    """(the phase, upstream, older, base, fix, the fix's blob): the task's honest checkout
+    ``phase/t`` at its base; ``mirror``: a bare mirror of upstream ``phase/mirror.git`` whose
+    HEAD is fix2 (fetched later: past the fix)."""
+    up, older, base, fix, _ = _big_task(tmp_path)
+    phase = tmp_path / "phase"
+    phase.mkdir()
+    _checkout(tmp_path, up, phase / "t")
+    assert not _has(phase / "t/.git", fix)
+    if mirror:
+        bare = phase / "mirror.git"
+        _git(tmp_path, "clone", "-q", "--bare", "--no-local", str(up), str(bare))
+        _git(bare, "symbolic-ref", "HEAD", "refs/heads/wip")
+    return phase, up, older, base, fix, _blob(up, fix)
+
+
+def _full_clone_at(tmp_path: Path, up: Path, path: Path, rev: str) -> None:
+    """A full clone of upstream detached at ``rev``, its remote removed."""
+    _git(tmp_path, "clone", "-q", "--no-local", str(up), str(path))
+    _git(path, "checkout", "-q", rev)
+    _git(path, "remote", "remove", "origin")
+
+
+def _snapshot(of: Path, path: Path) -> None:
+    """An orphan repository at ``path`` whose one commit holds the files of ``of/tolls``."""
+    (path / "tolls").mkdir(parents=True)
+    for f in (of / "tolls").iterdir():
+        (path / "tolls" / f.name).write_bytes(f.read_bytes())
+    _git(path, "init", "-q", "-b", "main")
+    _git(path, "add", "-A")
+    _git(path, "commit", "-qm", "a snapshot")
+
+
+def _leaking(tmp_path: Path, phase: Path, blob: str, where: str) -> tuple[list[Path], object]:
+    """(the copies the box or the judge gets that hold ``blob``, what was hidden or refused)."""
+    if where == "box":
+        sources, snap = _box(tmp_path, [phase])
+        return _holds(sources, blob), snap["hidden"]
+    dst, refused = _judge(tmp_path, phase)
+    return [s for s in _stores(dst) if _has(s, blob)], refused
+
+
+def _head(t: Path, copy: Path) -> str:
+    return _git(t, "--git-dir", str(copy), "rev-parse", "HEAD")
+
+
+# --- R1: a shallow clone of the fix ----------------------------------------------------------
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="R1: a shallow clone's copy does not reach the task's base, so _relate finds no base "
+    "reached by all and hides the mirror; hidden, it is tried at its own HEAD past the fix (no "
+    "future), and the shallow clone keeps the fix",
+)
+@pytest.mark.parametrize("clone", ["cache", "zcache"])
+@pytest.mark.parametrize("at", ["fixtag", "wip"])
+@pytest.mark.parametrize("where", _WHERE)
+def test_r1_a_shallow_clone_of_the_fix_hides_the_mirror_past_it(
+    tmp_path: Path, where: str, at: str, clone: str
+) -> None:
+    phase, up, _, base, _, blob = _phase(tmp_path)
+    c = phase / clone
+    _git(tmp_path, "clone", "-q", "--depth", "1", "--branch", at, up.as_uri(), str(c))
+    assert _has(c / ".git", blob) and not _has(c / ".git", base)
+    held, why = _leaking(tmp_path, phase, blob, where)
+    assert held == [], why
+
+
+# --- R2: an orphan snapshot of the task's files ------------------------------------------------
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="R2: an orphan snapshot of the task's files shares most blobs of the mirror's HEAD "
+    "tree and diverges from the task, so _relate hides the mirror (no base reached by all); "
+    "hidden, its future at its own HEAD is empty and the clone at the fix is kept",
+)
+@pytest.mark.parametrize("where", _WHERE)
+def test_r2_a_snapshot_of_the_task_hides_the_mirror(tmp_path: Path, where: str) -> None:
+    phase, up, _, _, fix, blob = _phase(tmp_path)
+    _full_clone_at(tmp_path, up, phase / "zcache", fix)
+    _snapshot(phase / "t", phase / "snap")
+    held, why = _leaking(tmp_path, phase, blob, where)
+    assert held == [], why
+
+
+@pytest.mark.parametrize("where", _WHERE)
+def test_r2_control_without_the_snapshot_the_clone_is_pruned(tmp_path: Path, where: str) -> None:
+    phase, up, _, _, fix, blob = _phase(tmp_path)
+    _full_clone_at(tmp_path, up, phase / "zcache", fix)
+    held, why = _leaking(tmp_path, phase, blob, where)
+    assert held == [], why
+
+
+# --- R3: junk in the shared cache changes another version's task store -----------------------
+
+
+def _box_with_cache(tmp_path: Path, phase: Path, shared: Path) -> tuple[dict[Path, Path], dict]:
+    """:func:`_box` with ``shared`` a read-only root the candidate's code writes (the cache)."""
+    trace = tmp_path / "raw.trace"
+    binds = git_guard.before_phase([phase], trace, read_only=[shared], written=[shared])
+    sources = {
+        Path(dst): Path(src)
+        for _, src, dst in binds
+        if Path(src).parent.name.endswith(".git-copies") and not str(src).endswith(".hidden")
+    }
+    return sources, json.loads(git_guard.snapshot_path(trace).read_text())
+
+
+def _honest_task(tmp_path: Path, layout: str) -> tuple[Path, Path, Path, str]:
+    """(the phase, the task's work tree ``phase/t``, the store checked, the base): ``mirror``:
+    the task's checkout and a bare mirror of it at the same base ``phase/task.git``;
+    ``separate``: the task cloned ``--separate-git-dir phase/t.git``."""
+    up, _, base, _, _ = _big_task(tmp_path)
+    phase = tmp_path / "phase"
+    phase.mkdir()
+    t = phase / "t"
+    if layout == "mirror":
+        _checkout(tmp_path, up, t)
+        store = phase / "task.git"
+        _git(
+            tmp_path, "clone", "-q", "--bare", "--no-local", "--single-branch", str(up), str(store)
+        )
+    else:
+        store = phase / "t.git"
+        _git(
+            tmp_path,
+            "clone",
+            "-q",
+            "--no-local",
+            "--single-branch",
+            "--separate-git-dir",
+            str(store),
+            str(up),
+            str(t),
+        )
+    assert _git(t, "rev-parse", "HEAD") == base
+    return phase, t, store, base
+
+
+def _junk(tmp_path: Path, shared: Path, t: Path, how: str) -> None:
+    """A candidate's checkout in the shared cache: ``older``, a clone of its task reset one
+    commit back; ``orphan``, an orphan snapshot of its task's files."""
+    j = shared / "j"
+    if how == "orphan":
+        _snapshot(t, j)
+        return
+    _git(tmp_path, "clone", "-q", "--no-local", str(t), str(j))
+    _git(j, "reset", "-q", "--hard", "HEAD^")
+    _git(j, "remote", "remove", "origin")
+    _git(j, "reflog", "expire", "--expire=now", "--all")
+    _git(j, "gc", "-q", "--prune=now")
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="R3: _relate reads every checkout the phase sees, those in the shared cache too "
+    "(lenient is not consulted): a junk clone one commit back prunes another version's honest "
+    "task store at its base, an orphan junk hides the mirror or becomes the separate store's HEAD",
+)
+@pytest.mark.parametrize("how", ["older", "orphan"])
+@pytest.mark.parametrize("layout", ["mirror", "separate"])
+def test_r3_junk_in_the_shared_cache_changes_another_versions_task_store(
+    tmp_path: Path, layout: str, how: str
+) -> None:
+    phase, t, store, base = _honest_task(tmp_path, layout)
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    _junk(tmp_path, shared, t, how)
+    sources, snap = _box_with_cache(tmp_path, phase, shared)
+    assert store in sources, snap["hidden"]
+    assert _head(t, sources[store]) == base
+
+
+@pytest.mark.parametrize("layout", ["mirror", "separate"])
+def test_r3_control_the_honest_task_store_without_junk(tmp_path: Path, layout: str) -> None:
+    phase, t, store, base = _honest_task(tmp_path, layout)
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    sources, snap = _box_with_cache(tmp_path, phase, shared)
+    assert store in sources, snap["hidden"]
+    assert _head(t, sources[store]) == base
+
+
+# --- R4: the mirror past the fix a checkout in the clone's work tree --------------------------
+
+
+def _mirror_in_the_clone(tmp_path: Path, kind: str) -> tuple[Path, str]:
+    """(the phase, the fix's blob): the task's checkout, a full clone at the fix ``zcache`` and
+    in its work tree a mirror of upstream at fix2 — ``checkout``: a clone with a work tree
+    ``vendor/m``; ``bare``: ``vendor/m.git``."""
+    phase, up, _, _, fix, blob = _phase(tmp_path, mirror=False)
+    c = phase / "zcache"
+    _full_clone_at(tmp_path, up, c, fix)
+    (c / ".git/info/exclude").write_text("vendor/\n")
+    (c / "vendor").mkdir()
+    if kind == "checkout":
+        _git(tmp_path, "clone", "-q", "--no-local", "-b", "wip", str(up), str(c / "vendor/m"))
+    else:
+        m = c / "vendor/m.git"
+        _git(tmp_path, "clone", "-q", "--bare", "--no-local", str(up), str(m))
+        _git(m, "symbolic-ref", "HEAD", "refs/heads/wip")
+    return phase, blob
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="R4: the checkout past the fix in the clone's work tree is pruned at the task's base, "
+    "but cross_checked exempts the clone's .git from the future of a checkout in its own work "
+    "tree: the clone at the fix is kept",
+)
+@pytest.mark.parametrize("where", _WHERE)
+def test_r4_a_mirror_checkout_in_the_clones_work_tree(tmp_path: Path, where: str) -> None:
+    phase, blob = _mirror_in_the_clone(tmp_path, "checkout")
+    held, why = _leaking(tmp_path, phase, blob, where)
+    assert held == [], why
+
+
+@pytest.mark.parametrize("where", _WHERE)
+def test_r4_holds_a_bare_mirror_in_the_clones_work_tree(tmp_path: Path, where: str) -> None:
+    phase, blob = _mirror_in_the_clone(tmp_path, "bare")
+    held, why = _leaking(tmp_path, phase, blob, where)
+    assert held == [], why
+
+
+# --- R5: a clone whose HEAD is an orphan commit of the fix's tree -----------------------------
+
+
+def _orphan_head_clone(tmp_path: Path, tree: str) -> tuple[Path, str]:
+    """(the phase, the fix's blob): the task's checkout, the mirror past the fix, and a full
+    clone ``zcache`` whose HEAD is an orphan commit of the fix's (or the base's) tree, the fix
+    kept on a branch of its store."""
+    phase, up, _, base, fix, blob = _phase(tmp_path)
+    c = phase / "zcache"
+    _full_clone_at(tmp_path, up, c, fix if tree == "fix" else base)
+    _git(c, "checkout", "-q", "--orphan", "snapshot")
+    _git(c, "commit", "-qm", "a snapshot")
+    _git(c, "branch", "-q", "keep", fix)
+    return phase, blob
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="R5: below an orphan base a clone's whole history is future; the task's copy holds "
+    "it, so relate_checkouts prunes the task's checkout again at the orphan, whose tree is the "
+    "fix's",
+)
+@pytest.mark.parametrize("where", _WHERE)
+def test_r5_a_clone_on_an_orphan_of_the_fix_tree_reprunes_the_task(
+    tmp_path: Path, where: str
+) -> None:
+    phase, blob = _orphan_head_clone(tmp_path, "fix")
+    held, why = _leaking(tmp_path, phase, blob, where)
+    assert held == [], why
+
+
+@pytest.mark.parametrize("where", _WHERE)
+def test_r5_holds_an_orphan_of_the_base_tree(tmp_path: Path, where: str) -> None:
+    phase, blob = _orphan_head_clone(tmp_path, "base")
+    held, why = _leaking(tmp_path, phase, blob, where)
+    assert held == [], why
+
+
+# --- R6: the mirror pushed past the cap -------------------------------------------------------
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="R6: thirty empty repositories push the mirror past MAX_PRUNED; hidden, it is tried "
+    "at its own HEAD past the fix (no future), so the clone at the fix is kept",
+)
+def test_r6_empty_repositories_push_the_mirror_past_the_cap(tmp_path: Path) -> None:
+    up, _, _, fix, _ = _big_task(tmp_path)
+    blob = _blob(up, fix)
+    phase = tmp_path / "phase"
+    phase.mkdir()
+    _checkout(tmp_path, up, phase / "repo")
+    mirror = phase / "upstream.git"
+    _git(tmp_path, "clone", "-q", "--bare", "--no-local", str(up), str(mirror))
+    _git(mirror, "symbolic-ref", "HEAD", "refs/heads/wip")
+    _full_clone_at(tmp_path, up, phase / "cache", fix)
+    for i in range(git_guard.MAX_PRUNED - 2):
+        _git(phase, "init", "-q", f"j{i:02d}")
+    sources, snap = _box(tmp_path, [phase])
+    assert _holds(sources, blob) == [], snap["hidden"]
+
+
+# --- R7: a shallow clone of the fix that fetched the base branch -----------------------------
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="R7: a shallow clone of the fix that fetched main holds the base's history below its "
+    "shallow boundary, read as its future; the task's copy holds it, so relate_checkouts prunes "
+    "the task's checkout again at the clone's base, the fix",
+)
+@pytest.mark.parametrize("mirror", [True, False], ids=["mirror", "no-mirror"])
+@pytest.mark.parametrize("where", _WHERE)
+def test_r7_a_shallow_clone_of_the_fix_that_fetched_main_reprunes_the_task(
+    tmp_path: Path, where: str, mirror: bool
+) -> None:
+    phase, up, _, base, _, blob = _phase(tmp_path, mirror=mirror)
+    c = phase / "zcache"
+    _git(tmp_path, "clone", "-q", "--depth", "1", "--branch", "fixtag", up.as_uri(), str(c))
+    _git(c, "fetch", "-q", "origin", "main:refs/remotes/origin/main")
+    assert _has(c / ".git", base) and (c / ".git/shallow").exists()
+    held, why = _leaking(tmp_path, phase, blob, where)
+    assert held == [], why
+
+
+# --- holds ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("how", ["equal-heads", "grafts", "replace", "garbage-head"])
+@pytest.mark.parametrize("where", _WHERE)
+def test_holds_beside_the_task_a_mirror_past_the_fix_and_a_clone_at_it(
+    tmp_path: Path, where: str, how: str
+) -> None:
+    """The mirror past the fix and a full clone at the fix beside the task, and: a second
+    checkout at the task's very base; the clone's ``info/grafts`` or a replace reference making
+    the fix a root; a checkout of the task whose HEAD is garbage (hidden, its every object
+    future). No copy keeps the fix."""
+    phase, up, _, _, fix, blob = _phase(tmp_path)
+    c = phase / "zcache"
+    _full_clone_at(tmp_path, up, c, fix)
+    if how == "equal-heads":
+        _checkout(tmp_path, up, phase / "t2")
+    elif how == "grafts":
+        (c / ".git/info/grafts").write_text(f"{fix}\n")
+        assert _git(c, "rev-list", "--count", "HEAD") == "1"
+    elif how == "replace":
+        orphan = _git(c, "commit-tree", "-m", "root", f"{fix}^{{tree}}")
+        _git(c, "replace", fix, orphan)
+        assert _git(c, "rev-list", "--count", "HEAD") == "1"
+    else:
+        _checkout(tmp_path, up, phase / "u")
+        (phase / "u/.git/HEAD").write_text("garbage\n")
+    held, why = _leaking(tmp_path, phase, blob, where)
+    assert held == [], why
+
+
+@pytest.mark.parametrize("where", _WHERE)
+def test_holds_a_shallow_mirror_at_the_tip(tmp_path: Path, where: str) -> None:
+    """A bare ``--depth 1`` mirror of the tip past the fix (no commit of the task's, most of its
+    blobs) beside the task and a full clone at the fix: pruned at the task's base."""
+    phase, up, _, _, fix, blob = _phase(tmp_path, mirror=False)
+    m = phase / "mirror.git"
+    _git(tmp_path, "clone", "-q", "--bare", "--depth", "1", "-b", "wip", up.as_uri(), str(m))
+    _full_clone_at(tmp_path, up, phase / "zcache", fix)
+    held, why = _leaking(tmp_path, phase, blob, where)
+    assert held == [], why
+
+
+@pytest.mark.parametrize("where", _WHERE)
+def test_holds_3a9bfb1_a_shallow_clone_beside_an_unlistable_mirror(
+    tmp_path: Path, where: str
+) -> None:
+    """3a9bfb1's rule (an unpruned store's HEAD no copy holds): R1's shallow clone of the fix
+    beside the task and the mirror made unlistable (a FIFO) — the clone's boundary names the
+    task's base, so it is pruned there."""
+    phase, up, _, _, _, blob = _phase(tmp_path)
+    _fifo_info_packs(tmp_path, phase / "mirror.git")
+    _git(
+        tmp_path, "clone", "-q", "--depth", "1", "--branch", "fixtag", up.as_uri(), str(phase / "z")
+    )
+    held, why = _leaking(tmp_path, phase, blob, where)
+    assert held == [], why
+
+
+# --- over-pruning -----------------------------------------------------------------------------
+
+
+def test_p1_an_honest_mirror_at_the_base_beside_an_older_clone_prunes_the_task_there(
+    tmp_path: Path,
+) -> None:
+    """P1 (a cost): the task's checkout, a bare mirror at its very base and an older clone of
+    the same repository — mirror, task and clone all pruned at the older base."""
+    up, older, base, _, _ = _big_task(tmp_path)
+    phase = tmp_path / "phase"
+    phase.mkdir()
+    t = phase / "t"
+    _checkout(tmp_path, up, t)
+    m = phase / "task.git"
+    _git(tmp_path, "clone", "-q", "--bare", "--no-local", "--single-branch", str(up), str(m))
+    _checkout(tmp_path, up, phase / "old")
+    _git(phase / "old", "reset", "-q", "--hard", older)
+    sources, snap = _box(tmp_path, [phase])
+    assert snap["hidden"] == [], snap
+    assert {_head(t, s) for s in sources.values()} == {older} != {base}
+    assert set(sources) == {t / ".git", m, phase / "old/.git"}
+
+
+def test_p2_an_honest_mirror_beside_an_orphan_export_is_hidden(tmp_path: Path) -> None:
+    """P2 (a cost, R2's mechanism): the task's checkout, a bare mirror at its base and an
+    orphan export of its files (a ``dist`` repository of its own) — the mirror is hidden."""
+    up, _, base, _, _ = _big_task(tmp_path)
+    phase = tmp_path / "phase"
+    phase.mkdir()
+    t = phase / "t"
+    _checkout(tmp_path, up, t)
+    m = phase / "task.git"
+    _git(tmp_path, "clone", "-q", "--bare", "--no-local", "--single-branch", str(up), str(m))
+    _snapshot(t, phase / "dist")
+    sources, snap = _box(tmp_path, [phase])
+    assert m not in sources
+    assert any(h.startswith(str(m)) and "reach one another" in h for h in snap["hidden"]), snap
+    assert _head(t, sources[t / ".git"]) == base
