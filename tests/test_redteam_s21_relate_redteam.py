@@ -49,6 +49,17 @@ Wins (strict xfails):
   history lies below it): its future, read below that boundary, is the task's whole history,
   which the task's copy holds — so the task's checkout is pruned again at the clone's base, the
   fix. With or without a mirror beside them. Box and judge.
+- **R8** a listable bare ``--depth 1`` mirror of the tip past the fix, in a task whose fix
+  changes most of its (one-file) tree: it holds no commit of the task's and few of its blobs,
+  so it shares history with a full clone at the fix alone and is pruned at that base — its copy
+  keeps the fix, and the task's checkout is hidden (the mirror's future at the fix cannot be
+  listed: its store lacks that commit). The same mirror unlistable holds (3a9bfb1). Box and
+  judge; older than b2b8958.
+- **R9** (made by 3a9bfb1; J1/J2/J6) an image's library checkout cloned ``--reference`` (left
+  unpruned, its HEAD no copy holds) beside the task: 3a9bfb1 names every copy holding another
+  copy's base related to it, the shared cache's copies among those it reads (``lenient`` spares
+  only the unpruned store) — a candidate's junk clone of its task one commit back in the shared
+  cache prunes another version's task checkout at that older base. Box.
 
 Holds (plain tests): the controls of R2 and R3; R4 with the mirror bare; a second checkout at
 the task's very base (equal HEADs); the clone at the fix carrying ``info/grafts`` or a replace
@@ -56,7 +67,8 @@ reference that make the fix a root (the pruning reads neither); a checkout of th
 HEAD is garbage (hidden; its every object is future: the clone hidden too); a shallow mirror at
 the tip (its blobs shared with the task: pruned at the task's base); R5 with the orphan's tree
 the base's; 3a9bfb1's rule with R1's shallow clone beside an unlistable mirror (the boundary
-names the task's base: pruned there).
+names the task's base: pruned there) and with R8's mirror unlistable; a checkout of the task
+whose HEAD is a link, or whose ``.git`` is a link to a store outside the phase; R9's control.
 
 Over-pruning (plain tests marking the cost):
 
@@ -77,7 +89,7 @@ import pytest
 from evotree.harness import git_guard
 from tests.test_git_guard_nested import _box, _git, _has
 from tests.test_git_prune_checkouts import _judge
-from tests.test_redteam_s17_box_nested_redteam import _blob, _holds, _stores
+from tests.test_redteam_s17_box_nested_redteam import _blob, _holds, _stores, _upstream_two_past
 from tests.test_redteam_s20_unpruned_redteam import _fifo_info_packs
 
 pytestmark = pytest.mark.heavy
@@ -431,10 +443,110 @@ def test_r7_a_shallow_clone_of_the_fix_that_fetched_main_reprunes_the_task(
     assert held == [], why
 
 
+# --- R8: a shallow mirror past the fix that shares no commit with the task -------------------
+
+
+def _shallow_mirror_of_a_small_task(tmp_path: Path, unlistable: bool) -> tuple[Path, str]:
+    """(the phase, the fix's blob): a task of one file (the fix changes most of its tree) —
+    its honest checkout ``phase/t``, a full clone at the fix ``zcache``, and a bare ``--depth 1``
+    mirror of the tip past the fix ``mirror.git`` (FIFO-refused where ``unlistable``)."""
+    up, _, fix, _ = _upstream_two_past(tmp_path)
+    phase = tmp_path / "phase"
+    phase.mkdir()
+    _checkout(tmp_path, up, phase / "t")
+    m = phase / "mirror.git"
+    _git(tmp_path, "clone", "-q", "--bare", "--depth", "1", "-b", "wip", up.as_uri(), str(m))
+    if unlistable:
+        _fifo_info_packs(tmp_path, m)
+    _full_clone_at(tmp_path, up, phase / "zcache", fix)
+    return phase, _blob(up, fix)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="R8: a shallow mirror past the fix holds no commit of the task's and few of its blobs, "
+    "so it shares history with the clone at the fix alone and is pruned at that base, the fix "
+    "(the task's checkout hidden: the mirror's future there cannot be listed)",
+)
+@pytest.mark.parametrize("where", _WHERE)
+def test_r8_a_listable_shallow_mirror_follows_the_clone_at_the_fix(
+    tmp_path: Path, where: str
+) -> None:
+    phase, blob = _shallow_mirror_of_a_small_task(tmp_path, unlistable=False)
+    held, why = _leaking(tmp_path, phase, blob, where)
+    assert held == [], why
+
+
+@pytest.mark.parametrize("where", _WHERE)
+def test_r8_holds_the_same_mirror_unlistable(tmp_path: Path, where: str) -> None:
+    """3a9bfb1's rule: the mirror's HEAD no copy holds, the clone at the fix holds the task's
+    base at a base of its own — pruned at the task's base."""
+    phase, blob = _shallow_mirror_of_a_small_task(tmp_path, unlistable=True)
+    held, why = _leaking(tmp_path, phase, blob, where)
+    assert held == [], why
+
+
+# --- R9: 3a9bfb1's rule and junk in the shared cache -----------------------------------------
+
+
+def _referenced_library(tmp_path: Path, phase: Path) -> None:
+    """An image's library checkout ``phase/lib`` cloned ``--reference`` a store outside the
+    phase (an alternates file: left unpruned, tried by its HEAD, which no copy holds)."""
+    lib = tmp_path / "libsrc"
+    lib.mkdir()
+    _git(lib, "init", "-q", "-b", "main")
+    (lib / "lib.py").write_text("def helper(axles):\n    return axles * 2\n")
+    _git(lib, "add", "-A")
+    _git(lib, "commit", "-qm", "lib: a helper")
+    ref = tmp_path / "libref.git"
+    _git(tmp_path, "clone", "-q", "--bare", "--no-local", str(lib), str(ref))
+    _git(tmp_path, "clone", "-q", "--reference", str(ref), lib.as_uri(), str(phase / "lib"))
+    assert (phase / "lib/.git/objects/info/alternates").exists()
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="R9: 3a9bfb1 names a copy holding another copy's base related to it whenever an "
+    "unpruned store's HEAD is held by no copy; the copies it reads include the shared cache's "
+    "(lenient only spares the unpruned store), so a junk clone one commit back there prunes "
+    "another version's task checkout at its base",
+)
+def test_r9_junk_in_the_shared_cache_reprunes_the_task_beside_an_unpruned_library(
+    tmp_path: Path,
+) -> None:
+    up, _, base, _, _ = _big_task(tmp_path)
+    phase = tmp_path / "phase"
+    phase.mkdir()
+    t = phase / "t"
+    _checkout(tmp_path, up, t)
+    _referenced_library(tmp_path, phase)
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    _junk(tmp_path, shared, t, "older")
+    sources, snap = _box_with_cache(tmp_path, phase, shared)
+    assert t / ".git" in sources, snap["hidden"]
+    assert _head(t, sources[t / ".git"]) == base
+
+
+def test_r9_control_without_junk_the_task_keeps_its_base(tmp_path: Path) -> None:
+    up, _, base, _, _ = _big_task(tmp_path)
+    phase = tmp_path / "phase"
+    phase.mkdir()
+    t = phase / "t"
+    _checkout(tmp_path, up, t)
+    _referenced_library(tmp_path, phase)
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    sources, snap = _box_with_cache(tmp_path, phase, shared)
+    assert _head(t, sources[t / ".git"]) == base, snap["hidden"]
+
+
 # --- holds ------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("how", ["equal-heads", "grafts", "replace", "garbage-head"])
+@pytest.mark.parametrize(
+    "how", ["equal-heads", "grafts", "replace", "garbage-head", "head-link", "dotgit-link"]
+)
 @pytest.mark.parametrize("where", _WHERE)
 def test_holds_beside_the_task_a_mirror_past_the_fix_and_a_clone_at_it(
     tmp_path: Path, where: str, how: str
@@ -442,7 +554,8 @@ def test_holds_beside_the_task_a_mirror_past_the_fix_and_a_clone_at_it(
     """The mirror past the fix and a full clone at the fix beside the task, and: a second
     checkout at the task's very base; the clone's ``info/grafts`` or a replace reference making
     the fix a root; a checkout of the task whose HEAD is garbage (hidden, its every object
-    future). No copy keeps the fix."""
+    future), whose HEAD is a link, or whose ``.git`` is a link to a store outside the phase.
+    No copy keeps the fix."""
     phase, up, _, _, fix, blob = _phase(tmp_path)
     c = phase / "zcache"
     _full_clone_at(tmp_path, up, c, fix)
@@ -455,9 +568,19 @@ def test_holds_beside_the_task_a_mirror_past_the_fix_and_a_clone_at_it(
         orphan = _git(c, "commit-tree", "-m", "root", f"{fix}^{{tree}}")
         _git(c, "replace", fix, orphan)
         assert _git(c, "rev-list", "--count", "HEAD") == "1"
-    else:
+    elif how == "garbage-head":
         _checkout(tmp_path, up, phase / "u")
         (phase / "u/.git/HEAD").write_text("garbage\n")
+    elif how == "head-link":
+        u = phase / "u"
+        _checkout(tmp_path, up, u)
+        (u / ".git/HEAD").rename(u / ".git/HEAD.real")
+        (u / ".git/HEAD").symlink_to("HEAD.real")
+    else:
+        u = phase / "u"
+        _checkout(tmp_path, up, u)
+        (u / ".git").rename(tmp_path / "outside.git")
+        (u / ".git").symlink_to(tmp_path / "outside.git")
     held, why = _leaking(tmp_path, phase, blob, where)
     assert held == [], why
 
