@@ -13,7 +13,8 @@ real pygments LaTeX formatter.
 Wins (strict xfails: the agent saw hidden data or the future, the audit passed it; A1-A5, A7, A9,
 A10 closed the same session — a fence closes at column 0 and opens on CRLF, ``?``/``[..]``/
 braces and ancestor globs, no bare length-byte frame — plain tests since; A6 (extglob: the
-lexer) and A8 open; A7 with its output recorded is judged as the literal search is, a warn):
+lexer) closed in session 21 — an extglob group is part of its word —; A8 open; A7 with its
+output recorded is judged as the literal search is, a warn):
   A1 a heredoc in a mini-swe-agent command holding a line that is a fence indented by one to
      three spaces: the audit closes the block there (``[ ]{0,3}````), mini-swe-agent does not
      (its closing fence follows the newline at once) and runs the rest: ``git log --all -p``
@@ -186,15 +187,8 @@ OUTPUT = pytest.mark.parametrize("recorded", [True, False], ids=["recorded", "hi
         "cat slides/_minted-regatt?/row.pygtex",
         "cat slides/_minted-[r]egatta/row.pygtex",
         "cat slides/{_minted-regatta,talk}/row.pygtex",
-        pytest.param(
-            "shopt -s extglob; cat slides/@(_minted-regatta)/row.pygtex",
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="A6 (open): the lexer reads extglob's '@(' as a subshell's parenthesis, so "
-                "the word never reaches the glob test (a shell with extglob on from an earlier "
-                "line runs it; bash refuses it on the line that turns extglob on)",
-            ),
-        ),
+        # A6 (closed in session 21: the lexer keeps extglob's group in its word)
+        "shopt -s extglob; cat slides/@(_minted-regatta)/row.pygtex",
     ],
 )
 def test_alone_a_glob_without_a_star(command: str, recorded: bool) -> None:

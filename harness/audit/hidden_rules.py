@@ -18,7 +18,7 @@ from evotree.harness.audit.hidden_code import (
     loads_from_hidden,
     located_word,
 )
-from evotree.harness.audit.hits import GLOB_CHARS, Hit, RuleSet
+from evotree.harness.audit.hits import GLOB_CHARS, Hit, RuleSet, part_match
 from evotree.harness.audit.lexer import SimpleCommand, _basename
 from evotree.harness.audit.name_only import names_only
 from evotree.harness.audit.patch_tools import quilt_hit
@@ -221,7 +221,7 @@ def _glob_reaches(glob: str, rules: RuleSet) -> bool:
         hidden = [p for p in path.strip().split("/") if p not in ("", ".")]
         folder = path.endswith("/")
         if (len(parts) > len(hidden) if folder else len(parts) == len(hidden)) and all(
-            fnmatch.fnmatchcase(h, g) for h, g in zip(hidden, parts)
+            part_match(h, g) for h, g in zip(hidden, parts)
         ):
             return True
     return False
@@ -270,7 +270,7 @@ def _glob_ancestor(glob: str, hidden: str) -> str:
     """The folder on ``hidden``'s path the glob ``glob`` names part by part (``sl*`` names
     ``slides`` of ``slides/_minted-regatta``), or ``glob`` itself where it names none."""
     parts, hparts = glob.split("/"), hidden.split("/")
-    if len(parts) < len(hparts) and all(fnmatch.fnmatchcase(h, g) for h, g in zip(hparts, parts)):
+    if len(parts) < len(hparts) and all(part_match(h, g) for h, g in zip(hparts, parts)):
         return "/".join(hparts[: len(parts)])
     return glob
 

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-import fnmatch
+import functools
 import re
 from dataclasses import dataclass, field
 
@@ -19,6 +19,23 @@ _FILE_NAME = re.compile(r"[^.]\.[A-Za-z0-9]{1,8}$")
 #: ``{a,b}`` or an extglob group ``@(...)`` (the s20 red team's A3-A6: ``?`` and the rest
 #: named the hidden folder as ``*`` did)
 GLOB_CHARS = re.compile(r"[*?\[]|\{[^{}]*,[^{}]*\}|[@!+?*]\(")
+#: the characters that open an extglob group before a ``(``: ``@(a|b)`` one of, ``?(..)``
+#: none or one, ``*(..)`` any number, ``+(..)`` one or more, ``!(..)`` anything but
+EXTGLOB = "@?*+!"
+_QUANT = {"@": "", "?": "?", "*": "*", "+": "+"}
+#: POSIX classes in a bracket (``[[:digit:]]``); another one matches any character
+_POSIX = {
+    "alpha": "a-zA-Z",
+    "digit": "0-9",
+    "alnum": "a-zA-Z0-9",
+    "upper": "A-Z",
+    "lower": "a-z",
+    "space": r"\s",
+    "xdigit": "0-9a-fA-F",
+    "word": r"\w",
+}
+
+
 #: the most words one brace expansion is tried as
 _MAX_BRACES = 64
 
@@ -39,20 +56,184 @@ def _braces(word: str) -> list[str]:
     return out
 
 
+def _group_end(word: str, start: int) -> int:
+    """Index just past the ``)`` closing the extglob group whose ``(`` is at ``start`` (nested
+    groups and classes skipped), or -1 when it is never closed."""
+    depth, i, n = 0, start, len(word)
+    while i < n:
+        c = word[i]
+        if c == "\\":
+            i += 2
+            continue
+        if c == "[":
+            j = _class_end(word, i)
+            if j > 0:
+                i = j
+                continue
+        if c == "(":
+            depth += 1
+        elif c == ")":
+            depth -= 1
+            if depth == 0:
+                return i + 1
+        i += 1
+    return -1
+
+
+def _class_end(pat: str, start: int) -> int:
+    """Index just past the ``]`` closing the class ``[...]`` at ``start`` (a ``]`` first in it,
+    after ``!`` or ``^``, is a member), or -1 when it is never closed."""
+    i = start + 1
+    if i < len(pat) and pat[i] in "!^":
+        i += 1
+    if i < len(pat) and pat[i] == "]":
+        i += 1
+    while i < len(pat):
+        m = re.match(r"\[:[a-z]+:\]", pat[i:])
+        if m:  # a POSIX class inside (``[[:digit:]]``)
+            i += m.end()
+            continue
+        if pat[i] == "]":
+            return i + 1
+        i += 1
+    return -1
+
+
+def _pieces(word: str) -> list[str]:
+    """``word`` split where a command's ``(``, ``)``, ``,`` or ``|`` ends a path, each extglob
+    group (``@(a|b)``, :data:`EXTGLOB`) kept whole in its piece."""
+    out, buf, i = [], [], 0
+    while i < len(word):
+        c = word[i]
+        if c in EXTGLOB and word.startswith("(", i + 1):
+            end = _group_end(word, i + 1)
+            end = len(word) if end < 0 else end
+            buf.append(word[i:end])
+            i = end
+            continue
+        if c in "(),|":
+            out.append("".join(buf))
+            buf = []
+        else:
+            buf.append(c)
+        i += 1
+    out.append("".join(buf))
+    return [p for p in out if p]
+
+
 def glob_words(text: str) -> list[str]:
     """The globs of ``text`` as the shell would match them: each word holding a glob character
-    (:data:`GLOB_CHARS`), its extglob groups read as ``*`` (any name: the safe side), its brace
-    lists expanded, split where a command's punctuation ends a word."""
+    (:data:`GLOB_CHARS`), its brace lists expanded, split where a command's punctuation ends
+    a word; extglob groups are kept (:func:`glob_regex` matches them)."""
     out: list[str] = []
     for word in re.split(r"[\s'\"=:<>;&]+", text):
         if not GLOB_CHARS.search(word):
             continue
-        word = re.sub(r"[@!+?*]\([^()]*\)", "*", word)
         braced = bool(re.search(r"\{[^{}]*,[^{}]*\}", word))
         for expanded in _braces(word):
             # a brace list's words are paths even with no wildcard left (``{a,b}/x``)
-            out += [t for t in re.split(r"[(),|]+", expanded) if braced or re.search(r"[*?\[]", t)]
+            out += [t for t in _pieces(expanded) if braced or re.search(r"[*?\[]|[@!+]\(", t)]
     return out
+
+
+def _translate(pat: str, star: str) -> str:
+    """The regex of the bash pattern ``pat`` (``*``, ``?``, classes, extglob groups): ``star``
+    is what ``*`` matches (``[^/]*`` within a path part). ``!(..)`` is exact at the pattern's
+    end and any text elsewhere (a superset: the safe side); a group never closed matches any
+    text from there on."""
+    out, i, n = [], 0, len(pat)
+    while i < n:
+        c = pat[i]
+        if c in EXTGLOB and pat.startswith("(", i + 1):
+            end = _group_end(pat, i + 1)
+            if end < 0:
+                out.append(".*")
+                break
+            alts = "|".join(_translate(a, star) for a in _alternatives(pat[i + 2 : end - 1]))
+            if c == "!":
+                out.append(f"(?!(?:{alts})\\Z){star}" if end == n else star)
+            else:
+                out.append(f"(?:{alts}){_QUANT[c]}")
+            i = end
+            continue
+        if c == "*":
+            out.append(star)
+        elif c == "?":
+            out.append("." if star == ".*" else "[^/]")
+        elif c == "[" and _class_end(pat, i) > 0:
+            end = _class_end(pat, i)
+            body = pat[i + 1 : end - 1]
+            neg = body[:1] in ("!", "^")
+            body = body[1:] if neg else body
+            members = re.sub(
+                r"\[:([a-z]+):\]|([\\^\[\]])",
+                lambda m: _POSIX.get(m[1], r"\s\S") if m[1] else "\\" + m[2],
+                body,
+            )
+            out.append(f"[{'^' if neg else ''}{members}]")
+            i = end
+            continue
+        elif c == "\\" and i + 1 < n:
+            out.append(re.escape(pat[i + 1]))
+            i += 2
+            continue
+        else:
+            out.append(re.escape(c))
+        i += 1
+    return "".join(out)
+
+
+def _alternatives(body: str) -> list[str]:
+    """The ``|``-separated patterns of an extglob group's body (nested groups kept whole)."""
+    out, start, i = [], 0, 0
+    while i < len(body):
+        c = body[i]
+        if c in EXTGLOB and body.startswith("(", i + 1):
+            end = _group_end(body, i + 1)
+            i = len(body) if end < 0 else end
+            continue
+        if c == "|":
+            out.append(body[start:i])
+            start = i + 1
+        i += 1
+    out.append(body[start:])
+    return out
+
+
+@functools.lru_cache(maxsize=4096)
+def glob_regex(pattern: str, whole_path: bool = False) -> re.Pattern[str]:
+    """The compiled regex of a bash glob (extglob groups included: fnmatch knows none), for
+    one path part, or with ``whole_path`` for a whole path (``*`` then crosses ``/``)."""
+    return re.compile(_translate(pattern, ".*" if whole_path else "[^/]*"), re.DOTALL)
+
+
+def part_match(name: str, pattern: str) -> bool:
+    """Does the glob part ``pattern`` match the file name ``name`` (:func:`glob_regex`)?"""
+    return glob_regex(pattern).fullmatch(name) is not None
+
+
+def _sample(pattern: str) -> str:
+    """One name the glob part ``pattern`` matches, where it is simple to make (``*`` none,
+    ``?`` and a class one character, an extglob group its first pattern or nothing)."""
+    out, i = [], 0
+    while i < len(pattern):
+        c = pattern[i]
+        if c in EXTGLOB and pattern.startswith("(", i + 1):
+            end = _group_end(pattern, i + 1)
+            end = len(pattern) if end < 0 else end
+            if c in "@+":
+                out.append(_sample(_alternatives(pattern[i + 2 : end - 1])[0]))
+            i = end
+            continue
+        if c == "[" and _class_end(pattern, i) > 0:
+            end = _class_end(pattern, i)
+            body = pattern[i + 1 : end - 1]
+            out.append("\x00" if body[:1] in "!^" else body.lstrip("[:")[:1] or "x")
+            i = end
+            continue
+        out.append({"*": "", "?": "x"}.get(c, c))
+        i += 1
+    return "".join(out)
 
 
 @dataclass(frozen=True)
@@ -153,18 +334,18 @@ class RuleSet:
                 # reads as a file's (``func_code.py``): a glob reaching below a folder reads it
                 folder = path.endswith("/") or not _FILE_NAME.search(hidden.rsplit("/", 1)[-1])
                 if "**" in token:
-                    flat = token.replace("**/", "*").replace("**", "*")
-                    # below it: any name, or the glob's own last part (``**/row.pygtex``)
-                    tails = ("x", tparts[-1].replace("*", "x"))
-                    if fnmatch.fnmatchcase(hidden, flat) or (
-                        folder and any(fnmatch.fnmatchcase(f"{hidden}/{t}", flat) for t in tails)
+                    flat = glob_regex(token.replace("**/", "*").replace("**", "*"), True)
+                    # below it: any name, or a name the glob's own last part matches
+                    tails = ("x", _sample(tparts[-1]))
+                    if flat.fullmatch(hidden) or (
+                        folder and any(flat.fullmatch(f"{hidden}/{t}") for t in tails)
                     ):
                         return True
                     continue
                 hparts = hidden.split("/")
                 if len(tparts) < len(hparts) or (len(tparts) > len(hparts) and not folder):
                     continue
-                if all(fnmatch.fnmatchcase(h, t) for h, t in zip(hparts, tparts)):
+                if all(part_match(h, t) for h, t in zip(hparts, tparts)):
                     return True
         return False
 

@@ -257,6 +257,10 @@ class _Lexer:
             self.subs.append(s[i + 2 : end - 1])
             self.tokens.append(("w", s[i:end]))
             return end, False
+        if c == "(" and in_word and self._extglob(buf):
+            end = self._matching(i + 1, "(", ")")
+            buf.append(s[i:end])
+            return end, True
         redir = (
             next((r for r in _REDIRS if s.startswith(r, i)), None)
             if c in "<>&" or c.isdigit()
@@ -281,6 +285,20 @@ class _Lexer:
             return i, False
         buf.append(c)
         return i + 1, True
+
+    def _extglob(self, buf: list[str]) -> bool:
+        """Does a ``(`` after the word read so far open an extglob group (``@(a|b)``, ``?(``,
+        ``*(``, ``+(``, ``!(``: part of the word, a pattern list)? Read so on every line, as if
+        extglob were on (an earlier line may have turned it on; without it bash refuses the
+        line, so nothing runs that the word hides), except a lone ``!`` where a command starts:
+        ``!(cmd)`` is a negated subshell there, whose commands are read."""
+        word = "".join(buf)
+        if not word or word[-1] not in "@?*+!":
+            return False
+        if word == "!":
+            last = self.tokens[-1] if self.tokens else ("op", "\n")
+            return not (last[0] == "op" or last[0] == "w" and last[1] in _KEYWORDS)
+        return True
 
     def _double(self, i: int, buf: list[str]) -> int:
         s = self.s
