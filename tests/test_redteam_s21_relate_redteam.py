@@ -67,7 +67,8 @@ the task's very base (equal HEADs); the clone at the fix carrying ``info/grafts`
 reference that make the fix a root (the pruning reads neither); a checkout of the task whose
 HEAD is garbage (hidden; its every object is future: the clone hidden too); a shallow mirror at
 the tip (its blobs shared with the task: pruned at the task's base); R5 with the orphan's tree
-the base's; 3a9bfb1's rule with R1's shallow clone beside an unlistable mirror (the boundary
+the base's; the task's checkout itself shallow beside a full clone at the fix and the mirror;
+3a9bfb1's rule with R1's shallow clone beside an unlistable mirror (the boundary
 names the task's base: pruned there) and with R8's mirror unlistable; a checkout of the task
 whose HEAD is a link, or whose ``.git`` is a link to a store outside the phase; R9's control.
 
@@ -83,6 +84,7 @@ Over-pruning (plain tests marking the cost):
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -583,6 +585,21 @@ def test_holds_beside_the_task_a_mirror_past_the_fix_and_a_clone_at_it(
         _checkout(tmp_path, up, u)
         (u / ".git").rename(tmp_path / "outside.git")
         (u / ".git").symlink_to(tmp_path / "outside.git")
+    held, why = _leaking(tmp_path, phase, blob, where)
+    assert held == [], why
+
+
+@pytest.mark.parametrize("where", _WHERE)
+def test_holds_the_tasks_checkout_shallow_beside_a_full_clone_at_the_fix(
+    tmp_path: Path, where: str
+) -> None:
+    """R1 the other way round: the task's checkout a ``--depth 1`` clone of its base (as CI
+    clones), the clone at the fix full (it reaches the task's base) and the mirror past it —
+    the mirror pruned at the task's base, its future prunes the clone."""
+    phase, up, _, _, fix, blob = _phase(tmp_path)
+    shutil.rmtree(phase / "t")
+    _git(tmp_path, "clone", "-q", "--depth", "1", "-b", "main", up.as_uri(), str(phase / "t"))
+    _full_clone_at(tmp_path, up, phase / "zcache", fix)
     held, why = _leaking(tmp_path, phase, blob, where)
     assert held == [], why
 
