@@ -33,7 +33,8 @@ Wins (strict xfails):
   older base — and its future then prunes the task's checkout there too — or hidden (made by
   b2b8958: the task's checkout, named first, decided before), and
   a task cloned ``--separate-git-dir`` (its store a sibling, the junk the only checkout) is
-  pruned at the junk's base — the orphan junk's commit becomes the other version's task HEAD.
+  pruned at the junk's base — the orphan junk's commit becomes the other version's task HEAD
+  (this layout older than b2b8958). Box.
 - **R4** H8 nested: the mirror past the fix a checkout with a work tree inside the work tree of
   the clone at the fix: ``_relate`` now prunes it at the task's base, but ``cross_checked``
   exempts a ``.git`` folder from the future of a checkout in its own work tree, so the clone
@@ -41,15 +42,16 @@ Wins (strict xfails):
 - **R5** a clone whose HEAD is an orphan commit of the fix's tree (``git checkout --orphan`` at
   the fix), its store holding upstream's history: below an orphan base the whole history is
   "future", the task's copy holds it, and ``relate_checkouts`` prunes the task's own checkout
-  again at the orphan — from the clone's copy: the task gets the fix's tree. Box and judge.
+  again at the orphan — from the clone's copy: the task gets the fix's tree. Box and judge;
+  older than b2b8958.
 - **R6** thirty empty repositories (``git init``, a candidate's writes) push an image's mirror
   past the fix beyond ``MAX_PRUNED``: hidden, tried at its own HEAD (no future), so a clone at
-  the fix beside the task is kept. Box.
+  the fix beside the task is kept. Box; older than b2b8958.
 - **R7** CI's shallow clone of the fix that then fetched the base branch (``git clone --depth 1
   --branch <fix>; git fetch origin main``: its ``shallow`` file names the fix, the base's
   history lies below it): its future, read below that boundary, is the task's whole history,
   which the task's copy holds — so the task's checkout is pruned again at the clone's base, the
-  fix. With or without a mirror beside them. Box and judge.
+  fix. With or without a mirror beside them. Box and judge; older than b2b8958.
 - **R8** a listable bare ``--depth 1`` mirror of the tip past the fix, in a task whose fix
   changes most of its (one-file) tree: it holds no commit of the task's and few of its blobs,
   so it shares history with a full clone at the fix alone and is pruned at that base — its copy
