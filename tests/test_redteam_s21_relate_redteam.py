@@ -81,6 +81,9 @@ Over-pruning (plain tests marking the cost):
   base (the documented cost names a mirror past both; one at the base costs the same).
 - **P2** an honest bare mirror at the task's base beside the task's checkout and an orphan export
   of the same files (a ``dist`` repository of its own): the mirror is hidden.
+- **P3** an honest bare mirror at the task's base beside the task's checkout and a checkout of a
+  feature branch of the same repository (off the base's parent): the mirror is hidden, and the
+  feature checkout with it (it holds the hidden mirror's future). Box and judge.
 """
 
 from __future__ import annotations
@@ -672,3 +675,35 @@ def test_p2_an_honest_mirror_beside_an_orphan_export_is_hidden(tmp_path: Path) -
     assert m not in sources
     assert any(h.startswith(str(m)) and "reach one another" in h for h in snap["hidden"]), snap
     assert _head(t, sources[t / ".git"]) == base
+
+
+@pytest.mark.parametrize("where", _WHERE)
+def test_p3_an_honest_mirror_beside_a_feature_branch_checkout_is_hidden(
+    tmp_path: Path, where: str
+) -> None:
+    """P3 (a cost): the task's checkout at its base, a checkout of a feature branch of the same
+    repository (off the base's parent: the two diverged) and a bare mirror of it at the task's
+    very base — the mirror is hidden (no base reached by all), and the feature checkout with it
+    (it holds the hidden mirror's future); the task keeps its base."""
+    up, older, base, _, _ = _big_task(tmp_path)
+    _git(up, "checkout", "-qb", "dev", older)
+    (up / "tolls/lanes.py").write_text("# lanes\nCOUNT = 4\n")
+    _git(up, "commit", "-qam", "lanes: four")
+    _git(up, "checkout", "-q", "main")
+    phase = tmp_path / "phase"
+    phase.mkdir()
+    t = phase / "t"
+    _checkout(tmp_path, up, t)
+    dev = phase / "dev"
+    _git(tmp_path, "clone", "-q", "--no-local", "--single-branch", "-b", "dev", str(up), str(dev))
+    m = phase / "task.git"
+    _git(tmp_path, "clone", "-q", "--bare", "--no-local", str(up), str(m))
+    if where == "box":
+        sources, snap = _box(tmp_path, [phase])
+        assert set(sources) == {t / ".git"}, snap
+        assert any(h.startswith(str(m)) and "reach one another" in h for h in snap["hidden"])
+        assert _head(t, sources[t / ".git"]) == base
+    else:
+        dst, refused = _judge(tmp_path, phase)
+        assert {r.split("/", 1)[0].split(":", 1)[0] for r in refused} == {"task.git", "dev"}
+        assert _head(t, dst / "t/.git") == base
