@@ -160,6 +160,10 @@ extended history, evotree rollouts), written by ``build.py`` beside each set:
   leaks, four task repositories: a Hypothesis explicit-example patch, minted LaTeX caches, pip
   ``--report`` JSON, a diff-cover report), written blind and scored once at ``ba354ba``
   (``heldout33`` and ``heldout33_repo``).
+* ``tests/data/audit/trajectories/heldout34`` — the thirty-fourth held-out set (60 files, 30
+  leaks, four task repositories: Black ``--check --diff`` CI artifacts, Flycheck's temporary
+  copies, a setuptools-scm version file, a saved ``git blame --line-porcelain``), written blind
+  and scored once at ``a5b4c7f`` (``heldout34`` and ``heldout34_repo``).
 
 Run:
 
@@ -472,6 +476,8 @@ def main() -> None:
             "heldout32_repo": trajectory_set(TRAJECTORIES / "heldout32", with_repo=True),
             "heldout33": trajectory_set(TRAJECTORIES / "heldout33"),
             "heldout33_repo": trajectory_set(TRAJECTORIES / "heldout33", with_repo=True),
+            "heldout34": trajectory_set(TRAJECTORIES / "heldout34"),
+            "heldout34_repo": trajectory_set(TRAJECTORIES / "heldout34", with_repo=True),
         },
     }
     print(json.dumps(result, indent=2))
