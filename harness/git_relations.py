@@ -832,8 +832,12 @@ def _head_state(gd: Path) -> tuple[str | None, bool]:
     id: lines naming it twice with two ids cannot be told apart). Unreadable: a HEAD of garbage,
     a branch name git refuses (a reftable store's ``refs/heads/.invalid``), a reference or
     ``packed-refs`` there but behind a link or too big (git reads it: the s19 red team's M4,
-    the s20 HEAD red team's H3). ``(None, False)``: no HEAD at all (an object folder) or an
-    unborn branch."""
+    the s20 HEAD red team's H3). A linked worktree's git directory (a ``commondir``) keeps its
+    branches in the store that file names, as git reads them (:func:`_common_dir`; the
+    per-worktree ``refs/worktree``, ``refs/bisect``, ``refs/rewritten`` in itself): a
+    ``commondir`` that names no folder that can be read leaves a branch unreadable (the s20
+    HEAD red team's H4). ``(None, False)``: no HEAD at all (an object folder) or an unborn
+    branch."""
     if not os.path.lexists(gd / "HEAD"):
         return None, False
     try:
@@ -843,10 +847,14 @@ def _head_state(gd: Path) -> tuple[str | None, bool]:
     if branch is None:
         found = _first_id(detached or "")
         return found, found is None
+    common = _common_dir(gd)
     for _ in range(5):
         if any(part.startswith(".") or part.endswith(".lock") for part in branch.split("/")):
             return None, True
-        raw = _read_regular(gd, branch, 4096)
+        where = gd if branch.startswith(_PER_WORKTREE) else common
+        if where is None:
+            return None, True
+        raw = _read_regular(where, branch, 4096)
         if raw is not None:
             text = raw.decode("ascii", "replace").split("\n", 1)[0].strip()
             if text.startswith("ref:"):
@@ -854,11 +862,13 @@ def _head_state(gd: Path) -> tuple[str | None, bool]:
                 continue
             found = _first_id(text)
             return found, found is None
-        if os.path.lexists(gd / branch):
+        if os.path.lexists(where / branch):
             return None, True
-        packed = _read_regular(gd, "packed-refs", 256 << 20)
+        if common is None:
+            return None, True
+        packed = _read_regular(common, "packed-refs", 256 << 20)
         if packed is None:
-            return None, os.path.lexists(gd / "packed-refs")
+            return None, os.path.lexists(common / "packed-refs")
         ids = set()
         for line in packed.decode("utf-8", "replace").splitlines():
             words = line.split()
@@ -868,6 +878,26 @@ def _head_state(gd: Path) -> tuple[str | None, bool]:
             return None, True
         return (ids.pop(), False) if ids else (None, False)
     return None, True
+
+
+#: The references a linked worktree keeps in its own git directory (git's per-worktree refs);
+#: every other one lies in the store its ``commondir`` names.
+_PER_WORKTREE = ("refs/worktree/", "refs/bisect/", "refs/rewritten/")
+
+
+def _common_dir(gd: Path) -> Path | None:
+    """The folder git reads the references of the git directory ``gd`` from: ``gd`` itself, or
+    the one its ``commondir`` names (relative to ``gd`` or absolute: a linked worktree's git
+    directory, whose branches lie in the main store); ``None`` where that file is there but
+    cannot be read without following a link, names nothing, or names no folder."""
+    if not os.path.lexists(gd / "commondir"):
+        return gd
+    raw = _read_regular(gd, "commondir", 4096)
+    text = raw.decode("utf-8", "replace").split("\n", 1)[0].strip() if raw is not None else ""
+    if not text or "\0" in text:
+        return None
+    common = Path(os.path.normpath(gd / text))
+    return common if os.path.isdir(common) else None
 
 
 def _first_id(text: str) -> str | None:

@@ -25,6 +25,7 @@ from pathlib import Path
 import pytest
 
 from evotree.harness import git_guard, git_relations, sandbox_copy
+from evotree.harness.git_prune import prune_copy
 from evotree.harness.sandbox_copy import copy_regular_files
 from tests.test_git_guard_nested import FUTURE, _box, _forget, _git, _has, _lib, _task
 from tests.test_redteam_s17_box_nested_redteam import _blob, _holds, _stores
@@ -647,3 +648,76 @@ def test_an_unrelated_unlistable_store_prunes_the_later_of_two_clones(
         assert [r.split(":")[0] for r in refused] == (["lib.git"] if unlistable else []), refused
         assert _git(t, "--git-dir", str(dst / "later/.git"), "rev-parse", "HEAD") == want
         assert _git(t, "--git-dir", str(dst / "t/.git"), "rev-parse", "HEAD") == base
+
+
+# --- the s20 HEAD red team's H4: a linked worktree's git directory, once found -----------------
+
+
+def _linked_worktree_beside_clones(tmp_path: Path, detached: bool) -> tuple[Path, Path, Path, str]:
+    """(the linked worktree's git directory ``phase/wt.git`` — ``HEAD`` on a branch of the
+    store outside the phase, or ``detached`` at the base; ``commondir`` naming that store; no
+    ``objects`` —, a clone ``phase/cache`` at the fix, a clone ``phase/old`` at the base, the
+    base): H4's layout, the worktree's git directory moved out of ``src/.git/worktrees``."""
+    src, base, _ = _task(tmp_path / "src")
+    phase = tmp_path / "phase"
+    phase.mkdir()
+    how = ["--detach"] if detached else ["-b", "task"]
+    _git(src, "worktree", "add", "-q", *how, str(phase / "t"), base)
+    wt = Path(shutil.move(str(src / ".git/worktrees/t"), str(phase / "wt.git")))
+    (wt / "commondir").write_text(f"{src / '.git'}\n")
+    (phase / "t/.git").write_text(f"gitdir: {wt}\n")
+    assert _git(phase / "t", "rev-parse", "HEAD") == base and not (wt / "objects").exists()
+    cache, old = phase / "cache", phase / "old"
+    _git(tmp_path, "clone", "-q", "--no-local", str(src), str(cache))
+    _git(cache, "checkout", "-q", "wip")
+    _git(tmp_path, "clone", "-q", "--no-local", "--single-branch", "-b", "main", str(src), str(old))
+    return wt, cache, old, base
+
+
+@pytest.mark.parametrize("detached", [False, True], ids=["branch", "detached"])
+def test_a_linked_worktrees_git_directory_is_tried_by_its_head(
+    tmp_path: Path, detached: bool
+) -> None:
+    """H4's judging half (the search does not yet find such a folder: ``git_stores``): a linked
+    worktree's git directory whose ``commondir`` names a store outside the phase, tried as an
+    unpruned store (:func:`~evotree.harness.git_relations.checkout_relations` with it in
+    ``against``), is read by its HEAD as git reads it — a branch in the common store, a
+    detached id in it —: the clone at the fix, holding that base and commits past it, is not
+    kept; the clone at the base is."""
+    wt, cache, old, base = _linked_worktree_beside_clones(tmp_path, detached)
+    copies = {
+        gd: prune_copy(gd, tmp_path / name)
+        for gd, name in ((cache / ".git", "cache-copy"), (old / ".git", "old-copy"))
+    }
+    assert copies[old / ".git"].base == base
+    out = git_relations.checkout_relations(copies, against=[*copies, wt])
+    assert isinstance(out.get(cache / ".git"), git_relations.PruneError), out
+    assert "HEAD of" in str(out[cache / ".git"]), out
+    assert old / ".git" not in out, out
+
+
+@pytest.mark.parametrize("how", ["absent", "a-link", "empty"])
+def test_a_linked_worktrees_branch_in_a_common_store_that_cannot_be_read(
+    tmp_path: Path, how: str
+) -> None:
+    """Fail closed: the branch HEAD names lies in the common store, and ``commondir`` names
+    none that can be read (a folder that is not there, a ``commondir`` that is a link, an
+    empty one) — the HEAD may be any commit, so no copy is kept, the clone at the base
+    neither."""
+    wt, cache, old, _ = _linked_worktree_beside_clones(tmp_path, detached=False)
+    common = wt / "commondir"
+    if how == "absent":
+        common.write_text(f"{tmp_path / 'gone/.git'}\n")
+    elif how == "a-link":
+        (tmp_path / "commondir").write_text(common.read_text())
+        common.unlink()
+        common.symlink_to(tmp_path / "commondir")
+    else:
+        common.write_text("\n")
+    copies = {
+        gd: prune_copy(gd, tmp_path / name)
+        for gd, name in ((cache / ".git", "cache-copy"), (old / ".git", "old-copy"))
+    }
+    out = git_relations.checkout_relations(copies, against=[*copies, wt])
+    assert isinstance(out.get(cache / ".git"), git_relations.PruneError), out
+    assert isinstance(out.get(old / ".git"), git_relations.PruneError), out
