@@ -63,6 +63,14 @@ Wins (strict xfails):
   copy's base related to it, the shared cache's copies among those it reads (``lenient`` spares
   only the unpruned store) — a candidate's junk clone of its task one commit back in the shared
   cache prunes another version's task checkout at that older base. Box.
+- **R10** a repository in the sha256 object format (one commit: ``git init
+  --object-format=sha256``) beside the task: ``_relate`` reads every checkout, and
+  ``_shares_history`` raises for one of another format (N4's rule), so a store beside it is
+  hidden — the mirror past the fix, and with it the only evidence against a clone at the fix
+  (kept); in the shared cache, another version's honest bare mirror or separate git directory
+  (J1/J2/J6). Made by b2b8958 where the repository sorts after the task (before, the first
+  checkout the store shared history with decided; the separate layout, with the junk the only
+  checkout, older). Box and judge (the shared cache: box).
 
 Holds (plain tests): the controls of R2 and R3; R4 with the mirror bare; a second checkout at
 the task's very base (equal HEADs); the clone at the fix carrying ``info/grafts`` or a replace
@@ -548,6 +556,55 @@ def test_r9_control_without_junk_the_task_keeps_its_base(tmp_path: Path) -> None
     shared.mkdir()
     sources, snap = _box_with_cache(tmp_path, phase, shared)
     assert _head(t, sources[t / ".git"]) == base, snap["hidden"]
+
+
+# --- R10: a repository of another object format ----------------------------------------------
+
+
+def _sha256_repository(path: Path) -> None:
+    """A repository of one commit in the sha256 object format (its index removed: pygit2,
+    reading a copy's index, knows no sha256)."""
+    path.mkdir(parents=True)
+    _git(path, "init", "-q", "--object-format=sha256", "-b", "main")
+    (path / "notes.txt").write_text("notes\n")
+    _git(path, "add", "notes.txt")
+    _git(path, "commit", "-qm", "notes")
+    (path / ".git/index").unlink()
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="R10: _relate reads every checkout, and _shares_history raises for one of another "
+    "object format: the mirror past the fix is hidden, tried at its own HEAD (no future), and "
+    "the clone at the fix is kept",
+)
+@pytest.mark.parametrize("where", _WHERE)
+def test_r10_a_sha256_repository_hides_the_mirror_past_the_fix(tmp_path: Path, where: str) -> None:
+    phase, up, _, _, fix, blob = _phase(tmp_path)
+    _full_clone_at(tmp_path, up, phase / "zcache", fix)
+    _sha256_repository(phase / "zother")
+    held, why = _leaking(tmp_path, phase, blob, where)
+    assert held == [], why
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="R10: a sha256 repository in the shared cache is a checkout _relate reads (lenient "
+    "not consulted); its object format raises, so another version's honest bare mirror, or its "
+    "separate git directory, is hidden",
+)
+@pytest.mark.parametrize("layout", ["mirror", "separate"])
+def test_r10_a_sha256_repository_in_the_shared_cache_hides_another_versions_store(
+    tmp_path: Path, layout: str
+) -> None:
+    phase, t, store, base = _honest_task(tmp_path, layout)
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    _sha256_repository(shared / "j")
+    sources, snap = _box_with_cache(tmp_path, phase, shared)
+    mine = {store, t / ".git"} if layout == "mirror" else {store}
+    assert mine <= set(sources), snap["hidden"]
+    assert {_head(t, sources[gd]) for gd in mine} == {base}
 
 
 # --- holds ------------------------------------------------------------------------------------
