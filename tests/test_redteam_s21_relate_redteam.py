@@ -18,8 +18,8 @@ Wins (strict xfails):
   fix: the clone's copy does not reach the task's base (its shallow boundary), so no base is
   "reached by all" and the mirror is hidden; a hidden store is tried at its own HEAD, past the
   fix, so its future is empty and the clone keeps the fix. Before b2b8958 this held when the
-  clone's name sorted after the task's (``zcache``); now it leaks whatever the names. Box and
-  judge.
+  clone's name sorted after the task's (``zcache``); now it leaks whatever the names, and with
+  the mirror in the task's own work tree too. Box and judge.
 - **R2** (made by b2b8958) a candidate's orphan snapshot of its own task's files (``git init;
   git add -A; git commit`` in a copy of the work tree) beside the task, a mirror past the fix
   and a full clone at the fix: the snapshot shares most blobs of the mirror's HEAD tree, and its
@@ -213,6 +213,25 @@ def test_r1_a_shallow_clone_of_the_fix_hides_the_mirror_past_it(
     c = phase / clone
     _git(tmp_path, "clone", "-q", "--depth", "1", "--branch", at, up.as_uri(), str(c))
     assert _has(c / ".git", blob) and not _has(c / ".git", base)
+    held, why = _leaking(tmp_path, phase, blob, where)
+    assert held == [], why
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="R1 nested: the mirror past the fix in the task's own work tree, the shallow clone "
+    "of the fix beside it — the task's base and the clone's do not reach each other, so the "
+    "mirror is hidden and the clone keeps the fix",
+)
+@pytest.mark.parametrize("where", _WHERE)
+def test_r1_the_mirror_in_the_tasks_work_tree(tmp_path: Path, where: str) -> None:
+    phase, up, _, _, _, blob = _phase(tmp_path)
+    t = phase / "t"
+    (t / ".git/info/exclude").write_text("vendor/\n")
+    (t / "vendor").mkdir()
+    shutil.move(str(phase / "mirror.git"), str(t / "vendor/mirror.git"))
+    c = phase / "zcache"
+    _git(tmp_path, "clone", "-q", "--depth", "1", "--branch", "fixtag", up.as_uri(), str(c))
     held, why = _leaking(tmp_path, phase, blob, where)
     assert held == [], why
 
