@@ -3,7 +3,8 @@
 one every other's copy reaches), kept at its own HEAD where every such base reaches it, hidden
 (refused) where none is reached by all — and of what else landed in ``git_relations.py`` this
 session (3a9bfb1, the HEAD rule's "earliest such base" for an unpruned store whose HEAD no copy
-holds). Attacked through the public entry points only: a phase's box
+holds; and 0cc11ba, a linked worktree's git directory read by its HEAD through its
+``commondir``). Attacked through the public entry points only: a phase's box
 (:func:`evotree.harness.git_guard.before_phase`, with the shared cache as a written root where
 said) and the judge's copy (:func:`evotree.harness.sandbox_copy.copy_regular_files`). Real git
 repositories in temporary folders, no mocks. A win: a store copy the phase (or the judge) gets
@@ -71,6 +72,13 @@ Wins (strict xfails):
   (J1/J2/J6). Made by b2b8958 where the repository sorts after the task (before, the first
   checkout the store shared history with decided; the separate layout, with the junk the only
   checkout, older). Box and judge (the shared cache: box).
+- **R11** (0cc11ba) the s20 H4 layout — the task's checkout a linked worktree of a store outside
+  the phase, its git directory moved into the phase — given empty ``objects`` and ``refs``
+  folders, so that the search finds it (unpruned: a ``commondir``), with ``commondir`` written
+  ``hop/..`` and ``hop`` a link to that store's ``refs``: git resolves the link before the
+  ``..`` and reads the store; ``_common_dir`` normalises the text first and reads the git
+  directory itself, where the branch is absent — unborn, nothing done, the clone at the fix
+  kept. Box and judge.
 
 Holds (plain tests): the controls of R2 and R3; R4 with the mirror bare; a second checkout at
 the task's very base (equal HEADs); the clone at the fix carrying ``info/grafts`` or a replace
@@ -80,7 +88,9 @@ the tip (its blobs shared with the task: pruned at the task's base); R5 with the
 the base's; the task's checkout itself shallow beside a full clone at the fix and the mirror;
 3a9bfb1's rule with R1's shallow clone beside an unlistable mirror (the boundary
 names the task's base: pruned there) and with R8's mirror unlistable; a checkout of the task
-whose HEAD is a link, or whose ``.git`` is a link to a store outside the phase; R9's control.
+whose HEAD is a link, or whose ``.git`` is a link to a store outside the phase; R9's control;
+R11's layout with ``commondir`` the store's absolute path (branch or detached HEAD), and with
+the link but a detached HEAD (0cc11ba: found, read by its HEAD, the clone not kept).
 
 Over-pruning (plain tests marking the cost):
 
@@ -103,7 +113,7 @@ from pathlib import Path
 import pytest
 
 from evotree.harness import git_guard
-from tests.test_git_guard_nested import _box, _git, _has
+from tests.test_git_guard_nested import _box, _git, _has, _task
 from tests.test_git_prune_checkouts import _judge
 from tests.test_redteam_s17_box_nested_redteam import _blob, _holds, _stores, _upstream_two_past
 from tests.test_redteam_s20_unpruned_redteam import _fifo_info_packs
@@ -624,6 +634,66 @@ def test_r10_a_sha256_repository_in_the_shared_cache_hides_another_versions_stor
     mine = {store, t / ".git"} if layout == "mirror" else {store}
     assert mine <= set(sources), snap["hidden"]
     assert {_head(t, sources[gd]) for gd in mine} == {base}
+
+
+# --- R11: 0cc11ba's commondir read lexically ---------------------------------------------------
+
+
+def _found_linked_worktree(tmp_path: Path, detached: bool, common: str) -> tuple[Path, str]:
+    """(the phase, the fix's blob): the task's checkout ``phase/t`` a linked worktree of a store
+    outside the phase (the s20 H4 layout: its git directory moved to ``phase/wt.git``), given
+    empty ``objects`` and ``refs`` folders so that the search finds it; its ``commondir``
+    ``absolute`` (the store's path) or ``link-dotdot`` (``hop/..``, ``hop`` a link to the
+    store's ``refs``: git resolves the ``..`` after the link, so reads the store); a clone at
+    the fix ``phase/cache`` beside it."""
+    src, base, fix = _task(tmp_path / "src")
+    phase = tmp_path / "phase"
+    phase.mkdir()
+    how = ["--detach"] if detached else ["-b", "task"]
+    _git(src, "worktree", "add", "-q", *how, str(phase / "t"), base)
+    wt = Path(shutil.move(str(src / ".git/worktrees/t"), str(phase / "wt.git")))
+    (wt / "objects").mkdir()
+    (wt / "refs").mkdir()
+    if common == "absolute":
+        (wt / "commondir").write_text(f"{src / '.git'}\n")
+    else:
+        (wt / "hop").symlink_to(src / ".git/refs")
+        (wt / "commondir").write_text("hop/..\n")
+    (phase / "t/.git").write_text(f"gitdir: {wt}\n")
+    assert _git(phase / "t", "rev-parse", "HEAD") == base
+    cache = phase / "cache"
+    _git(tmp_path, "clone", "-q", "--no-local", str(src), str(cache))
+    _git(cache, "checkout", "-q", "wip")
+    return phase, _blob(src, fix)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="R11: _common_dir resolves commondir's 'hop/..' lexically (the git directory itself) "
+    "where git resolves the link first (the store): the branch is read as unborn, nothing is "
+    "done, and the clone at the fix is kept",
+)
+@pytest.mark.parametrize("where", _WHERE)
+def test_r11_a_commondir_through_a_link_reads_as_unborn(tmp_path: Path, where: str) -> None:
+    phase, blob = _found_linked_worktree(tmp_path, detached=False, common="link-dotdot")
+    held, why = _leaking(tmp_path, phase, blob, where)
+    assert held == [], why
+
+
+@pytest.mark.parametrize(
+    ("detached", "common"),
+    [(False, "absolute"), (True, "absolute"), (True, "link-dotdot")],
+    ids=["branch-absolute", "detached-absolute", "detached-link-dotdot"],
+)
+@pytest.mark.parametrize("where", _WHERE)
+def test_r11_holds_a_found_linked_worktree_read_by_its_head(
+    tmp_path: Path, where: str, detached: bool, common: str
+) -> None:
+    """0cc11ba once such a git directory is found: its branch read in the store ``commondir``
+    names, or its detached id read in itself — the clone at the fix is not kept."""
+    phase, blob = _found_linked_worktree(tmp_path, detached, common)
+    held, why = _leaking(tmp_path, phase, blob, where)
+    assert held == [], why
 
 
 # --- holds ------------------------------------------------------------------------------------
