@@ -78,7 +78,8 @@ Wins (strict xfails):
   ``hop/..`` and ``hop`` a link to that store's ``refs``: git resolves the link before the
   ``..`` and reads the store; ``_common_dir`` normalises the text first and reads the git
   directory itself, where the branch is absent — unborn, nothing done, the clone at the fix
-  kept. Box and judge.
+  kept. The same with ``commondir`` `` store`` (a leading space git keeps, ``_common_dir``
+  strips: a link `` store`` to the store, an empty folder ``store``). Box and judge.
 
 Holds (plain tests): the controls of R2 and R3; R4 with the mirror bare; a second checkout at
 the task's very base (equal HEADs); the clone at the fix carrying ``info/grafts`` or a replace
@@ -643,9 +644,10 @@ def _found_linked_worktree(tmp_path: Path, detached: bool, common: str) -> tuple
     """(the phase, the fix's blob): the task's checkout ``phase/t`` a linked worktree of a store
     outside the phase (the s20 H4 layout: its git directory moved to ``phase/wt.git``), given
     empty ``objects`` and ``refs`` folders so that the search finds it; its ``commondir``
-    ``absolute`` (the store's path) or ``link-dotdot`` (``hop/..``, ``hop`` a link to the
-    store's ``refs``: git resolves the ``..`` after the link, so reads the store); a clone at
-    the fix ``phase/cache`` beside it."""
+    ``absolute`` (the store's path), ``link-dotdot`` (``hop/..``, ``hop`` a link to the
+    store's ``refs``: git resolves the ``..`` after the link, so reads the store) or
+    ``leading-space`` (`` store``, a link to the store, beside an empty folder ``store``: git
+    keeps the space); a clone at the fix ``phase/cache`` beside it."""
     src, base, fix = _task(tmp_path / "src")
     phase = tmp_path / "phase"
     phase.mkdir()
@@ -656,9 +658,13 @@ def _found_linked_worktree(tmp_path: Path, detached: bool, common: str) -> tuple
     (wt / "refs").mkdir()
     if common == "absolute":
         (wt / "commondir").write_text(f"{src / '.git'}\n")
-    else:
+    elif common == "link-dotdot":
         (wt / "hop").symlink_to(src / ".git/refs")
         (wt / "commondir").write_text("hop/..\n")
+    else:
+        (wt / " store").symlink_to(src / ".git")
+        (wt / "store").mkdir()
+        (wt / "commondir").write_text(" store\n")
     (phase / "t/.git").write_text(f"gitdir: {wt}\n")
     assert _git(phase / "t", "rev-parse", "HEAD") == base
     cache = phase / "cache"
@@ -670,12 +676,15 @@ def _found_linked_worktree(tmp_path: Path, detached: bool, common: str) -> tuple
 @pytest.mark.xfail(
     strict=True,
     reason="R11: _common_dir resolves commondir's 'hop/..' lexically (the git directory itself) "
-    "where git resolves the link first (the store): the branch is read as unborn, nothing is "
-    "done, and the clone at the fix is kept",
+    "where git resolves the link first, and strips a leading space git keeps: it reads another "
+    "folder than git, the branch is read as unborn, nothing is done, the clone at the fix kept",
 )
+@pytest.mark.parametrize("common", ["link-dotdot", "leading-space"])
 @pytest.mark.parametrize("where", _WHERE)
-def test_r11_a_commondir_through_a_link_reads_as_unborn(tmp_path: Path, where: str) -> None:
-    phase, blob = _found_linked_worktree(tmp_path, detached=False, common="link-dotdot")
+def test_r11_a_commondir_git_reads_elsewhere_reads_as_unborn(
+    tmp_path: Path, where: str, common: str
+) -> None:
+    phase, blob = _found_linked_worktree(tmp_path, detached=False, common=common)
     held, why = _leaking(tmp_path, phase, blob, where)
     assert held == [], why
 
