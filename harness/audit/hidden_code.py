@@ -16,6 +16,7 @@ from evotree.harness.audit.lexer import SimpleCommand, _basename
 __all__ = [
     "LOADER_VARS",
     "code_reads_hidden",
+    "imported_modules",
     "imports_from_hidden",
     "interpreter_code",
     "loads_from_hidden",
@@ -73,6 +74,12 @@ def imports_from_hidden(cmd: SimpleCommand, rules: RuleSet, cwd: str | None = No
     if not cmd.argv or not re.match(r"^python[\d.]*$", _basename(cmd.argv[0])):
         return None
     code = interpreter_code(cmd) or ""
+    argv = cmd.argv
+    run = argv[argv.index("-m") + 1] if "-m" in argv[:-1] else ""
+    if _runs_from_cwd(cmd):  # the folder the run starts in is first on the path
+        dotted = _dotted_import_of_hidden(cwd or "", code, run, rules)
+        if dotted:
+            return dotted
     added = [m.group(1) or m.group(2) for m in _SYS_PATH_ADD.finditer(code)]
     if cwd is not None:
         added = [located_word(a, cwd) for a in added]
@@ -82,8 +89,6 @@ def imports_from_hidden(cmd: SimpleCommand, rules: RuleSet, cwd: str | None = No
         dirs += added
     if not dirs:
         return None
-    argv = cmd.argv
-    run = argv[argv.index("-m") + 1] if "-m" in argv[:-1] else ""
     for d in dirs:
         clean = d.strip().rstrip("/")
         while clean.startswith("./"):
@@ -103,6 +108,70 @@ def imports_from_hidden(cmd: SimpleCommand, rules: RuleSet, cwd: str | None = No
                     else f"PYTHONPATH={d[:60]}"
                 )
                 return f"imports {name} from the hidden {hidden} ({where})"
+    return None
+
+
+#: ``import a.b, c as d`` (at a line's or a statement's start, also after ``try:``)
+_IMPORT_STATEMENT = re.compile(
+    r"(?:^|[;:])[ \t]*import[ \t]+([\w.]+(?:[ \t]+as[ \t]+\w+)?"
+    r"(?:[ \t]*,[ \t]*[\w.]+(?:[ \t]+as[ \t]+\w+)?)*)",
+    re.M,
+)
+#: ``from a.b import x, y`` (``x`` may be a submodule: ``a/b/x.py``); relative imports skipped
+_FROM_IMPORT = re.compile(
+    r"(?:^|[;:])[ \t]*from[ \t]+(\w[\w.]*)[ \t]+import[ \t]+\(?([\w \t,\n*]+)\)?", re.M
+)
+#: a module imported by a call: ``importlib.import_module("a.b")``, ``__import__('a')``,
+#: ``runpy.run_module("a.b")``
+_IMPORT_CALL = re.compile(r"""(?:import_module|__import__|run_module)\(\s*[rbu]?['"]([\w.]+)['"]""")
+
+
+def imported_modules(code: str, run: str = "") -> list[str]:
+    """The absolute module names ``code`` imports (statements and ``importlib`` calls; a
+    ``from a import x`` also as ``a.x``, which is a submodule when ``a/x.py`` exists) and the
+    module ``-m`` runs (``run``), in the order met, each once."""
+    names: list[str] = []
+    for m in _IMPORT_STATEMENT.finditer(code):
+        names += [part.split()[0] for part in m.group(1).split(",") if part.split()]
+    for m in _FROM_IMPORT.finditer(code):
+        base = m.group(1)
+        names.append(base)
+        for part in m.group(2).replace("\n", " ").split(","):
+            word = part.split()[0] if part.split() else ""
+            if word and word != "*":
+                names.append(f"{base}.{word}")
+    names += _IMPORT_CALL.findall(code)
+    if run:
+        names.append(run)
+    out: list[str] = []
+    for name in names:
+        clean = name.strip(".")
+        if clean and clean not in out:
+            out.append(clean)
+    return out
+
+
+def _dotted_import_of_hidden(start: str, code: str, run: str, rules: RuleSet) -> str | None:
+    """Why a Python run that puts ``start`` (the checkout's root: ``""``) first on its path
+    runs a hidden module: a module it imports, or a package on the way to it, is a hidden file
+    or folder below ``start`` (``from gansey.flycheck_yarn import skeins`` with
+    ``gansey/flycheck_yarn.py`` hidden: an editor's copy of the fixed module runs, whatever it
+    prints). Nothing earlier on the path can shadow the folder the run starts in."""
+    if not rules.hidden_paths:
+        return None
+    root = start.strip().rstrip("/")
+    while root.startswith("./"):
+        root = root[2:]
+    if root in (".", "./"):
+        root = ""
+    for module in imported_modules(code, run):
+        parts = module.split(".")
+        for depth in range(1, len(parts) + 1):
+            stem = "/".join(parts[:depth])
+            base = f"{root}/{stem}" if root else stem
+            for candidate in (f"{base}.py", f"{base}/__init__.py", base):
+                if rules.hidden_match(candidate):
+                    return f"imports {module[:60]}: the hidden {candidate[:80]} runs"
     return None
 
 
