@@ -1,6 +1,7 @@
-"""Globs in the leak audit (issue 30, the s20 red team's A6): the lexer keeps an extglob
-group (``@(a|b)``) in its word, and the glob matcher reads it as bash does (checked against
-bash's own expansion in a real folder)."""
+"""Globs in the leak audit (issue 30, the s20 red team's A6 and A8): the lexer keeps an
+extglob group (``@(a|b)``) in its word, the glob matcher reads it as bash does (checked
+against bash's own expansion in a real folder), and a glob in a file-like name's own name
+reaching below it takes the name for a folder."""
 
 from __future__ import annotations
 
@@ -124,3 +125,29 @@ def test_an_extglob_word_names_a_hidden_folder_as_bash_expands_it(word: str, rea
 def test_glob_words_keep_groups_and_split_command_punctuation() -> None:
     assert glob_words("(cat slides/@(a|b)/x)|wc") == ["slides/@(a|b)/x"]
     assert glob_words("cat {a,b}/@(c|d)") == ["b/@(c|d)", "a/@(c|d)"]
+
+
+@pytest.mark.parametrize(
+    ("word", "reads"),
+    [
+        ("cache/emb*.zarr/0/0.0", True),  # A8: the glob spells the name's extension
+        ("cache/*.zarr/0/0.0", True),
+        ("cache/embeddings.za?r/.zarray", True),
+        ("cache/*/0/0.0", False),  # a bare * at a file-like name: the name stays a file's
+        ("cache/e*/0/0.0", False),
+        ("cache/*.zarr", True),
+    ],
+)
+def test_a_glob_in_a_file_like_names_own_name_reaching_below_takes_it_for_a_folder(
+    word: str, reads: bool
+) -> None:
+    assert RuleSet(hidden_paths=("cache/embeddings.zarr",)).hidden_match(word) is reads
+
+
+def test_a_file_like_hidden_file_is_still_no_folder_to_a_bare_star() -> None:
+    """heldout12's look-alike holds: ``…/roman/*/metadata.json`` does not read below the
+    hidden ``func_code.py``; a glob spelling a dot in that place would."""
+    rules = RuleSet(hidden_paths=(".joblib/fjord/roman/func_code.py", "cache/v1.2"))
+    assert not rules.hidden_match(".joblib/fjord/roman/*/metadata.json")
+    assert rules.hidden_match("cache/v1.?/x.json")
+    assert not rules.hidden_match("cache/v*/x.json")

@@ -212,6 +212,14 @@ def part_match(name: str, pattern: str) -> bool:
     return glob_regex(pattern).fullmatch(name) is not None
 
 
+def _spells_extension(part: str) -> bool:
+    """Does the glob part spell a dot after its first character (``emb*.zarr``, ``*.zarr``,
+    ``v1.?``; not ``*``, ``t*``, ``.e*``)? Then a glob reaching below it takes the name it
+    matches for a folder, as bash does (it expands ``x.zarr/0`` only where ``x.zarr`` is
+    one): a folder whose name reads as a file's (the s20 red team's A8)."""
+    return bool(re.search(r".\.", re.sub(r"\[[^\]]*\]", "x", part)))
+
+
 def _sample(pattern: str) -> str:
     """One name the glob part ``pattern`` matches, where it is simple to make (``*`` none,
     ``?`` and a class one character, an extglob group its first pattern or nothing)."""
@@ -343,8 +351,12 @@ class RuleSet:
                         return True
                     continue
                 hparts = hidden.split("/")
-                if len(tparts) < len(hparts) or (len(tparts) > len(hparts) and not folder):
+                if len(tparts) < len(hparts):
                     continue
+                if len(tparts) > len(hparts) and not (
+                    folder or _spells_extension(tparts[len(hparts) - 1])
+                ):
+                    continue  # a file's name: no glob reaches below it, but one in its own name
                 if all(part_match(h, t) for h, t in zip(hparts, tparts)):
                     return True
         return False
