@@ -569,10 +569,24 @@ def _same_format(one: Path, other: Path) -> None:
         )
 
 
-def _reaches(copy: Path, oid: str) -> bool:
-    """Whether the pruned copy ``copy`` holds the commit ``oid`` (its base then reaches it: the
-    copy holds nothing else)."""
-    return _git(copy, "cat-file", "-e", f"{oid}^{{commit}}")[0] == 0
+def _reaches(
+    copy: PrunedCopy, oid: str, seen: dict[Path, set[str]], own: PrunedCopy | None = None
+) -> bool:
+    """Whether the base of the pruned copy ``copy`` reaches the commit ``oid``: one of the
+    commits it holds, or a parent one of them names (:func:`_store_ids`) — a shallow clone's
+    boundary names its parent, which the clone does not hold —, or, where the copy ``own``
+    holds that base, a commit of its history there (commit ids name their parents: the
+    history one store holds is the base's in any other). A ``--depth 1`` clone of the fix, or
+    of a commit past it, reaches the task's base all the same (the s21 relate red team's R1).
+    ``seen``: the ids read so far, by copy."""
+    if copy.path not in seen:
+        ids = _store_ids(copy.path)
+        if own is not None and copy.base:
+            rc, out, _ = _git(own.path, "rev-list", "--parents", copy.base, "--")
+            if rc == 0:
+                ids |= set(out.decode("ascii", "replace").split())
+        seen[copy.path] = ids
+    return oid in seen[copy.path]
 
 
 def _relate(
@@ -604,16 +618,17 @@ def _relate(
                 "it), and that repository was not pruned at a base"
             )
     copies = [there for _, there in shared if there is not None]
+    seen: dict[Path, set[str]] = {}
     if (
         own.base is not None
         and not os.path.lexists(own.path / "modules")
-        and all(_reaches(there.path, own.base) for there in copies)
+        and all(_reaches(there, own.base, seen, own) for there in copies)
     ):
         return None  # at or behind every base it shares history with, whichever is the task's
     earliest = [
         there
         for there in copies
-        if all(o is there or _reaches(o.path, str(there.base)) for o in copies)
+        if all(o is there or _reaches(o, str(there.base), seen, own) for o in copies)
     ]
     if not earliest:
         raise PruneError(
