@@ -727,14 +727,22 @@ def checkout_relations(
                 # --reference, the s19 red team's M1) tried for its own objects alone, and by
                 # its HEAD (the rest of its future lies in the store the pointer names)
                 if pointers and other not in lenient:
-                    _past_head(other, held, copies, skip, out, "its objects lie partly elsewhere")
+                    _past_head(
+                        other, held, copies, skip, out, "its objects lie partly elsewhere", lenient
+                    )
                 future = _future_objects(other, _own_base(other), scratch, own_only=pointers)
         except (PruneError, OSError, subprocess.SubprocessError, UnicodeError) as exc:
             if there is None and unpruned <= MAX_UNPRUNED and not _past_deadline():
                 # unreadable (a link, a special file...): hidden itself, tried by its HEAD
                 if other not in lenient:
                     _past_head(
-                        other, held, copies, skip, out, f"its future cannot be listed ({exc})"
+                        other,
+                        held,
+                        copies,
+                        skip,
+                        out,
+                        f"its future cannot be listed ({exc})",
+                        lenient,
                     )
                 continue
             why = PruneError(f"whether it holds the future of {other} cannot be told: {exc}")
@@ -772,6 +780,7 @@ def _past_head(
     skip: Collection[Path],
     out: dict[Path, list[Path] | PruneError],
     why: str,
+    lenient: Collection[Path] = (),
 ) -> None:
     """Every copy (not in ``skip``) holding the HEAD of the unpruned store ``other`` (read
     without git, :func:`_own_base`) at another base — a copy pruned at a base holds only that
@@ -781,7 +790,10 @@ def _past_head(
     kept. A HEAD no copy holds may lie past the task's base (a mirror fetched later: the s20
     HEAD red team's H7), so that base cannot be told from it: a copy holding another copy's base
     at a base of its own (a clone at the fix beside the task's checkout) is named related to
-    that one (the caller prunes it again at the earliest such base). An unborn HEAD (no commit)
+    that one (the caller prunes it again at the earliest such base) — a copy ``lenient`` (in the
+    shared cache, which other versions' code writes) neither names that base nor holds that HEAD
+    for one outside it (the s21 relate red team's R9: junk one commit back there re-pruned
+    another version's task). An unborn HEAD (no commit)
     holds no history: nothing is done; a HEAD that cannot be read (its ``packed-refs`` or
     reference a link, a HEAD of garbage: the s20 red team's U3) may be any commit, so every
     copy is not kept."""
@@ -810,7 +822,7 @@ def _past_head(
                 f"it holds the HEAD of {other} and commits past it, and {why}: no base to prune "
                 "it at can be told"
             )
-    if head is None or any(head in ids for ids in histories.values()):
+    if head is None or any(head in ids for k, ids in histories.items() if k not in lenient):
         return
     for gd, ids in histories.items():
         found = out.get(gd, [])
@@ -820,7 +832,11 @@ def _past_head(
         earlier = [
             k
             for k, there in copies.items()
-            if k != gd and there.base and there.base != mine and there.base in ids
+            if k != gd
+            and there.base
+            and there.base != mine
+            and there.base in ids
+            and (k not in lenient or gd in lenient)
         ]
         out[gd] = [*found, *(k for k in earlier if k not in found)]
         if not out[gd]:
