@@ -673,8 +673,12 @@ def checkout_relations(
     store's final copy against every store's future, :func:`cross_checked`) — one of them with
     no copy (not pruned: hidden or refused; past the cap, its pruning failed or its deadline
     passed) is tried at its own HEAD (:func:`_own_base`; every object it holds where that
-    cannot be read), and a copy holding its future is not kept (a :class:`PruneError`: no base
-    to prune it at); one whose future cannot be listed (not self-contained: a ``commondir`` or
+    cannot be read) and, its objects its own, at the earliest of the other copies' bases it
+    holds too (:func:`_earliest_bases`: its HEAD may lie past the task's base — a mirror past
+    the fix hidden past the cap or beside bases that diverge, the s21 relate red team's R2, R6,
+    R10), and a copy holding its future is not kept (a :class:`PruneError`: no base to prune it
+    at) — unless only past those bases and holding one, then named related to that one's copy
+    (pruned again at it); one whose future cannot be listed (not self-contained: a ``commondir`` or
     links a candidate writes, which must not hide the task beside it) is left out, unless the
     deadline has passed (every copy then not kept) — a ``.git`` folder is tried against one in
     its own work tree too (the s19 red team's M2, M6: the task's store pushed past the cap or
@@ -711,6 +715,8 @@ def checkout_relations(
         if all(gd in skip for gd in held):
             continue
         pointers = there is None and any(os.path.lexists(other / p) for p in _POINTERS)
+        earliest: dict[str, tuple[Path, frozenset[str]]] = {}
+        own_future: frozenset[str] = frozenset()
         if there is None and _holds_no_object(other) and not pointers:
             continue  # nothing in it: no future (an empty store a candidate's code made)
         try:
@@ -731,6 +737,21 @@ def checkout_relations(
                         other, held, copies, skip, out, "its objects lie partly elsewhere", lenient
                     )
                 future = _future_objects(other, _own_base(other), scratch, own_only=pointers)
+                if not pointers:
+                    # its HEAD may lie past the task's base (a mirror hidden past the cap, or
+                    # for bases that diverge): what the earliest bases beside it reach is all
+                    # that is not future (the s21 relate red team's R2, R6)
+                    eligible = {
+                        copies[gd].base: gd
+                        for gd in reversed(list(copies))
+                        if gd not in skip
+                        and copies[gd].base
+                        and (gd not in lenient or other in lenient)
+                    }
+                    earliest = _earliest_bases(other, eligible, scratch)
+                    if earliest:
+                        beyond = frozenset.intersection(*(f for _, f in earliest.values()))
+                        own_future, future = future, future | beyond
         except (PruneError, OSError, subprocess.SubprocessError, UnicodeError) as exc:
             if there is None and unpruned <= MAX_UNPRUNED and not _past_deadline():
                 # unreadable (a link, a special file...): hidden itself, tried by its HEAD
@@ -763,7 +784,11 @@ def checkout_relations(
                 continue
             if future.isdisjoint(ids):
                 continue
-            if there is None:
+            at = [k for base, (k, _) in earliest.items() if base in ids and k != gd]
+            if there is None and at and own_future.isdisjoint(ids):
+                # past the earliest base beside it only: pruned again there
+                out[gd] = [*found, *(k for k in at[:1] if k not in found)]
+            elif there is None:
                 out[gd] = PruneError(
                     f"it holds the future of {other}, which was not pruned (hidden): no base to "
                     "prune it at can be told"
@@ -771,6 +796,30 @@ def checkout_relations(
             else:
                 out[gd] = [*found, other]
     return out
+
+
+def _earliest_bases(
+    other: Path, bases: Mapping[str, Path], scratch: Path
+) -> dict[str, tuple[Path, frozenset[str]]]:
+    """Of ``bases`` (each a copy's base, and that copy), those the unpruned store ``other``
+    holds that reach no other one it holds (the earliest: the task's, whichever copy is the
+    task), each with its copy and the store's future there (:func:`_future_objects`). A base
+    the store does not hold (an orphan's, another repository's) is left out; :class:`PruneError`
+    where the deadline passes."""
+    futures: dict[str, frozenset[str]] = {}
+    for i, base in enumerate(bases):
+        try:
+            futures[base] = _future_objects(
+                other, base, scratch.with_name(f"{scratch.name}.base{i}")
+            )
+        except (PruneError, OSError, subprocess.SubprocessError, UnicodeError):
+            if _past_deadline():
+                raise
+    return {
+        base: (bases[base], future)
+        for base, future in futures.items()
+        if all(o == base or o in future for o in futures)
+    }
 
 
 def _past_head(

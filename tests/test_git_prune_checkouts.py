@@ -721,3 +721,64 @@ def test_a_linked_worktrees_branch_in_a_common_store_that_cannot_be_read(
     out = git_relations.checkout_relations(copies, against=[*copies, wt])
     assert isinstance(out.get(cache / ".git"), git_relations.PruneError), out
     assert isinstance(out.get(old / ".git"), git_relations.PruneError), out
+
+
+# --- the s21 relate red team's R2, R6: an unpruned store's future at the earliest base ---------
+
+
+def _hidden_mirror_beside(tmp_path: Path, head: str) -> tuple[dict, Path, Path, Path]:
+    """(the copies of ``t`` and ``c``, ``t/.git``, ``c/.git``, a bare mirror left unpruned):
+    upstream's ``main`` is the base and a commit past it (``later``), ``wip`` the fix and a
+    commit past it (``fix2``); ``t`` a checkout of the base alone (its store holds nothing
+    past it); ``c`` a clone at
+    the fix (``head`` ``fix2``) or at ``later`` (``head`` ``later``); the mirror's HEAD is
+    ``head``."""
+    src, base, fix = _task(tmp_path / "src")
+    _git(src, "checkout", "-q", "wip")
+    (src / "README").write_text("tolls, with a night discount\n")
+    _git(src, "add", "README")
+    _git(src, "commit", "-qm", "docs: the discount")
+    _git(src, "checkout", "-q", "main")
+    (src / "tolls/lanes.py").write_text("LANES = 4\n")
+    _git(src, "add", "-A")
+    _git(src, "commit", "-qm", "lanes: four")
+    later = _git(src, "rev-parse", "HEAD")
+    phase = tmp_path / "phase"
+    phase.mkdir()
+    t, c = phase / "t", phase / "c"
+    _git(src, "branch", "old", base)
+    _git(tmp_path, "clone", "-q", "--no-local", "--single-branch", "-b", "old", str(src), str(t))
+    _git(tmp_path, "clone", "-q", "--no-local", str(src), str(c))
+    _git(c, "checkout", "-q", fix if head == "fix2" else later)
+    mirror = phase / "mirror.git"
+    _git(tmp_path, "clone", "-q", "--bare", "--no-local", str(src), str(mirror))
+    _git(mirror, "symbolic-ref", "HEAD", "refs/heads/wip" if head == "fix2" else "refs/heads/main")
+    copies = {
+        gd: prune_copy(gd, tmp_path / f"{gd.parent.name}-copy") for gd in (t / ".git", c / ".git")
+    }
+    return copies, t / ".git", c / ".git", mirror
+
+
+def test_an_unpruned_mirror_past_the_fix_prunes_the_clone_at_the_task_base(
+    tmp_path: Path,
+) -> None:
+    """R2, R6's mechanism: a mirror whose HEAD is past the fix, left unpruned (hidden: past the
+    cap, or beside bases that diverge), is read at the earliest base beside it that it holds
+    (the task's), not at its own HEAD alone — the clone at the fix holds its future there and
+    is named related to the task (pruned again at its base), the task's checkout to nothing."""
+    copies, t, c, mirror = _hidden_mirror_beside(tmp_path, "fix2")
+    out = git_relations.checkout_relations(copies, against=[*copies, mirror])
+    assert out == {c: [t]}, out
+
+
+def test_an_unpruned_mirror_at_the_task_base_prunes_a_later_clone_at_the_older_base(
+    tmp_path: Path,
+) -> None:
+    """Its cost (P1's, for a store left unpruned): the mirror's HEAD the base of the later of
+    two checkouts of its repository — which is the task's cannot be told, so the later one is
+    named related to the earlier (pruned again at the older base: over-pruning, no leak)."""
+    copies, t, c, mirror = _hidden_mirror_beside(tmp_path, "later")
+    out = git_relations.checkout_relations(copies, against=[*copies, mirror])
+    assert out == {c: [t]}, out
+    out = git_relations.checkout_relations(copies, against=[*copies, mirror], lenient=[t])
+    assert out == {}, out
