@@ -12,7 +12,9 @@ keeps the fix's blob, or a candidate's write in the shared cache changes another
 honest task store. The task here has six files (a fix changes one of many: a snapshot of the
 task's files shares most blobs with a tree past the fix, as in a real repository).
 
-Wins (strict xfails):
+Wins (strict xfails while open; R1 closed by ef8b612 — a base reaches a commit its copy names as
+a parent, or one of its history in the store being related — and R9 by c785784 — 3a9bfb1's
+rule reads no copy in the shared cache for one outside it —, plain tests since):
 
 - **R1** (made by b2b8958) a shallow clone of the fix or of the tip past it (``git clone
   --depth 1 --branch``, as CI clones) beside the task's checkout and a listable mirror past the
@@ -208,12 +210,6 @@ def _head(t: Path, copy: Path) -> str:
 # --- R1: a shallow clone of the fix ----------------------------------------------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="R1: a shallow clone's copy does not reach the task's base, so _relate finds no base "
-    "reached by all and hides the mirror; hidden, it is tried at its own HEAD past the fix (no "
-    "future), and the shallow clone keeps the fix",
-)
 @pytest.mark.parametrize("clone", ["cache", "zcache"])
 @pytest.mark.parametrize("at", ["fixtag", "wip"])
 @pytest.mark.parametrize("where", _WHERE)
@@ -228,12 +224,6 @@ def test_r1_a_shallow_clone_of_the_fix_hides_the_mirror_past_it(
     assert held == [], why
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="R1 nested: the mirror past the fix in the task's own work tree, the shallow clone "
-    "of the fix beside it — the task's base and the clone's do not reach each other, so the "
-    "mirror is hidden and the clone keeps the fix",
-)
 @pytest.mark.parametrize("where", _WHERE)
 def test_r1_the_mirror_in_the_tasks_work_tree(tmp_path: Path, where: str) -> None:
     phase, up, _, _, _, blob = _phase(tmp_path)
@@ -551,13 +541,6 @@ def _referenced_library(tmp_path: Path, phase: Path) -> None:
     assert (phase / "lib/.git/objects/info/alternates").exists()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="R9: 3a9bfb1 names a copy holding another copy's base related to it whenever an "
-    "unpruned store's HEAD is held by no copy; the copies it reads include the shared cache's "
-    "(lenient only spares the unpruned store), so a junk clone one commit back there prunes "
-    "another version's task checkout at its base",
-)
 def test_r9_junk_in_the_shared_cache_reprunes_the_task_beside_an_unpruned_library(
     tmp_path: Path,
 ) -> None:
