@@ -13,8 +13,10 @@ honest task store. The task here has six files (a fix changes one of many: a sna
 task's files shares most blobs with a tree past the fix, as in a real repository).
 
 Wins (strict xfails while open; R1 closed by ef8b612 — a base reaches a commit its copy names as
-a parent, or one of its history in the store being related — and R9 by c785784 — 3a9bfb1's
-rule reads no copy in the shared cache for one outside it —, plain tests since):
+a parent, or one of its history in the store being related —, R9 by c785784 — 3a9bfb1's rule
+reads no copy in the shared cache for one outside it —, R2, R6 and R10 beside the task by
+b3348a2 — a store left unpruned whose objects are its own is read at the earliest of the
+copies' bases it holds too —, plain tests since):
 
 - **R1** (made by b2b8958) a shallow clone of the fix or of the tip past it (``git clone
   --depth 1 --branch``, as CI clones) beside the task's checkout and a listable mirror past the
@@ -240,12 +242,6 @@ def test_r1_the_mirror_in_the_tasks_work_tree(tmp_path: Path, where: str) -> Non
 # --- R2: an orphan snapshot of the task's files ------------------------------------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="R2: an orphan snapshot of the task's files shares most blobs of the mirror's HEAD "
-    "tree and diverges from the task, so _relate hides the mirror (no base reached by all); "
-    "hidden, its future at its own HEAD is empty and the clone at the fix is kept",
-)
 @pytest.mark.parametrize("where", _WHERE)
 def test_r2_a_snapshot_of_the_task_hides_the_mirror(tmp_path: Path, where: str) -> None:
     phase, up, _, _, fix, blob = _phase(tmp_path)
@@ -436,11 +432,6 @@ def test_r5_holds_an_orphan_of_the_base_tree(tmp_path: Path, where: str) -> None
 # --- R6: the mirror pushed past the cap -------------------------------------------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="R6: thirty empty repositories push the mirror past MAX_PRUNED; hidden, it is tried "
-    "at its own HEAD past the fix (no future), so the clone at the fix is kept",
-)
 def test_r6_empty_repositories_push_the_mirror_past_the_cap(tmp_path: Path) -> None:
     up, _, _, fix, _ = _big_task(tmp_path)
     blob = _blob(up, fix)
@@ -585,12 +576,6 @@ def _sha256_repository(path: Path) -> None:
     (path / ".git/index").unlink()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="R10: _relate reads every checkout, and _shares_history raises for one of another "
-    "object format: the mirror past the fix is hidden, tried at its own HEAD (no future), and "
-    "the clone at the fix is kept",
-)
 @pytest.mark.parametrize("where", _WHERE)
 def test_r10_a_sha256_repository_hides_the_mirror_past_the_fix(tmp_path: Path, where: str) -> None:
     phase, up, _, _, fix, blob = _phase(tmp_path)
