@@ -84,6 +84,12 @@ copies' bases it holds too —, plain tests since):
   directory itself, where the branch is absent — unborn, nothing done, the clone at the fix
   kept. The same with ``commondir`` `` store`` (a leading space git keeps, ``_common_dir``
   strips: a link `` store`` to the store, an empty folder ``store``). Box and judge.
+- **R12** (b3348a2) R6 with the mirror a clone with a work tree vendored in the task's own work
+  tree (``repo/vendor/upstream`` at fix2, pushed past the cap: hidden): b3348a2 reads a hidden
+  store at the earliest of the bases of the copies not in ``skip``, and the task's ``.git`` is
+  exempt from a checkout in its own work tree — its base left out, the clone at the fix's base
+  is the earliest, nothing past it is held, the clone kept. Bare there, or within the cap,
+  held. Box.
 
 Holds (plain tests): the controls of R2 and R3; R4 with the mirror bare; a second checkout at
 the task's very base (equal HEADs); the clone at the fix carrying ``info/grafts`` or a replace
@@ -671,6 +677,61 @@ def test_r11_holds_a_found_linked_worktree_read_by_its_head(
     phase, blob = _found_linked_worktree(tmp_path, detached, common)
     held, why = _leaking(tmp_path, phase, blob, where)
     assert held == [], why
+
+
+# --- R12: b3348a2's earliest bases leave out the task exempt from the hidden store -------------
+
+
+def _vendored_upstream_past_the_cap(tmp_path: Path, kind: str, cap: bool) -> tuple[Path, str]:
+    """(the phase, the fix's blob): the task's checkout ``phase/repo`` at its base holding in its
+    work tree a clone of upstream past the fix — ``checkout``: with a work tree,
+    ``vendor/upstream`` at fix2; ``bare``: ``vendor/upstream.git`` —, a full clone at the fix
+    ``phase/cache`` beside it, and (``cap``) thirty empty repositories pushing the vendored
+    clone past ``MAX_PRUNED`` (hidden)."""
+    up, _, _, fix, _ = _big_task(tmp_path)
+    phase = tmp_path / "phase"
+    phase.mkdir()
+    t = phase / "repo"
+    _checkout(tmp_path, up, t)
+    (t / ".git/info/exclude").write_text("vendor/\n")
+    (t / "vendor").mkdir()
+    if kind == "checkout":
+        _git(
+            tmp_path, "clone", "-q", "--no-local", "-b", "wip", str(up), str(t / "vendor/upstream")
+        )
+    else:
+        m = t / "vendor/upstream.git"
+        _git(tmp_path, "clone", "-q", "--bare", "--no-local", str(up), str(m))
+        _git(m, "symbolic-ref", "HEAD", "refs/heads/wip")
+    _full_clone_at(tmp_path, up, phase / "cache", fix)
+    for i in range(git_guard.MAX_PRUNED - 2 if cap else 0):
+        _git(phase, "init", "-q", f"j{i:02d}")
+    return phase, _blob(up, fix)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="R12: b3348a2 reads a hidden store at the earliest bases of the copies not in skip; "
+    "the task's .git is exempt from a checkout in its own work tree, so its base is left out, "
+    "the clone's (the fix) is the earliest, and the clone at the fix is kept",
+)
+def test_r12_a_vendored_checkout_past_the_cap_leaves_the_task_base_out(tmp_path: Path) -> None:
+    phase, blob = _vendored_upstream_past_the_cap(tmp_path, "checkout", cap=True)
+    sources, snap = _box(tmp_path, [phase])
+    assert _holds(sources, blob) == [], snap["hidden"]
+
+
+@pytest.mark.parametrize(
+    ("kind", "cap"),
+    [("checkout", False), ("bare", False), ("bare", True)],
+    ids=["checkout", "bare", "bare-past-the-cap"],
+)
+def test_r12_holds_the_vendored_clone_pruned_or_bare(tmp_path: Path, kind: str, cap: bool) -> None:
+    """Within the cap the vendored clone is pruned at the task's base (its future prunes the
+    clone at the fix); bare, past the cap, the task's base is among the earliest."""
+    phase, blob = _vendored_upstream_past_the_cap(tmp_path, kind, cap)
+    sources, snap = _box(tmp_path, [phase])
+    assert _holds(sources, blob) == [], snap["hidden"]
 
 
 # --- holds ------------------------------------------------------------------------------------
