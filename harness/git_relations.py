@@ -968,15 +968,18 @@ _PER_WORKTREE = ("refs/worktree/", "refs/bisect/", "refs/rewritten/")
 def _common_dir(gd: Path) -> Path | None:
     """The folder git reads the references of the git directory ``gd`` from: ``gd`` itself, or
     the one its ``commondir`` names (relative to ``gd`` or absolute: a linked worktree's git
-    directory, whose branches lie in the main store); ``None`` where that file is there but
-    cannot be read without following a link, names nothing, or names no folder."""
+    directory, whose branches lie in the main store), read as git reads it: the whole file but
+    its trailing line ends (spaces kept), its links resolved before any ``..`` (the s21 relate
+    red team's R11: ``hop/..`` with ``hop`` a link, `` store`` with a leading space, read
+    elsewhere than git reads them, left the branch unborn); ``None`` where that file is there
+    but cannot be read without following a link, names nothing, or names no folder."""
     if not os.path.lexists(gd / "commondir"):
         return gd
     raw = _read_regular(gd, "commondir", 4096)
-    text = raw.decode("utf-8", "replace").split("\n", 1)[0].strip() if raw is not None else ""
+    text = raw.decode("utf-8", "surrogateescape").rstrip("\r\n") if raw is not None else ""
     if not text or "\0" in text:
         return None
-    common = Path(os.path.normpath(gd / text))
+    common = Path(os.path.realpath(gd / text))
     return common if os.path.isdir(common) else None
 
 
