@@ -740,11 +740,12 @@ def checkout_relations(
                 if not pointers:
                     # its HEAD may lie past the task's base (a mirror hidden past the cap, or
                     # for bases that diverge): what the earliest bases beside it reach is all
-                    # that is not future (the s21 relate red team's R2, R6)
+                    # that is not future (the s21 relate red team's R2, R6) — an exempt copy's
+                    # base too (the task's .git around a vendored clone past the fix: R12)
                     eligible = {
                         copies[gd].base: gd
                         for gd in reversed(list(copies))
-                        if gd not in skip
+                        if gd != other
                         and copies[gd].base
                         and (gd not in lenient or other in lenient)
                     }
