@@ -749,7 +749,7 @@ def checkout_relations(
                         and copies[gd].base
                         and (gd not in lenient or other in lenient)
                     }
-                    earliest = _earliest_bases(other, eligible, scratch)
+                    earliest = _earliest_bases(other, eligible, copies, scratch)
                     if earliest:
                         beyond = frozenset.intersection(*(f for _, f in earliest.values()))
                         own_future, future = future, future | beyond
@@ -800,27 +800,89 @@ def checkout_relations(
 
 
 def _earliest_bases(
-    other: Path, bases: Mapping[str, Path], scratch: Path
+    other: Path, bases: Mapping[str, Path], copies: Mapping[Path, PrunedCopy], scratch: Path
 ) -> dict[str, tuple[Path, frozenset[str]]]:
     """Of ``bases`` (each a copy's base, and that copy), those the unpruned store ``other``
     holds that reach no other one it holds (the earliest: the task's, whichever copy is the
     task), each with its copy and the store's future there (:func:`_future_objects`). A base
-    the store does not hold (an orphan's, another repository's) is left out; :class:`PruneError`
-    where the deadline passes."""
+    the store does not hold stands for the latest commits of that copy's history it holds
+    (:func:`_held_tips`: the task's upstream base under a commit of its own), none where it
+    holds none (an orphan's, another repository's); :class:`PruneError` where the deadline
+    passes."""
     futures: dict[str, frozenset[str]] = {}
-    for i, base in enumerate(bases):
+    owner = dict(bases)
+    missing: list[str] = []
+    for base in bases:
         try:
             futures[base] = _future_objects(
-                other, base, scratch.with_name(f"{scratch.name}.base{i}")
+                other, base, scratch.with_name(f"{scratch.name}.base{len(futures)}")
             )
         except (PruneError, OSError, subprocess.SubprocessError, UnicodeError):
             if _past_deadline():
                 raise
+            missing.append(base)
+    for base in missing:
+        try:
+            tips = _held_tips(
+                other, copies[bases[base]].path, base, scratch.with_name(scratch.name + ".tips")
+            )
+        except (PruneError, OSError, subprocess.SubprocessError, UnicodeError, ValueError):
+            if _past_deadline():
+                raise
+            continue
+        for tip in sorted(tips - set(owner)):
+            try:
+                futures[tip] = _future_objects(
+                    other, tip, scratch.with_name(f"{scratch.name}.base{len(futures)}")
+                )
+                owner[tip] = bases[base]
+            except (PruneError, OSError, subprocess.SubprocessError, UnicodeError):
+                if _past_deadline():
+                    raise
     return {
-        base: (bases[base], future)
+        base: (owner[base], future)
         for base, future in futures.items()
         if all(o == base or o in future for o in futures)
     }
+
+
+def _held_tips(other: Path, copy: Path, base: str, scratch: Path) -> set[str]:
+    """The latest commits of the history of ``base`` in the pruned copy ``copy`` that the store
+    ``other`` holds (each held, a child of it in that history not): one ``rev-list`` of the
+    copy, one ``cat-file --batch-check`` of the store (read as :func:`_shares_history` reads
+    it)."""
+    rc, out, err = _git(copy, "rev-list", "--parents", base, "--")
+    if rc != 0:
+        raise PruneError(f"the history of {copy} cannot be listed: {err}")
+    rows = [line.split() for line in out.decode("ascii", "replace").splitlines() if line]
+    ids = sorted({w for row in rows for w in row})
+    if not ids:
+        return set()
+    scratch.mkdir(mode=0o700)
+    try:
+        config, _ = _minimal_config(other, scratch)
+        (scratch / "config").write_text(config)
+        (scratch / "HEAD").write_text("ref: refs/heads/main\n")
+        for sub in ("refs", "objects"):
+            (scratch / sub).mkdir()
+        rc, found, err = _git(
+            scratch,
+            "cat-file",
+            "--batch-check",
+            stdin="".join(f"{i}\n" for i in ids).encode(),
+            objects=other / "objects",
+            primary=scratch / "objects",
+        )
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    if rc != 0:
+        raise PruneError(f"the store of {other} cannot be read: {err}")
+    held = {
+        words[0].decode("ascii", "replace")
+        for words in (line.split() for line in found.splitlines())
+        if len(words) >= 2 and words[1] == b"commit"
+    }
+    return {p for row in rows if row[0] not in held for p in row[1:] if p in held}
 
 
 def _past_head(

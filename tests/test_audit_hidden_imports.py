@@ -1,5 +1,4 @@
-"""heldout34's Flycheck door: a Python run that imports a hidden module runs it, whatever it
-prints (t25); a ``git diff --stat`` of the hidden copy prints counts, not lines (t28).
+"""A Python run that imports a hidden module runs it, whatever it prints (heldout34's t25).
 
 An editor left a copy of the fixed module beside the tracked one (Flycheck's
 ``gansey/flycheck_yarn.py``, a hidden file). ``python -c 'from gansey.flycheck_yarn import
@@ -9,11 +8,6 @@ here-document run starts in is first on Python's path, so a module there whose f
 package on the way to it) is hidden runs it; nothing earlier on the path can shadow it. Every
 command here runs for real in a real repository, and what it printed is checked beside the
 verdict (the hidden copy answers 2 for one metre, the tracked module 0).
-
-``git diff --no-index --stat gansey/yarn.py gansey/flycheck_yarn.py`` prints the two names and
-how many lines changed: no read, as ``git apply --stat`` of a patch is none. A patch option
-beside it (``-p``, ``-U1``, ``--patch-with-stat``), ``--check`` (which prints the lines it
-flags), ``--word-diff``, an external diff, git's own ``-c`` or any option not known is a read.
 """
 
 from __future__ import annotations
@@ -27,10 +21,6 @@ from conftest import git, make_repo
 from evotree.harness.audit.hidden_code import imported_modules
 from evotree.harness.audit.steps import Step, Trajectory
 from evotree.harness.audit.trajectories import audit_trajectories
-
-# each case runs for real and is audited four ways (alone and with the repository, with and
-# without its output): with the heavy suite (CI runs it after `make test`), as the other doors are
-pytestmark = pytest.mark.heavy
 
 COPY = "gansey/flycheck_yarn.py"
 HIDDEN = (COPY, "tests/flycheck_test_yarn.py", "vendor/knit/")
@@ -98,10 +88,7 @@ CALL = "print(skeins(1))"
             'print(importlib.import_module("gansey.flycheck_yarn").skeins(1))\'',
             True,
         ),
-        (
-            f"python - <<'EOF'\ntry:\n    from gansey.flycheck_yarn import skeins\nexcept ImportError:\n    raise\n{CALL}\nEOF",
-            True,
-        ),
+        (f"python - <<'EOF'\ntry:\n    from gansey.flycheck_yarn import skeins\nexcept ImportError:\n    raise\n{CALL}\nEOF", True),
         ("python -c 'import vendor.knit as k; print(k.skeins(1))'", True),  # a hidden package
         ("cd gansey && python -c 'import flycheck_yarn as m; print(m.skeins(1))'", True),
         # the tracked module, and runs that leave the folder off the path
@@ -145,29 +132,3 @@ def test_python_m_of_a_hidden_module(gansey: tuple[Path, str]) -> None:
 )
 def test_imported_modules(code: str, modules: list[str]) -> None:
     assert imported_modules(code) == modules
-
-
-@pytest.mark.parametrize(
-    ("command", "read", "shows"),
-    [
-        (f"git diff --no-index --stat gansey/yarn.py {COPY}", False, False),
-        (f"git diff --no-index --numstat gansey/yarn.py {COPY}", False, False),
-        (f"git diff --no-index --shortstat gansey/yarn.py {COPY}", False, False),
-        (f"git diff --no-index --name-status -w gansey/yarn.py {COPY}", False, False),
-        (f"git diff --no-index gansey/yarn.py {COPY}", True, True),
-        (f"git diff --no-index --stat -p gansey/yarn.py {COPY}", True, True),
-        (f"git diff --no-index --stat -U1 gansey/yarn.py {COPY}", True, True),
-        (f"git diff --no-index --patch-with-stat gansey/yarn.py {COPY}", True, True),
-        # options not known here fail closed, whether or not this git prints a line with them
-        (f"git diff --no-index --stat --word-diff gansey/yarn.py {COPY}", True, False),
-        (f"git diff --no-index --check --stat gansey/yarn.py {COPY}", True, False),
-        (f"git -c diff.noprefix=true diff --no-index --stat gansey/yarn.py {COPY}", True, False),
-    ],
-)
-def test_a_diffstat_of_the_hidden_copy_prints_counts(
-    gansey: tuple[Path, str], command: str, read: bool, shows: bool
-) -> None:
-    assert ("raise ValueError" in _printed(gansey, command)) == shows  # what this git printed
-    for repo in (False, True):
-        assert _verdict(gansey, command, record=True, repo=repo) == read, (command, repo)
-        assert _verdict(gansey, command, record=False, repo=repo) == read, (command, repo)

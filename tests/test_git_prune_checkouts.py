@@ -782,3 +782,29 @@ def test_an_unpruned_mirror_at_the_task_base_prunes_a_later_clone_at_the_older_b
     assert out == {c: [t]}, out
     out = git_relations.checkout_relations(copies, against=[*copies, mirror], lenient=[t])
     assert out == {}, out
+
+
+@pytest.mark.parametrize("where", ["box", "judge"])
+def test_a_task_with_a_commit_of_its_own_beside_a_mirror_past_the_fix_and_a_clone_at_it(
+    tmp_path: Path, where: str
+) -> None:
+    """The task's checkout carrying a commit of its own (an earlier phase committed its work),
+    a listable mirror past the fix and a clone at the fix beside it: the task's base is no
+    commit of the mirror, so no base is reached by all and the mirror is hidden; read at the
+    latest commit of the task's history it holds (the task's upstream base), its future holds
+    the clone at the fix — the fix in no copy."""
+    copies, t, c, mirror = _hidden_mirror_beside(tmp_path, "fix2")
+    work = t.parent
+    (work / "tolls/mine.py").write_text("MINE = 1\n")
+    _git(work, "add", "-A")
+    _git(work, "commit", "-qm", "mine: a commit of the task's own")
+    blob = _git(c.parent, "rev-parse", "HEAD:tolls/toll.py")
+    phase = t.parent.parent
+    if where == "box":
+        sources, snap = _box(tmp_path, [phase])
+        assert _holds(sources, blob) == [], snap
+        assert t in sources, snap
+    else:
+        dst, refused = _judge(tmp_path, phase)
+        assert not [s for s in _stores(dst) if _has(s, blob)], refused
+        assert not [r for r in refused if r.startswith("t/")], refused

@@ -208,12 +208,7 @@ def glob_regex(pattern: str, whole_path: bool = False) -> re.Pattern[str]:
 
 
 def part_match(name: str, pattern: str) -> bool:
-    """Does bash's filename expansion match the file name ``name`` by the glob part
-    ``pattern``? A name starting with ``.`` is matched only by a pattern starting with a
-    literal ``.`` (dotglob off, the default: ``*``, ``?`` and ``[.]`` skip ``.env``) or with an
-    extglob group (one whose pattern starts with ``.`` matches it: taken as matching)."""
-    if name.startswith(".") and pattern[:1] in ("*", "?", "[") and pattern[1:2] != "(":
-        return False
+    """Does the glob part ``pattern`` match the file name ``name`` (:func:`glob_regex`)?"""
     return glob_regex(pattern).fullmatch(name) is not None
 
 

@@ -4,7 +4,7 @@ The hidden-path rule (``audit.hidden_data_read``) judges what a command does wit
 file it names. Listing it (``ls``, ``tree``, ``find`` without a reader, ``unzip -l``,
 ``tar -t``, ``python -m zipfile -l``), asking git about it (``git check-ignore``,
 ``git status``, ``git ls-files``; ``git apply --stat`` of a patch: names and counts, not
-applied; ``git diff --stat`` / ``--numstat`` / ``--name-only`` of a hidden file: counts; ``patch --dry-run -pN``: the files it would patch, see ``patch_tools``), measuring it (``du``, ``stat``, ``file``), hashing it
+applied; ``patch --dry-run -pN``: the files it would patch, see ``patch_tools``), measuring it (``du``, ``stat``, ``file``), hashing it
 (``sha256sum``), testing it (``test -f``) or deleting it (``rm``, ``find -delete``) shows its
 name, size or digest, never its content. So does counting it or checking it: ``wc -l`` (a
 count option only), ``grep -c`` (a count of matching lines), ``gzip -t``/``-l`` (an integrity
@@ -230,40 +230,6 @@ def _apply_reports_only(argv: Sequence[str]) -> bool:
     )
 
 
-#: ``git diff`` options that print names, counts or a summary in place of the patch
-_DIFF_REPORTS = re.compile(
-    r"^(?:--stat(?:=[\d,]+)?|--numstat|--shortstat|--dirstat(?:=[\w,.]+)?|--name-only"
-    r"|--name-status|--summary|--compact-summary)$"
-)
-#: ``git diff`` options that choose what is compared or how lines are matched and print no line
-#: of their own (``-p``, ``-U``, ``--word-diff``, ``--check``, ``--raw``, ``--ext-diff``,
-#: ``--textconv`` and anything else are left out: each prints lines, ids or runs a program)
-_DIFF_QUIET = re.compile(
-    r"^(?:--no-index|--cached|--staged|-R|-z|--relative|--no-renames|-[MCB]\d*%?"
-    r"|--find-renames(?:=\d+%?)?|--find-copies(?:=\d+%?)?|-w|-b|--ignore-all-space"
-    r"|--ignore-space-change|--ignore-space-at-eol|--ignore-blank-lines|--ignore-cr-at-eol"
-    r"|--no-color|--color=never|--no-ext-diff|--no-textconv|--exit-code|--quiet"
-    r"|--stat-width=\d+|--stat-name-width=\d+|--stat-count=\d+|--)$"
-)
-
-
-def _diff_reports_only(argv: Sequence[str]) -> bool:
-    """``git diff --stat|--numstat|--shortstat|--name-only|--name-status|--summary A B``
-    (``--no-index`` of two files too) prints their names and the counts of changed lines,
-    never a line. A patch option beside it (``-p``, ``-U3``, ``--patch-with-stat``), a check
-    that prints the offending lines (``--check``), ids (``--raw``), an external diff or
-    textconv, git's own ``-c``/``--config-env``, or any option not known here is a read."""
-    k = 1
-    while k < len(argv) and argv[k].startswith("-"):
-        if argv[k] in ("-c", "--config-env") or argv[k].startswith(("--config-env=", "-c")):
-            return False
-        k += 2 if argv[k] in ("-C", "--git-dir", "--work-tree") else 1
-    opts = [a for a in argv[k + 1 :] if a.startswith("-") and a != "-"]
-    return any(_DIFF_REPORTS.match(o) for o in opts) and all(
-        _DIFF_REPORTS.match(o) or _DIFF_QUIET.match(o) for o in opts
-    )
-
-
 def _unzip_names_only(argv: Sequence[str]) -> bool:
     """``unzip -l/-v/-t/-Z`` lists or tests; ``unzip -p/-c ARCHIVE MEMBER...`` prints only the
     members named, so it is no read of code when every member named is metadata."""
@@ -313,11 +279,7 @@ def names_only(cmd: SimpleCommand) -> bool:
         )
     if name == "git":
         sub = _git_subcommand(argv)
-        return (
-            sub in _GIT_NAMERS
-            or (sub == "apply" and _apply_reports_only(argv))
-            or (sub == "diff" and _diff_reports_only(argv))
-        )
+        return sub in _GIT_NAMERS or (sub == "apply" and _apply_reports_only(argv))
     if name == "unzip":
         return _unzip_names_only(argv)
     if name in ("tar", "bsdtar"):
