@@ -16,7 +16,8 @@ Wins (strict xfails while open; R1 closed by ef8b612 — a base reaches a commit
 a parent, or one of its history in the store being related —, R9 by c785784 — 3a9bfb1's rule
 reads no copy in the shared cache for one outside it —, R2, R6 and R10 beside the task by
 b3348a2 — a store left unpruned whose objects are its own is read at the earliest of the
-copies' bases it holds too —, plain tests since):
+copies' bases it holds too —, R11 by c9c36bf — ``commondir`` read as git reads it — and R12 by
+6d87065 — the earliest bases of every other copy, exempt ones included —, plain tests since):
 
 - **R1** (made by b2b8958) a shallow clone of the fix or of the tip past it (``git clone
   --depth 1 --branch``, as CI clones) beside the task's checkout and a listable mirror past the
@@ -647,12 +648,6 @@ def _found_linked_worktree(tmp_path: Path, detached: bool, common: str) -> tuple
     return phase, _blob(src, fix)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="R11: _common_dir resolves commondir's 'hop/..' lexically (the git directory itself) "
-    "where git resolves the link first, and strips a leading space git keeps: it reads another "
-    "folder than git, the branch is read as unborn, nothing is done, the clone at the fix kept",
-)
 @pytest.mark.parametrize("common", ["link-dotdot", "leading-space"])
 @pytest.mark.parametrize("where", _WHERE)
 def test_r11_a_commondir_git_reads_elsewhere_reads_as_unborn(
@@ -709,12 +704,6 @@ def _vendored_upstream_past_the_cap(tmp_path: Path, kind: str, cap: bool) -> tup
     return phase, _blob(up, fix)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="R12: b3348a2 reads a hidden store at the earliest bases of the copies not in skip; "
-    "the task's .git is exempt from a checkout in its own work tree, so its base is left out, "
-    "the clone's (the fix) is the earliest, and the clone at the fix is kept",
-)
 def test_r12_a_vendored_checkout_past_the_cap_leaves_the_task_base_out(tmp_path: Path) -> None:
     phase, blob = _vendored_upstream_past_the_cap(tmp_path, "checkout", cap=True)
     sources, snap = _box(tmp_path, [phase])
