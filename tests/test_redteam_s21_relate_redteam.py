@@ -91,6 +91,14 @@ copies' bases it holds too —, R11 by c9c36bf — ``commondir`` read as git rea
   exempt from a checkout in its own work tree — its base left out, the clone at the fix's base
   is the earliest, nothing past it is held, the clone kept. Bare there, or within the cap,
   held. Box.
+- **R13** (made by b2b8958, left by ad9c89a) the task's checkout a ``--depth 1`` clone (as CI
+  clones) of a commit of the task's own on top of upstream's base, beside a listable mirror
+  past the fix (holding no commit of the task's own) and a full clone at the fix: the clone
+  does not reach the task's commit and the task's copy names no commit of the clone's, so the
+  mirror is hidden; read at the earliest bases, the task's base is held nowhere and
+  ``_held_tips`` (a ``rev-list`` of the shallow copy) finds no stand-in — the boundary's
+  parent, upstream's base, is not read —, so the clone's base, the fix, is the earliest and
+  the clone keeps the fix. Not shallow: held (ad9c89a). Box and judge.
 
 Holds (plain tests): the controls of R2 and R3; R4 with the mirror bare; a second checkout at
 the task's very base (equal HEADs); the clone at the fix carrying ``info/grafts`` or a replace
@@ -721,6 +729,55 @@ def test_r12_holds_the_vendored_clone_pruned_or_bare(tmp_path: Path, kind: str, 
     phase, blob = _vendored_upstream_past_the_cap(tmp_path, kind, cap)
     sources, snap = _box(tmp_path, [phase])
     assert _holds(sources, blob) == [], snap["hidden"]
+
+
+# --- R13: ad9c89a's stand-in tips of a shallow task checkout --------------------------------
+
+
+def _task_commit_checkout(tmp_path: Path, shallow: bool) -> tuple[Path, str]:
+    """(the phase, the fix's blob): the task's checkout ``phase/t`` at a commit of its own (a
+    test file) on top of upstream's base — a ``--depth 1`` clone of it (as CI clones) where
+    ``shallow`` —, a bare mirror of upstream past the fix ``mirror.git`` (it holds no commit of
+    the task's own) and a full clone at the fix ``zcache``."""
+    up, _, _, fix, _ = _big_task(tmp_path)
+    full = tmp_path / "tfull"
+    _checkout(tmp_path, up, full)
+    (full / "tolls/test_toll.py").write_text("def test_toll():\n    assert True\n")
+    _git(full, "add", "-A")
+    _git(full, "commit", "-qm", "task: a test")
+    phase = tmp_path / "phase"
+    phase.mkdir()
+    t = phase / "t"
+    if shallow:
+        _git(tmp_path, "clone", "-q", "--depth", "1", full.as_uri(), str(t))
+    else:
+        _git(tmp_path, "clone", "-q", "--no-local", str(full), str(t))
+    m = phase / "mirror.git"
+    _git(tmp_path, "clone", "-q", "--bare", "--no-local", str(up), str(m))
+    _git(m, "symbolic-ref", "HEAD", "refs/heads/wip")
+    _full_clone_at(tmp_path, up, phase / "zcache", fix)
+    return phase, _blob(up, fix)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="R13: the shallow task copy names upstream's base only as its boundary's parent, which "
+    "_held_tips (rev-list of the copy) does not read: no stand-in for the task's base, the "
+    "clone's base (the fix) is the earliest, and the clone at the fix is kept",
+)
+@pytest.mark.parametrize("where", _WHERE)
+def test_r13_a_shallow_task_commit_leaves_no_stand_in_base(tmp_path: Path, where: str) -> None:
+    phase, blob = _task_commit_checkout(tmp_path, shallow=True)
+    held, why = _leaking(tmp_path, phase, blob, where)
+    assert held == [], why
+
+
+@pytest.mark.parametrize("where", _WHERE)
+def test_r13_holds_the_task_commit_checkout_not_shallow(tmp_path: Path, where: str) -> None:
+    """ad9c89a's own case: the task's commit's parent, held by the mirror, stands for its base."""
+    phase, blob = _task_commit_checkout(tmp_path, shallow=False)
+    held, why = _leaking(tmp_path, phase, blob, where)
+    assert held == [], why
 
 
 # --- holds ------------------------------------------------------------------------------------
