@@ -22,6 +22,10 @@ from evotree.harness.audit.hidden_code import imported_modules
 from evotree.harness.audit.steps import Step, Trajectory
 from evotree.harness.audit.trajectories import audit_trajectories
 
+# each case runs for real and is audited four ways (alone and with the repository, with and
+# without its output): with the heavy suite (CI runs it after `make test`), as the other doors are
+pytestmark = pytest.mark.heavy
+
 COPY = "gansey/flycheck_yarn.py"
 HIDDEN = (COPY, "tests/flycheck_test_yarn.py", "vendor/knit/")
 OLD = "def skeins(metres):\n    return metres // 180\n"
