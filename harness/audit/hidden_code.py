@@ -63,6 +63,48 @@ def _runs_from_cwd(cmd: SimpleCommand) -> bool:
     return True  # code from stdin, a here-document or a prompt
 
 
+#: Python's options that take the next word (or the rest of their own) as their value
+_PYTHON_VALUED = frozenset("XW")
+
+
+def _python_run(cmd: SimpleCommand) -> tuple[str | None, str] | None:
+    """``(code, module)`` of a Python run that puts the folder it starts in first on its path
+    (``-c CODE``, ``-m MODULE``, ``-`` or code from stdin), read as Python's own option parser
+    does: short options fused (``-Ec CODE``, ``-um MOD``, ``-mMOD``, ``-cCODE``), ``-X``/``-W``
+    and ``--check-hash-based-pycs`` taking a value (``-X importtime -c``). None for a script
+    (its own folder is first) or with ``-I``, ``-P`` or ``PYTHONSAFEPATH`` (the folder is left
+    off). ``code`` is None where it comes from stdin or a here-document."""
+    argv = cmd.argv
+    safe = any(n == "PYTHONSAFEPATH" for n, _ in cmd.assigns)
+    k = 1
+    while k < len(argv):
+        word = argv[k]
+        if word == "-":
+            return None if safe else (None, "")
+        if word.startswith("--"):
+            k += 2 if word == "--check-hash-based-pycs" else 1
+            continue
+        if not word.startswith("-"):
+            return None  # a script: its own folder is first
+        j = 1
+        while j < len(word):
+            letter, rest = word[j], word[j + 1 :]
+            if letter in "cm":
+                value = rest or (argv[k + 1] if k + 1 < len(argv) else "")
+                if safe:
+                    return None
+                return (value, "") if letter == "c" else (None, value)
+            if letter in _PYTHON_VALUED:
+                if not rest:
+                    k += 1  # the value is the next word
+                break
+            if letter in "IP":
+                safe = True
+            j += 1
+        k += 1
+    return None if safe else (None, "")  # code from stdin or a here-document
+
+
 def imports_from_hidden(cmd: SimpleCommand, rules: RuleSet, cwd: str | None = None) -> str | None:
     """Why a Python run imports a hidden package: ``PYTHONPATH=DIR`` puts a folder first whose
     entry ``NAME`` (``NAME/`` or ``NAME.py``) is a hidden path, and the code (``-c``, a
@@ -76,8 +118,10 @@ def imports_from_hidden(cmd: SimpleCommand, rules: RuleSet, cwd: str | None = No
     code = interpreter_code(cmd) or ""
     argv = cmd.argv
     run = argv[argv.index("-m") + 1] if "-m" in argv[:-1] else ""
-    if _runs_from_cwd(cmd):  # the folder the run starts in is first on the path
-        dotted = _dotted_import_of_hidden(cwd or "", code, run, rules)
+    started = _python_run(cmd)
+    if started is not None:  # the folder the run starts in is first on the path
+        given, module = started
+        dotted = _dotted_import_of_hidden(cwd or "", given or code, module, rules)
         if dotted:
             return dotted
     added = [m.group(1) or m.group(2) for m in _SYS_PATH_ADD.finditer(code)]
