@@ -92,7 +92,10 @@ CALL = "print(skeins(1))"
             'print(importlib.import_module("gansey.flycheck_yarn").skeins(1))\'',
             True,
         ),
-        (f"python - <<'EOF'\ntry:\n    from gansey.flycheck_yarn import skeins\nexcept ImportError:\n    raise\n{CALL}\nEOF", True),
+        (
+            f"python - <<'EOF'\ntry:\n    from gansey.flycheck_yarn import skeins\nexcept ImportError:\n    raise\n{CALL}\nEOF",
+            True,
+        ),
         ("python -c 'import vendor.knit as k; print(k.skeins(1))'", True),  # a hidden package
         ("cd gansey && python -c 'import flycheck_yarn as m; print(m.skeins(1))'", True),
         # the tracked module, and runs that leave the folder off the path
@@ -131,7 +134,13 @@ def test_python_m_of_a_hidden_module(gansey: tuple[Path, str]) -> None:
         ("from . import z; import q", ["q"]),  # a relative import names no module of the root
         ("try: import t.u\nexcept ImportError: pass", ["t.u"]),
         ("__import__('m.n'); runpy.run_module(\"r\")", ["m.n", "r"]),
-        ("print('import nothing')", []),
+        # an import spelled in a string counts: exec() may run it (a name only; fails closed)
+        ("print('import nothing')", ["nothing"]),
+        ("print(3 . real); x = 'no import here'", []),
+        (
+            "importlib.import_module('.yarn', 'gansey'); __import__('a', fromlist=['b'])",
+            ["gansey.yarn", "a", "a.b"],
+        ),
     ],
 )
 def test_imported_modules(code: str, modules: list[str]) -> None:

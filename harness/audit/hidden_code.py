@@ -155,36 +155,66 @@ def imports_from_hidden(cmd: SimpleCommand, rules: RuleSet, cwd: str | None = No
     return None
 
 
-#: ``import a.b, c as d`` (at a line's or a statement's start, also after ``try:``)
+#: ``import a.b, c as d`` (at a line's or a statement's start, after ``try:``, or inside a
+#: string given to ``exec``)
 _IMPORT_STATEMENT = re.compile(
-    r"(?:^|[;:])[ \t]*import[ \t]+([\w.]+(?:[ \t]+as[ \t]+\w+)?"
+    r"(?:^|[;:'\"(])[ \t]*import[ \t]+([\w.]+(?:[ \t]+as[ \t]+\w+)?"
     r"(?:[ \t]*,[ \t]*[\w.]+(?:[ \t]+as[ \t]+\w+)?)*)",
     re.M,
 )
 #: ``from a.b import x, y`` (``x`` may be a submodule: ``a/b/x.py``); relative imports skipped
 _FROM_IMPORT = re.compile(
-    r"(?:^|[;:])[ \t]*from[ \t]+(\w[\w.]*)[ \t]+import[ \t]+\(?([\w \t,\n*]+)\)?", re.M
+    r"(?:^|[;:'\"(])[ \t]*from[ \t]+(\w[\w.]*)[ \t]+import\b[ \t]*\(?((?:[\w \t,\n*]|#[^\n]*)+)\)?",
+    re.M,
 )
-#: a module imported by a call: ``importlib.import_module("a.b")``, ``__import__('a')``,
-#: ``runpy.run_module("a.b")``
-_IMPORT_CALL = re.compile(r"""(?:import_module|__import__|run_module)\(\s*[rbu]?['"]([\w.]+)['"]""")
+#: a module a call imports or finds: ``importlib.import_module("a.b")`` (``name=`` too; a
+#: relative name with its package: ``import_module(".b", "a")``), ``__import__('a',
+#: fromlist=[..])``, ``runpy.run_module``, ``importlib.util.find_spec``,
+#: ``pkgutil.resolve_name("a.b:c")``
+_IMPORT_CALL = re.compile(
+    r"""(?:import_module|__import__|run_module|find_spec|resolve_name)\(\s*(?:name\s*=\s*)?"""
+    r"""[rbuf]?['"]([\w.:]+)['"](?:\s*,\s*(?:package\s*=\s*)?[rbuf]?['"]([\w.]+)['"])?"""
+    r"""(?:[^)]*?fromlist\s*=\s*[\[(]([^\])]*)[\])])?"""
+)
+#: string literals joined by ``+`` (``"gansey" + ".flycheck_yarn"``): read as one
+_JOINED = re.compile(r"""(['"])([\w.:]*)\1\s*\+\s*[rbuf]?(['"])([\w.:]*)\3""")
+
+
+def _normalized(code: str) -> str:
+    """``code`` with what hides a dotted name from the patterns removed: line continuations,
+    blanks around a dot (``gansey . flycheck_yarn``), literals joined by ``+``."""
+    text = code.replace("\\\n", " ")
+    text = re.sub(r"(\w)[ \t]*\.[ \t]*(?=\w)", r"\1.", text)
+    for _ in range(8):
+        joined = _JOINED.sub(lambda m: f"{m.group(1)}{m.group(2)}{m.group(4)}{m.group(1)}", text)
+        if joined == text:
+            break
+        text = joined
+    return text
 
 
 def imported_modules(code: str, run: str = "") -> list[str]:
-    """The absolute module names ``code`` imports (statements and ``importlib`` calls; a
-    ``from a import x`` also as ``a.x``, which is a submodule when ``a/x.py`` exists) and the
-    module ``-m`` runs (``run``), in the order met, each once."""
+    """The absolute module names ``code`` imports (statements, also in an ``exec`` string, and
+    ``importlib`` calls; a ``from a import x`` also as ``a.x``, which is a submodule when
+    ``a/x.py`` exists) and the module ``-m`` runs (``run``), in the order met, each once."""
+    code = _normalized(code)
     names: list[str] = []
     for m in _IMPORT_STATEMENT.finditer(code):
         names += [part.split()[0] for part in m.group(1).split(",") if part.split()]
     for m in _FROM_IMPORT.finditer(code):
         base = m.group(1)
         names.append(base)
-        for part in m.group(2).replace("\n", " ").split(","):
+        for part in re.sub(r"#[^\n]*", "", m.group(2)).replace("\n", " ").split(","):
             word = part.split()[0] if part.split() else ""
             if word and word != "*":
                 names.append(f"{base}.{word}")
-    names += _IMPORT_CALL.findall(code)
+    for m in _IMPORT_CALL.finditer(code):
+        name, package, fromlist = m.group(1).split(":", 1)[0], m.group(2), m.group(3)
+        if name.startswith(".") and package:
+            name = package + name
+        names.append(name)
+        for member in re.findall(r"""['"](\w+)['"]""", fromlist or ""):
+            names.append(f"{name}.{member}")
     if run:
         names.append(run)
     out: list[str] = []
