@@ -183,25 +183,36 @@ def _store_ids(copy: Path) -> set[str]:
     if rc != 0:
         raise PruneError(f"the history of its copy cannot be listed: {err}")
     ids = set(out.decode("ascii", "replace").split())
+    for parents in _boundary_parents(copy, ids).values():
+        ids.update(parents)
+    return ids
+
+
+def _boundary_parents(copy: Path, ids: Collection[str]) -> dict[str, list[str]]:
+    """The parents each commit of ``ids`` on the shallow boundary of the pruned copy ``copy``
+    names (git lists such a commit as a root): one ``cat-file --batch`` of them."""
     raw = _read_regular(copy, "shallow", 1 << 20)
     boundary = [w for w in (raw or b"").decode("ascii", "replace").split() if w in ids]
-    if boundary:
-        rc, out, err = _git(
-            copy, "cat-file", "--batch", stdin="".join(f"{b}\n" for b in boundary).encode()
-        )
-        if rc != 0:
-            raise PruneError(f"its shallow boundary cannot be read: {err}")
-        at = 0
-        while at < len(out):  # "<id> <type> <size>\n<content>\n", the parents in its header
-            end = out.index(b"\n", at)
-            words = out[at:end].split()
-            size = int(words[2]) if len(words) == 3 else 0
-            header = out[end + 1 : end + 1 + size].split(b"\n\n", 1)[0]
-            for line in header.splitlines() if words[1:2] == [b"commit"] else ():
-                if line.startswith(b"parent ") and len(line.split()) == 2:
-                    ids.add(line.split()[1].decode("ascii", "replace"))
-            at = end + 1 + size + 1
-    return ids
+    found: dict[str, list[str]] = {}
+    if not boundary:
+        return found
+    rc, out, err = _git(
+        copy, "cat-file", "--batch", stdin="".join(f"{b}\n" for b in boundary).encode()
+    )
+    if rc != 0:
+        raise PruneError(f"its shallow boundary cannot be read: {err}")
+    at = 0
+    while at < len(out):  # "<id> <type> <size>\n<content>\n", the parents in its header
+        end = out.index(b"\n", at)
+        words = out[at:end].split()
+        size = int(words[2]) if len(words) == 3 else 0
+        header = out[end + 1 : end + 1 + size].split(b"\n\n", 1)[0]
+        mine = found.setdefault(words[0].decode("ascii", "replace"), [])
+        for line in header.splitlines() if words[1:2] == [b"commit"] else ():
+            if line.startswith(b"parent ") and len(line.split()) == 2:
+                mine.append(line.split()[1].decode("ascii", "replace"))
+        at = end + 1 + size + 1
+    return found
 
 
 #: The share of the (distinct, non-empty) blobs of a store's HEAD tree that, found in another
@@ -848,13 +859,16 @@ def _earliest_bases(
 
 def _held_tips(other: Path, copy: Path, base: str, scratch: Path) -> set[str]:
     """The latest commits of the history of ``base`` in the pruned copy ``copy`` that the store
-    ``other`` holds (each held, a child of it in that history not): one ``rev-list`` of the
-    copy, one ``cat-file --batch-check`` of the store (read as :func:`_shares_history` reads
+    ``other`` holds (each held, a child of it in that history not; a shallow boundary's parents
+    too): one ``rev-list`` of the copy, one ``cat-file --batch-check`` of the store (read as :func:`_shares_history` reads
     it)."""
     rc, out, err = _git(copy, "rev-list", "--parents", base, "--")
     if rc != 0:
         raise PruneError(f"the history of {copy} cannot be listed: {err}")
     rows = [line.split() for line in out.decode("ascii", "replace").splitlines() if line]
+    # a shallow copy's boundary names its parents all the same (the s21 relate red team's R13)
+    named = _boundary_parents(copy, {row[0] for row in rows})
+    rows = [row[:1] + named[row[0]] if row[0] in named else row for row in rows]
     ids = sorted({w for row in rows for w in row})
     if not ids:
         return set()
