@@ -40,10 +40,14 @@ def located_word(word: str, cwd: str) -> str:
     return joined + ("/" if word.endswith("/") else "")
 
 
-#: a folder code puts first on Python's path: ``sys.path.insert(0, "DIR")`` (a literal folder;
-#: one the code computes is not followed). ``append``/``site.addsitedir`` put it last, after
-#: the folder the run starts in, whose own package is found first.
-_SYS_PATH_ADD = re.compile(r"""sys\.path\.insert\(\s*0\s*,\s*[rb]?(?:'([^'\n]+)'|"([^"\n]+)")""")
+#: a folder code puts first on Python's path: ``sys.path.insert(0, "DIR")``, ``sys.path[0:0] =
+#: ["DIR"]`` (or ``[:1]``), ``sys.path = ["DIR"] + sys.path`` (a literal folder; one the code
+#: computes is not followed). ``append``/``site.addsitedir`` put it last, after the folder the
+#: run starts in, whose own package is found first.
+_SYS_PATH_ADD = re.compile(
+    r"""sys\.path(?:\.insert\(\s*0\s*,|\[\s*0?\s*:\s*[01]?\s*\]\s*=\s*[\[(]|\s*=\s*[\[(])"""
+    r"""\s*[rb]?(?:'([^'\n]+)'|"([^"\n]+)")"""
+)
 
 
 def _runs_from_cwd(cmd: SimpleCommand) -> bool:
@@ -105,6 +109,37 @@ def _python_run(cmd: SimpleCommand) -> tuple[str | None, str] | None:
     return None if safe else (None, "")  # code from stdin or a here-document
 
 
+def _doctests_import_hidden(cmd: SimpleCommand, rules: RuleSet, cwd: str | None) -> str | None:
+    """Why a pytest run with ``--doctest-modules`` runs a hidden module: it imports every
+    ``.py`` file below the folders it is given (the folder it runs in when none is), so a
+    hidden Python file or folder there is imported and its doctests run (the s21 audit red
+    team's B15: ``python -m pytest --doctest-modules gansey`` ran an editor's copy of the fix)."""
+    argv = list(cmd.argv)
+    if argv and re.match(r"^python[\d.]*$", _basename(argv[0])):
+        if argv[1:3] != ["-m", "pytest"]:
+            return None
+        argv = argv[2:]
+    if not argv or _basename(argv[0]) not in ("pytest", "py.test", "pytest-3"):
+        return None
+    if "--doctest-modules" not in argv:
+        return None
+    paths = [a for a in argv[1:] if not a.startswith("-")]
+    roots = [located_word(p, cwd) if cwd else p for p in paths] or [cwd or ""]
+    for root in roots:
+        clean = root.strip().rstrip("/")
+        while clean.startswith("./"):
+            clean = clean[2:]
+        clean = "" if clean == "." else clean
+        for path in rules.hidden_paths:
+            hidden = path.strip().strip("/")
+            below = not clean or hidden == clean or hidden.startswith(clean + "/")
+            if below and (hidden.endswith(".py") or path.endswith("/") or "." not in hidden):
+                return (
+                    f"pytest --doctest-modules imports the hidden {hidden[:80]} below {root or '.'}"
+                )
+    return None
+
+
 def imports_from_hidden(cmd: SimpleCommand, rules: RuleSet, cwd: str | None = None) -> str | None:
     """Why a Python run imports a hidden package: ``PYTHONPATH=DIR`` puts a folder first whose
     entry ``NAME`` (``NAME/`` or ``NAME.py``) is a hidden path, and the code (``-c``, a
@@ -113,9 +148,12 @@ def imports_from_hidden(cmd: SimpleCommand, rules: RuleSet, cwd: str | None = No
     (``sys.path.insert(0, "build/lib")``). ``cwd``: the folder a ``cd`` moved the run to,
     which Python puts first on its path for ``-c``, ``-m`` and code read from stdin (not with
     ``-I``/``-P``)."""
+    collected = _doctests_import_hidden(cmd, rules, cwd)
+    if collected:
+        return collected
     if not cmd.argv or not re.match(r"^python[\d.]*$", _basename(cmd.argv[0])):
         return None
-    code = interpreter_code(cmd) or ""
+    code = interpreter_code(cmd) or next((t for op, t in cmd.redirects if op == "<<<"), "")
     argv = cmd.argv
     run = argv[argv.index("-m") + 1] if "-m" in argv[:-1] else ""
     started = _python_run(cmd)
