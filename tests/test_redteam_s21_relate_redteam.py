@@ -17,7 +17,8 @@ a parent, or one of its history in the store being related —, R9 by c785784 �
 reads no copy in the shared cache for one outside it —, R2, R6 and R10 beside the task by
 b3348a2 — a store left unpruned whose objects are its own is read at the earliest of the
 copies' bases it holds too —, R11 by c9c36bf — ``commondir`` read as git reads it — and R12 by
-6d87065 — the earliest bases of every other copy, exempt ones included —, plain tests since):
+6d87065 — the earliest bases of every other copy, exempt ones included — and R13 by cac77c5 —
+a shallow copy's boundary parents read for its stand-in bases —, plain tests since):
 
 - **R1** (made by b2b8958) a shallow clone of the fix or of the tip past it (``git clone
   --depth 1 --branch``, as CI clones) beside the task's checkout and a listable mirror past the
@@ -759,12 +760,6 @@ def _task_commit_checkout(tmp_path: Path, shallow: bool) -> tuple[Path, str]:
     return phase, _blob(up, fix)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="R13: the shallow task copy names upstream's base only as its boundary's parent, which "
-    "_held_tips (rev-list of the copy) does not read: no stand-in for the task's base, the "
-    "clone's base (the fix) is the earliest, and the clone at the fix is kept",
-)
 @pytest.mark.parametrize("where", _WHERE)
 def test_r13_a_shallow_task_commit_leaves_no_stand_in_base(tmp_path: Path, where: str) -> None:
     phase, blob = _task_commit_checkout(tmp_path, shallow=True)
