@@ -53,7 +53,7 @@ PATTERNS = [
 def _bash_expands(folder: Path, pattern: str) -> set[str]:
     """The names bash (extglob and nullglob on, dotglob off) expands ``pattern`` to in
     ``folder``."""
-    script = f"shopt -s extglob nullglob\ncd {folder}\nfor n in {pattern}; do echo \"$n\"; done"
+    script = f'shopt -s extglob nullglob\ncd {folder}\nfor n in {pattern}; do echo "$n"; done'
     got = subprocess.run(["bash", "-c", script], capture_output=True, text=True, check=True)
     return set(got.stdout.splitlines())
 
@@ -68,15 +68,18 @@ def test_part_match_is_bash_filename_expansion(tmp_path: Path) -> None:
         ours = {n for n in NAMES if part_match(n, pattern)}
         assert bash <= ours, pattern
         extra = ours - bash
-        assert not extra or (pattern[0] in "@!*?+" and pattern[1] == "(" and all(
-            n.startswith(".") for n in extra
-        )), (pattern, extra)
+        assert not extra or (
+            pattern[0] in "@!*?+" and pattern[1] == "(" and all(n.startswith(".") for n in extra)
+        ), (pattern, extra)
 
 
 @pytest.mark.parametrize(
     ("line", "word"),
     [
-        ("shopt -s extglob; cat slides/@(_minted-regatta)/row.pygtex", "slides/@(_minted-regatta)/row.pygtex"),
+        (
+            "shopt -s extglob; cat slides/@(_minted-regatta)/row.pygtex",
+            "slides/@(_minted-regatta)/row.pygtex",
+        ),
         ("cat slides/?(_)minted-regatta/row.pygtex", "slides/?(_)minted-regatta/row.pygtex"),
         ("cat s*(l)ides/x | wc -l", "s*(l)ides/x"),
         ("ls +(a|b)/x && true", "+(a|b)/x"),
@@ -87,11 +90,14 @@ def test_part_match_is_bash_filename_expansion(tmp_path: Path) -> None:
 def test_the_lexer_keeps_an_extglob_group_in_its_word(line: str, word: str) -> None:
     commands = _split(_Lexer(line).run())
     assert any(word in c.argv for c in commands), [c.argv for c in commands]
-    assert not any(c.argv and c.argv[0] in ("_minted-regatta", "_)minted-regatta") for c in commands)
+    assert not any(
+        c.argv and c.argv[0] in ("_minted-regatta", "_)minted-regatta") for c in commands
+    )
 
 
 @pytest.mark.parametrize(
-    "line", ["!(git log --all -p)", "if !(git log --all -p); then :; fi", "true && !(git log --all)"]
+    "line",
+    ["!(git log --all -p)", "if !(git log --all -p); then :; fi", "true && !(git log --all)"],
 )
 def test_a_bang_where_a_command_starts_is_a_negated_subshell(line: str) -> None:
     """``!(cmd)`` where a command starts is read as before (extglob or not, the safe side:
