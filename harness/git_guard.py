@@ -215,8 +215,10 @@ def before_phase(
                             "its enclosing repositories name one another (.git files): no base "
                             "to prune it at can be told"
                         )
+                    # a store in the shared cache decides no base of one outside it (R3)
+                    mine = [o for o in outer[gd] if o not in lenient or gd in lenient]
                     made[gd] = git_prune.prune_related(
-                        gd, copies / str(i), outer[gd], made, deadline=deadline
+                        gd, copies / str(i), mine, made, deadline=deadline
                     )
                 # UnicodeError: a name the candidate wrote that is not UTF-8 - hidden, never a
                 # crash

@@ -335,12 +335,8 @@ def _junk(tmp_path: Path, shared: Path, t: Path, how: str) -> None:
     _git(j, "gc", "-q", "--prune=now")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="R3: _relate reads every checkout the phase sees, those in the shared cache too "
-    "(lenient is not consulted): a junk clone one commit back prunes another version's honest "
-    "task store at its base, an orphan junk hides the mirror or becomes the separate store's HEAD",
-)
+# R3 closed (git_guard.before_phase: a store outside the shared cache is not related to
+# copies inside it, the H6 principle)
 @pytest.mark.parametrize("how", ["older", "orphan"])
 @pytest.mark.parametrize("layout", ["mirror", "separate"])
 def test_r3_junk_in_the_shared_cache_changes_another_versions_task_store(
@@ -601,12 +597,7 @@ def test_r10_a_sha256_repository_hides_the_mirror_past_the_fix(tmp_path: Path, w
     assert held == [], why
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="R10: a sha256 repository in the shared cache is a checkout _relate reads (lenient "
-    "not consulted); its object format raises, so another version's honest bare mirror, or its "
-    "separate git directory, is hidden",
-)
+# R10 in the shared cache closed with R3
 @pytest.mark.parametrize("layout", ["mirror", "separate"])
 def test_r10_a_sha256_repository_in_the_shared_cache_hides_another_versions_store(
     tmp_path: Path, layout: str
