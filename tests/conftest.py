@@ -57,6 +57,21 @@ def git(repo: Path, *args: str, check: bool = True) -> str:
     return proc.stdout.strip()
 
 
+def commit_base_with_unreachable_fix(root: Path, fixed: dict[str, str], subject: str) -> str:
+    """Commit ``root``'s work tree as the task's base, then commit ``fixed`` (path: text) on
+    top and reset to the base with the reflog expired: the fix stays in the store, reachable by
+    no ref (a leak audit's task repository). The base's id."""
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "the base")
+    base = git(root, "rev-parse", "HEAD")
+    for path, text in fixed.items():
+        (root / path).write_text(text)
+    git(root, "commit", "-q", "-am", subject)
+    git(root, "reset", "-q", "--hard", base)
+    git(root, "reflog", "expire", "--expire=now", "--all")
+    return base
+
+
 def make_repo(path: Path, *, identity: bool = True, commit: bool = True) -> Path:
     """A fresh git repository with a small recipe committed."""
     path.mkdir(parents=True, exist_ok=True)

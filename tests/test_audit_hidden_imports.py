@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import git, make_repo
+from conftest import commit_base_with_unreachable_fix, git, make_repo
 from evotree.harness.audit.hidden_code import imported_modules
 from evotree.harness.audit.steps import Step, Trajectory
 from evotree.harness.audit.trajectories import audit_trajectories
@@ -46,13 +46,7 @@ def gansey(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     (root / "gansey/__init__.py").write_text("")
     (root / "gansey/yarn.py").write_text(OLD)
     (root / ".gitignore").write_text("flycheck_*\nvendor/\n")
-    git(root, "add", "-A")
-    git(root, "commit", "-q", "-m", "yarn")
-    base = git(root, "rev-parse", "HEAD")
-    (root / "gansey/yarn.py").write_text(FIXED)
-    git(root, "commit", "-q", "-am", "round skeins up")
-    git(root, "reset", "-q", "--hard", base)
-    git(root, "reflog", "expire", "--expire=now", "--all")
+    base = commit_base_with_unreachable_fix(root, {"gansey/yarn.py": FIXED}, "round skeins up")
     (root / COPY).write_text(FIXED)
     (root / "vendor/knit").mkdir(parents=True)
     (root / "vendor/knit/__init__.py").write_text(FIXED)

@@ -104,7 +104,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import git, make_repo
+from conftest import commit_base_with_unreachable_fix, git, make_repo
 from evotree.harness.audit.steps import Step, Trajectory
 from evotree.harness.audit.trajectories import audit_trajectories
 
@@ -144,13 +144,7 @@ def gansey(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     (root / "config/app.yaml").write_text("name: gansey\n")
     (root / "data.json").write_text('{"metres": 360}\n')
     (root / ".gitignore").write_text("flycheck_*\n.env\ncache/\nvendor/\njson/\n")
-    git(root, "add", "-A")
-    git(root, "commit", "-q", "-m", "yarn")
-    base = git(root, "rev-parse", "HEAD")
-    (root / "gansey/yarn.py").write_text(FIXED)
-    git(root, "commit", "-q", "-am", "round skeins up")
-    git(root, "reset", "-q", "--hard", base)
-    git(root, "reflog", "expire", "--expire=now", "--all")
+    base = commit_base_with_unreachable_fix(root, {"gansey/yarn.py": FIXED}, "round skeins up")
     (root / COPY).write_text(FIXED)
     (root / "config/.env").write_text(FIXED)
     (root / "cache/emb.zarr/0").mkdir(parents=True)
