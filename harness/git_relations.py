@@ -30,10 +30,10 @@ from evotree.harness.git_store_read import (
     PruneError,
     _check_self_contained,
     _git,
-    _head_text,
-    _is_id,
+    _head_state,
     _minimal_config,
     _object_format,
+    _own_base,
     _read_regular,
 )
 
@@ -973,95 +973,3 @@ def _past_deadline() -> bool:
     """Whether the pruning under way has passed its deadline (``_DEADLINE``)."""
     deadline = _DEADLINE.get()
     return deadline is not None and time.monotonic() >= deadline
-
-
-def _own_base(gd: Path) -> str | None:
-    """The id HEAD of the store ``gd`` names, read without git and no link followed, as git
-    reads it (:func:`_head_state`); ``None`` where it names none or cannot be read."""
-    return _head_state(gd)[0]
-
-
-def _head_state(gd: Path) -> tuple[str | None, bool]:
-    """(the id HEAD of the store ``gd`` names, whether HEAD names a commit that could not be
-    read), read as git reads it, no link followed: a detached HEAD's id, or its branch's — a
-    loose reference's first word (git ignores what follows it; any case), a loose reference
-    that is itself symbolic followed (five deep), else the branch's ``packed-refs`` line (one
-    id: lines naming it twice with two ids cannot be told apart). Unreadable: a HEAD of garbage,
-    a branch name git refuses (a reftable store's ``refs/heads/.invalid``), a reference or
-    ``packed-refs`` there but behind a link or too big (git reads it: the s19 red team's M4,
-    the s20 HEAD red team's H3). A linked worktree's git directory (a ``commondir``) keeps its
-    branches in the store that file names, as git reads them (:func:`_common_dir`; the
-    per-worktree ``refs/worktree``, ``refs/bisect``, ``refs/rewritten`` in itself): a
-    ``commondir`` that names no folder that can be read leaves a branch unreadable (the s20
-    HEAD red team's H4). ``(None, False)``: no HEAD at all (an object folder) or an unborn
-    branch."""
-    if not os.path.lexists(gd / "HEAD"):
-        return None, False
-    try:
-        branch, detached = _head_text(gd)
-    except (PruneError, OSError, UnicodeError):
-        return None, True
-    if branch is None:
-        found = _first_id(detached or "")
-        return found, found is None
-    common = _common_dir(gd)
-    for _ in range(5):
-        if any(part.startswith(".") or part.endswith(".lock") for part in branch.split("/")):
-            return None, True
-        where = gd if branch.startswith(_PER_WORKTREE) else common
-        if where is None:
-            return None, True
-        raw = _read_regular(where, branch, 4096)
-        if raw is not None:
-            text = raw.decode("ascii", "replace").split("\n", 1)[0].strip()
-            if text.startswith("ref:"):
-                branch = text[4:].strip()
-                continue
-            found = _first_id(text)
-            return found, found is None
-        if os.path.lexists(where / branch):
-            return None, True
-        if common is None:
-            return None, True
-        packed = _read_regular(common, "packed-refs", 256 << 20)
-        if packed is None:
-            return None, os.path.lexists(common / "packed-refs")
-        ids = set()
-        for line in packed.decode("utf-8", "replace").splitlines():
-            words = line.split()
-            if len(words) == 2 and words[1] == branch:
-                ids.add(_first_id(words[0]))
-        if len(ids) > 1 or None in ids:
-            return None, True
-        return (ids.pop(), False) if ids else (None, False)
-    return None, True
-
-
-#: The references a linked worktree keeps in its own git directory (git's per-worktree refs);
-#: every other one lies in the store its ``commondir`` names.
-_PER_WORKTREE = ("refs/worktree/", "refs/bisect/", "refs/rewritten/")
-
-
-def _common_dir(gd: Path) -> Path | None:
-    """The folder git reads the references of the git directory ``gd`` from: ``gd`` itself, or
-    the one its ``commondir`` names (relative to ``gd`` or absolute: a linked worktree's git
-    directory, whose branches lie in the main store), read as git reads it: the whole file but
-    its trailing line ends (spaces kept), its links resolved before any ``..`` (the s21 relate
-    red team's R11: ``hop/..`` with ``hop`` a link, `` store`` with a leading space, read
-    elsewhere than git reads them, left the branch unborn); ``None`` where that file is there
-    but cannot be read without following a link, names nothing, or names no folder."""
-    if not os.path.lexists(gd / "commondir"):
-        return gd
-    raw = _read_regular(gd, "commondir", 4096)
-    text = raw.decode("utf-8", "surrogateescape").rstrip("\r\n") if raw is not None else ""
-    if not text or "\0" in text:
-        return None
-    common = Path(os.path.realpath(gd / text))
-    return common if os.path.isdir(common) else None
-
-
-def _first_id(text: str) -> str | None:
-    """The object id ``text`` starts with (its first word, hex of either case, lowered)."""
-    words = text.split()
-    word = words[0].lower() if words else ""
-    return word if _is_id(word) else None
