@@ -414,7 +414,10 @@ def test_each_capability_moves_the_judged_score_and_rsibench_statistics(tmp_path
     report = cli.json("report", "--tree")
     stats, rates = report["settings"][0], report["rates"]
     means = {versions[n]: statistics.mean(s) for n, s in scores.items()}
-    peak = max(means, key=lambda v: means[v])
+    # evotree's one rule of "best": the earliest version tied (relative 1e-9) with the highest
+    # mean; repeat and synthesize can score the same mean, and then the earlier one is the peak
+    top = max(means.values())
+    peak = next(v for v in versions.values() if top - means[v] <= 1e-9 * abs(top))
     assert (
         stats["historical_best"]["version"] == peak in (versions["repeat"], versions["synthesize"])
     )
