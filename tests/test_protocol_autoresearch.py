@@ -292,10 +292,12 @@ def test_the_worked_example_end_to_end(tmp_path: Path) -> None:
         "initialize at 0.9 of the scale",
         {"train.py": ("INIT_SCALE = 1.0 ", "INIT_SCALE = 0.9 ")},
     )
-    for version in (lr, init):
-        assert all(
-            r["status"] == "succeeded" for r in cli.json("run", version, "--seeds", "2")["runs"]
-        )
+    # the kept experiment at the champion's four seeds: at two, a real gain of 0.2+ bits per byte
+    # was once judged "more_seeds" (p 0.019) on a loaded machine; the other at two is enough to
+    # show a single lucky run is not kept
+    for version, seeds in ((lr, 4), (init, 2)):
+        runs = cli.json("run", version, "--seeds", str(seeds))["runs"]
+        assert [r["status"] for r in runs] == ["succeeded"] * seeds, runs
     kept, not_kept = _score_gate(cli, lr), _score_gate(cli, init)
     assert kept["status"] == "pass", kept
     assert not_kept["status"] != "pass" and not_kept["numbers"]["verdict"] in (
