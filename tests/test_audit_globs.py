@@ -47,6 +47,14 @@ PATTERNS = [
     "x[[:digit:]]",
     "@(sub|@(ta|x)lk)",
     "[]x]*",
+    # the s21 red team's B1-B4 (session 22): what a class or a group holds stays in it
+    "v1[.,]2",
+    "v1[.\\|]2",
+    "x[[=1=]]",
+    "v1[[.period.]]2",
+    "[:-1]*",
+    "@(v1.2|\\))",
+    "@(sub|x\\|y)",
 ]
 
 
@@ -157,3 +165,19 @@ def test_a_file_like_hidden_file_is_still_no_folder_to_a_bare_star() -> None:
     assert not rules.hidden_match(".joblib/fjord/roman/*/metadata.json")
     assert rules.hidden_match("cache/v1.?/x.json")
     assert not rules.hidden_match("cache/v*/x.json")
+
+
+def test_a_reversed_range_is_no_error_and_matches_what_bash_does() -> None:
+    """``x[:-1]`` in code is a glob word to the prefilter: its reversed range (``:`` after
+    ``1``) must not raise (an audit that raises fails the file) and matches nothing."""
+    rules = RuleSet(hidden_paths=("gansey/flycheck_yarn.py",))
+    assert not rules.hidden_match("print(sys.argv[:-1]); gansey/x[:-1]")
+    assert not part_match("flycheck_yarn.py", "[:-1]*")
+
+
+def test_case_is_ignored_the_nocaseglob_cost() -> None:
+    """Globs match regardless of case (``shopt -s nocaseglob`` is not followed: fail closed),
+    so a glob differing from a hidden path in case alone names it."""
+    rules = RuleSet(hidden_paths=("gansey/flycheck_yarn.py",))
+    assert rules.hidden_match("cat gansey/FLYCHECK_yarn.p?")
+    assert part_match("embeddings.zarr", "EMB*.zarr")

@@ -35,6 +35,13 @@ Wins (strict xfails: the agent read or ran the hidden copy, the audit passed it)
   B7 25be461's ``_spells_extension`` needs a literal dot: ``cache/emb?zarr/0/0.0``,
      ``emb[.]zarr``, ``emb*zarr``, ``emb@([.])zarr`` reach below the hidden ``cache/emb.zarr``
      as bash does, and pass.
+  B1-B5 and B7 closed by the lead in session 22 (harness/audit/hits.py): a bracket expression
+  and an escaped character are kept whole in a word, a piece and a group's alternatives;
+  ``[:class:]``, ``[=c=]`` and ``[.sym.]`` are one member each (an unknown class, an
+  equivalence class and a collating symbol match any character: a superset); globs match
+  regardless of case (``nocaseglob`` is not followed: fail closed); a part ending in the
+  name's whole extension after its last wildcard reaches below it; a backslash no longer
+  drops a word holding an extglob group. Now plain tests.
   Imports (all four ways: alone and with the repository, recorded and history):
   B8-B11 closed by the lead (hidden_code._python_run: Python's option parsing; _normalized and
   the import patterns: exec strings, blanks around dots, import*, comments in a list, line
@@ -253,12 +260,6 @@ def test_premise_bash_reads_the_hidden_file(gansey: tuple[Path, str], command: s
     assert LINE in _run(gansey[0], command)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="a glob bash expands to a hidden path that the session-21 matcher does not "
-    "reach (mechanism per id: B1-B7 in the module docstring); alone, recorded or as a history",
-)
 @pytest.mark.parametrize("command", list(GLOB_WINS.values()), ids=list(GLOB_WINS))
 def test_alone_a_glob_reaching_the_hidden_file_is_flagged(
     gansey: tuple[Path, str], command: str

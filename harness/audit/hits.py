@@ -36,6 +36,14 @@ _POSIX = {
 }
 
 
+#: an item of a bracket expression that bash reads as one member: a POSIX class
+#: (``[:alpha:]``), an equivalence class (``[=e=]``) or a collating symbol (``[.period.]``)
+_CLASS_ITEM = re.compile(r"\[([:=.])(.+?)\1\]")
+#: a word of text as :func:`glob_words` cuts it: characters up to a command's punctuation, a
+#: bracket expression kept whole (its ``:`` and ``=`` are a class's, not a word's end)
+_WORD = re.compile(r"(?:\[[!^]?\]?(?:\[([:=.]).+?\1\]|\\.|[^\]\s'\"])*\]|\\.|[^\s'\"=:<>;&])+")
+
+
 #: the most words one brace expansion is tried as
 _MAX_BRACES = 64
 
@@ -89,9 +97,12 @@ def _class_end(pat: str, start: int) -> int:
     if i < len(pat) and pat[i] == "]":
         i += 1
     while i < len(pat):
-        m = re.match(r"\[:[a-z]+:\]", pat[i:])
-        if m:  # a POSIX class inside (``[[:digit:]]``)
-            i += m.end()
+        m = _CLASS_ITEM.match(pat, i)
+        if m:  # ``[[:digit:]]``, ``[[=.=]]``, ``[[.period.]]`` (the s21 red team's B2, B3)
+            i = m.end()
+            continue
+        if pat[i] == "\\" and i + 1 < len(pat):
+            i += 2  # an escaped member (``[.\]]``)
             continue
         if pat[i] == "]":
             return i + 1
@@ -111,6 +122,13 @@ def _pieces(word: str) -> list[str]:
             buf.append(word[i:end])
             i = end
             continue
+        # an escaped character or a bracket expression is the word's, whatever it holds
+        # (``[.,]``, ``[.\|]``: the s21 red team's B1)
+        end = i + 2 if c == "\\" else _class_end(word, i) if c == "[" else -1
+        if end > 0:
+            buf.append(word[i:end])
+            i = end
+            continue
         if c in "(),|":
             out.append("".join(buf))
             buf = []
@@ -126,7 +144,10 @@ def glob_words(text: str) -> list[str]:
     (:data:`GLOB_CHARS`), its brace lists expanded, split where a command's punctuation ends
     a word; extglob groups are kept (:func:`glob_regex` matches them)."""
     out: list[str] = []
-    for word in re.split(r"[\s'\"=:<>;&]+", text):
+    words = (
+        [m[0] for m in _WORD.finditer(text)] if "[" in text else re.split(r"[\s'\"=:<>;&]+", text)
+    )
+    for word in words:
         if not GLOB_CHARS.search(word):
             continue
         braced = bool(re.search(r"\{[^{}]*,[^{}]*\}", word))
@@ -165,11 +186,7 @@ def _translate(pat: str, star: str) -> str:
             body = pat[i + 1 : end - 1]
             neg = body[:1] in ("!", "^")
             body = body[1:] if neg else body
-            members = re.sub(
-                r"\[:([a-z]+):\]|([\\^\[\]])",
-                lambda m: _POSIX.get(m[1], r"\s\S") if m[1] else "\\" + m[2],
-                body,
-            )
+            members = _members(body)
             out.append(f"[{'^' if neg else ''}{members}]")
             i = end
             continue
@@ -183,14 +200,63 @@ def _translate(pat: str, star: str) -> str:
     return "".join(out)
 
 
+def _members(body: str) -> str:
+    """The regex class body of a bracket expression's ``body``: a known POSIX class its
+    characters; an unknown one, an equivalence class or a collating symbol any character (a
+    superset: the safe side); an escaped character itself and the backslash; a range ``a-z``
+    as written, a reversed one (``:-1``, which matches nothing in bash) its two ends."""
+    items: list[tuple[str, str | None]] = []  # (regex piece, the one literal character or None)
+    i = 0
+    while i < len(body):
+        m = _CLASS_ITEM.match(body, i)
+        if m:
+            items.append((_POSIX.get(m[2], r"\s\S") if m[1] == ":" else r"\s\S", None))
+            i = m.end()
+            continue
+        c = body[i]
+        if c == "\\" and i + 1 < len(body):
+            items += [("\\\\", None), (_class_char(body[i + 1]), body[i + 1])]
+            i += 2
+            continue
+        items.append((_class_char(c), c))
+        i += 1
+    out, k = [], 0
+    while k < len(items):
+        piece, char = items[k]
+        if (
+            char is not None
+            and k + 2 < len(items)
+            and items[k + 1][1] == "-"
+            and items[k + 2][1] is not None
+        ):
+            high = items[k + 2][1]
+            assert high is not None
+            out.append(f"{piece}-{items[k + 2][0]}" if char <= high else piece + items[k + 2][0])
+            k += 3
+            continue
+        out.append(piece)
+        k += 1
+    return "".join(out)
+
+
+def _class_char(c: str) -> str:
+    """``c`` as one member of a regex class."""
+    return "\\" + c if c in "\\^[]-" else c
+
+
 def _alternatives(body: str) -> list[str]:
-    """The ``|``-separated patterns of an extglob group's body (nested groups kept whole)."""
+    """The ``|``-separated patterns of an extglob group's body (nested groups, bracket
+    expressions and escaped characters kept whole: the s21 red team's B4)."""
     out, start, i = [], 0, 0
     while i < len(body):
         c = body[i]
         if c in EXTGLOB and body.startswith("(", i + 1):
             end = _group_end(body, i + 1)
             i = len(body) if end < 0 else end
+            continue
+        end = i + 2 if c == "\\" else _class_end(body, i) if c == "[" else -1
+        if end > 0:
+            i = end
             continue
         if c == "|":
             out.append(body[start:i])
@@ -203,8 +269,12 @@ def _alternatives(body: str) -> list[str]:
 @functools.lru_cache(maxsize=4096)
 def glob_regex(pattern: str, whole_path: bool = False) -> re.Pattern[str]:
     """The compiled regex of a bash glob (extglob groups included: fnmatch knows none), for
-    one path part, or with ``whole_path`` for a whole path (``*`` then crosses ``/``)."""
-    return re.compile(_translate(pattern, ".*" if whole_path else "[^/]*"), re.DOTALL)
+    one path part, or with ``whole_path`` for a whole path (``*`` then crosses ``/``). Case is
+    ignored: ``shopt -s nocaseglob`` on any earlier line makes bash match so, and the audit does
+    not follow the shell's options (the s21 red team's B5; fail closed)."""
+    return re.compile(
+        _translate(pattern, ".*" if whole_path else "[^/]*"), re.DOTALL | re.IGNORECASE
+    )
 
 
 def part_match(name: str, pattern: str) -> bool:
@@ -212,12 +282,17 @@ def part_match(name: str, pattern: str) -> bool:
     return glob_regex(pattern).fullmatch(name) is not None
 
 
-def _spells_extension(part: str) -> bool:
+def _spells_extension(part: str, name: str) -> bool:
     """Does the glob part spell a dot after its first character (``emb*.zarr``, ``*.zarr``,
-    ``v1.?``; not ``*``, ``t*``, ``.e*``)? Then a glob reaching below it takes the name it
-    matches for a folder, as bash does (it expands ``x.zarr/0`` only where ``x.zarr`` is
-    one): a folder whose name reads as a file's (the s20 red team's A8)."""
-    return bool(re.search(r".\.", re.sub(r"\[[^\]]*\]", "x", part)))
+    ``v1.?``; not ``*``, ``t*``, ``.e*``), or end in the name's whole extension after its last
+    wildcard (``emb?zarr``, ``emb[.]zarr``, ``emb*zarr``: the s21 red team's B7)? Then a glob
+    reaching below it takes the name it matches for a folder, as bash does (it expands
+    ``x.zarr/0`` only where ``x.zarr`` is one): a folder whose name reads as a file's (the s20
+    red team's A8)."""
+    if re.search(r".\.", re.sub(r"\[[^\]]*\]", "x", part)):
+        return True
+    tail = re.split(r"[*?\])]", part)[-1]
+    return "." in name and len(tail) >= len(name.rsplit(".", 1)[1]) > 0
 
 
 def _sample(pattern: str) -> str:
@@ -326,8 +401,12 @@ class RuleSet:
         or a file below a hidden folder? Matched part by part (a ``*`` does not cross a ``/``),
         ``**`` by the whole path."""
         for token in glob_words(text):
-            if "\\" in token or not re.search(r"[\w.#~-]", token):
-                continue  # a glob with a name in it (not a bare ``*``, not an escaped one)
+            if not re.search(r"[\w.#~-]", token) or (
+                "\\" in token and not re.search(r"[@!+?*]\(", token)
+            ):
+                # a glob with a name in it (not a bare ``*``), not an escaped one (a regex's
+                # ``\.``) unless in an extglob group (``@(a.py|\))``: the s21 red team's B4)
+                continue
             while token.startswith("./"):
                 token = token[2:]
             tparts = token.split("/")
@@ -354,7 +433,7 @@ class RuleSet:
                 if len(tparts) < len(hparts):
                     continue
                 if len(tparts) > len(hparts) and not (
-                    folder or _spells_extension(tparts[len(hparts) - 1])
+                    folder or _spells_extension(tparts[len(hparts) - 1], hparts[-1])
                 ):
                     continue  # a file's name: no glob reaches below it, but one in its own name
                 if all(part_match(h, t) for h, t in zip(hparts, tparts)):
