@@ -40,14 +40,19 @@ def located_word(word: str, cwd: str) -> str:
     return joined + ("/" if word.endswith("/") else "")
 
 
-#: a folder code puts first on Python's path: ``sys.path.insert(0, "DIR")``, ``sys.path[0:0] =
+#: a folder code puts on Python's path: ``sys.path.insert(0, "DIR")``, ``sys.path[0:0] =
 #: ["DIR"]`` (or ``[:1]``), ``sys.path = ["DIR"] + sys.path`` (a literal folder; one the code
-#: computes is not followed). ``append``/``site.addsitedir`` put it last, after the folder the
-#: run starts in, whose own package is found first.
+#: computes is not followed); ``sys.path.append``/``extend`` and ``site.addsitedir`` put it
+#: last, after the folder the run starts in, whose own module of the name would be found first
+#: — the file alone cannot say there is none, so they count too (the s21 red team's B14)
 _SYS_PATH_ADD = re.compile(
-    r"""sys\.path(?:\.insert\(\s*0\s*,|\[\s*0?\s*:\s*[01]?\s*\]\s*=\s*[\[(]|\s*=\s*[\[(])"""
+    r"""(?:sys\.path(?:\.insert\(\s*0\s*,|\[\s*0?\s*:\s*[01]?\s*\]\s*=\s*[\[(]|\s*=\s*[\[(]"""
+    r"""|\.append\(|\.extend\(\s*[\[(])|\bsite\.addsitedir\()"""
     r"""\s*[rb]?(?:'([^'\n]+)'|"([^"\n]+)")"""
 )
+#: code moving its own run to a literal folder (``os.chdir("gansey")``): ``-c`` code and code
+#: from stdin have ``''`` first on the path, the folder at import time (the s21 red team's B12)
+_CHDIR = re.compile(r"""\bchdir\(\s*[rb]?(?:'([^'\n]+)'|"([^"\n]+)")""")
 
 
 def _runs_from_cwd(cmd: SimpleCommand) -> bool:
@@ -109,6 +114,22 @@ def _python_run(cmd: SimpleCommand) -> tuple[str | None, str] | None:
     return None if safe else (None, "")  # code from stdin or a here-document
 
 
+def _script_word(cmd: SimpleCommand) -> str | None:
+    """The script a Python command runs (its first word that is no option), or None."""
+    k = 1
+    while k < len(cmd.argv):
+        word = cmd.argv[k]
+        if word in ("-c", "-m", "-"):
+            return None
+        if word in ("-X", "-W", "--check-hash-based-pycs"):
+            k += 2
+            continue
+        if not word.startswith("-"):
+            return word
+        k += 1
+    return None
+
+
 def _doctests_import_hidden(cmd: SimpleCommand, rules: RuleSet, cwd: str | None) -> str | None:
     """Why a pytest run with ``--doctest-modules`` runs a hidden module: it imports every
     ``.py`` file below the folders it is given (the folder it runs in when none is), so a
@@ -159,7 +180,14 @@ def imports_from_hidden(cmd: SimpleCommand, rules: RuleSet, cwd: str | None = No
     started = _python_run(cmd)
     if started is not None:  # the folder the run starts in is first on the path
         given, module = started
-        dotted = _dotted_import_of_hidden(cwd or "", given or code, module, rules)
+        moved = [m.group(1) or m.group(2) for m in _CHDIR.finditer(given or code)]
+        for start in [cwd or "", *(located_word(d, cwd or ".") for d in moved)]:
+            dotted = _dotted_import_of_hidden(start, given or code, module, rules)
+            if dotted:
+                return dotted
+    elif code and _script_word(cmd):  # a script the trajectory wrote: its own folder is first
+        start = posixpath.dirname(located_word(_script_word(cmd) or "", cwd or "."))
+        dotted = _dotted_import_of_hidden(start, code, "", rules)
         if dotted:
             return dotted
     added = [m.group(1) or m.group(2) for m in _SYS_PATH_ADD.finditer(code)]

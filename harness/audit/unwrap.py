@@ -217,9 +217,27 @@ def _unwrap(cmd: SimpleCommand, depth: int, sink: ShellContext) -> None:
     # whose code a program runs (``PYTHONPATH``, ``LD_PRELOAD``, ``PATH``)
     loaders = {**sink.exported(), **{n: v for n, v in cmd.assigns if n in LOADER_VARS}}
     paths = tuple(loaders.items())
+    heredoc = cmd.heredoc
+    if heredoc is None and _PYTHONS.match(name):
+        heredoc = _python_code_elsewhere(argv, cmd, sink)
     sink.append(
-        SimpleCommand(tuple(argv), cmd.redirects, cmd.heredoc, paths, cmd.stdin, xargs=cmd.xargs)
+        SimpleCommand(tuple(argv), cmd.redirects, heredoc, paths, cmd.stdin, xargs=cmd.xargs)
     )
+
+
+def _python_code_elsewhere(argv: list[str], cmd: SimpleCommand, sink: ShellContext) -> str | None:
+    """The code a Python run reads that its command line does not hold: what a pipe or ``<``
+    feeds it (``echo CODE | python``), or the body of a script the trajectory wrote (``python
+    run.py``): kept as the command's here-document, so the rules on a run's code judge it (the
+    s21 red team's B13)."""
+    args = argv[1:]
+    if any(a in ("-c", "-m") or re.match(r"-[^-]*[cm]", a) for a in args):
+        return None
+    words = [a for a in args if not a.startswith("-")]
+    if not words or words[:1] == ["-"]:
+        return _stdin_text(cmd, sink)
+    key = _script_key(words[0], sink.scripts)
+    return sink.scripts[key] if key is not None else None
 
 
 def _prepared(cmd: SimpleCommand, depth: int, sink: ShellContext) -> list[str] | None:
@@ -400,11 +418,20 @@ def _unwrap_runner(
 
 
 def _run_env(argv: list[str], cmd: SimpleCommand, depth: int, sink: ShellContext) -> None:
-    """``env [-u VAR] [NAME=value] CMD``: CMD; ``env -S 'CMD ARGS'``: the string, parsed."""
-    k = 1
+    """``env [-u VAR] [NAME=value] CMD``: CMD; ``env -S 'CMD ARGS'``: the string, parsed;
+    ``env -C DIR CMD``: CMD run in DIR (the s21 red team's B12), as ``cd DIR``, CMD and the way
+    back (``cd ..`` as many times as DIR has parts; ``cd -``, a folder the line does not say,
+    where DIR is not a plain relative path)."""
+    k, moved = 1, ""
     while k < len(argv):
         word = argv[k]
-        if word in ("-u", "--unset", "-C", "--chdir"):
+        if word in ("-C", "--chdir") and k + 1 < len(argv):
+            moved = argv[k + 1]
+            k += 2
+        elif word.startswith("--chdir="):
+            moved = word.split("=", 1)[1]
+            k += 1
+        elif word in ("-u", "--unset", "-C", "--chdir"):
             k += 2
         elif word in ("-S", "--split-string") and k + 1 < len(argv):
             rest = argv[k + 2 :]
@@ -421,7 +448,18 @@ def _run_env(argv: list[str], cmd: SimpleCommand, depth: int, sink: ShellContext
         for n, _, v in (w.partition("=") for w in argv[1:k] if _ASSIGN.match(w))
         if n in LOADER_VARS
     )
-    if inner:
+    if inner and moved:
+        parts = [p for p in moved.split("/") if p not in ("", ".")]
+        plain = not moved.startswith(("/", "~", "$")) and ".." not in parts
+        back = ("cd", "/".join([".."] * len(parts)) if plain and parts else "-")
+        sink.append(SimpleCommand(("cd", moved)))
+        _unwrap(
+            SimpleCommand(tuple(inner), cmd.redirects, cmd.heredoc, sets, cmd.stdin), depth, sink
+        )
+        if plain and not parts:
+            return
+        sink.append(SimpleCommand(back))
+    elif inner:
         _unwrap(
             SimpleCommand(tuple(inner), cmd.redirects, cmd.heredoc, sets, cmd.stdin), depth, sink
         )
