@@ -8,6 +8,18 @@ vendored package (``vendor/knit/``) and a hidden data folder (``json/``); a trac
 line; the verdict is the real audit's on the file alone (``hidden_paths`` only), with the
 recorded output and as a history (output None).
 
+Closed by the lead the same session (harness/audit/hits.py; the wins below as plain tests):
+  G1 (a negated class keeps case: ``(?-i:[^..])``), G2 (only a whole ``**`` part is
+  globstar), G3's wildcard in the extension (a part spelling most of the name reaches below
+  it), G4 and G5 (a glob word's ``.``/empty parts dropped, ``..`` resolved, and tried at
+  every depth, as the literal rule finds a path after any ``/``; ``//`` and ``/./`` collapsed
+  for the literal rule), G7 (sequence expressions expanded), G8 (past 64 words every list is
+  ``*``), G9's computed folder (a ``$..`` part before a ``/`` is any folder), G10 (no word is
+  dropped for a backslash), G12 (a repeated group holding a wildcard or a group is any text in
+  its part). Open: G3's bare star (the documented residual), G6 (dropping the name-character
+  requirement flagged 400+ look-alikes across the 34 labelled sets: code listing ``*``), G9's
+  default value (``${x:-gansey}/``: the lexer's own reading of the word), G11, G13.
+
 Wins (strict xfails: bash read the hidden file, the audit passed it, recorded and history;
 with the repository the replay flags every one, recorded and history: checked, not pinned):
   G1 0b56d5e's ``re.IGNORECASE`` (B5's fix) also folds a NEGATED class: ``[!R]`` becomes
@@ -192,6 +204,14 @@ WINS = {
     "G13 git grep": "git grep --no-index -h Value g*",
 }
 GROUPS = sorted({k.split()[0] for k in WINS})
+#: the wins still open after the lead's fix the same session (harness/audit/hits.py)
+OPEN = {
+    k
+    for k in WINS
+    if k.split()[0] in ("G6", "G11", "G13")
+    or k in ("G3 bare star at the name (documented residual)", "G9 default value")
+}
+CLOSED = [k for k in WINS if k not in OPEN]
 
 
 @pytest.mark.parametrize("group", GROUPS)
@@ -204,11 +224,18 @@ def test_premise_bash_prints_the_hidden_file(gansey: Path, group: str) -> None:
 @pytest.mark.xfail(
     strict=True,
     raises=AssertionError,
-    reason="G1-G11, G13: a command bash expands to a hidden path passes the audit alone "
-    "(mechanism per id in the module docstring)",
+    reason="G3's bare star, G6, G9's default value, G11, G13: a command bash expands to a "
+    "hidden path passes the audit alone (mechanism per id in the module docstring)",
 )
-@pytest.mark.parametrize("command", list(WINS.values()), ids=list(WINS))
+@pytest.mark.parametrize("command", [WINS[k] for k in sorted(OPEN)], ids=sorted(OPEN))
 def test_alone_a_read_through_a_glob_is_flagged(gansey: Path, command: str) -> None:
+    assert all(_ways(gansey, _command(gansey, command)))
+
+
+@pytest.mark.parametrize("command", [WINS[k] for k in CLOSED], ids=CLOSED)
+def test_alone_a_closed_read_through_a_glob_is_flagged(gansey: Path, command: str) -> None:
+    """Closed by the lead the same session (harness/audit/hits.py): flagged alone, recorded
+    and as a history."""
     assert all(_ways(gansey, _command(gansey, command)))
 
 
@@ -227,11 +254,6 @@ def test_g4_the_same_paths_written_literally_are_flagged(gansey: Path) -> None:
 PERF = EXT + "ls gansey/+(*|*)Q"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="G12: +(*|*) is translated to (?:[^/]*|[^/]*)+, catastrophic backtracking",
-)
 def test_g12_a_nested_quantifier_group_is_audited_in_seconds(gansey: Path) -> None:
     code = textwrap.dedent(
         f"""

@@ -18,7 +18,9 @@ _FILE_NAME = re.compile(r"[^.]\.[A-Za-z0-9]{1,8}$")
 #: what makes a word a glob bash expands: ``*``, ``?``, a class ``[...]``, a brace list
 #: ``{a,b}`` or an extglob group ``@(...)`` (the s20 red team's A3-A6: ``?`` and the rest
 #: named the hidden folder as ``*`` did)
-GLOB_CHARS = re.compile(r"[*?\[]|\{[^{}]*,[^{}]*\}|[@!+?*]\(")
+GLOB_CHARS = re.compile(r"[*?\[]|\{[^{}]*,[^{}]*\}|\{[^{}]+\.\.[^{}]+\}|[@!+?*]\(")
+#: a sequence expression bash expands (``{a..c}``, ``{1..9..2}``: the s22 red team's G7)
+_SEQUENCE = re.compile(r"\{(-?\w+)\.\.(-?\w+)(?:\.\.-?\d+)?\}")
 #: the characters that open an extglob group before a ``(``: ``@(a|b)`` one of, ``?(..)``
 #: none or one, ``*(..)`` any number, ``+(..)`` one or more, ``!(..)`` anything but
 EXTGLOB = "@?*+!"
@@ -55,13 +57,35 @@ def _braces(word: str) -> list[str]:
     while todo:
         w = todo.pop()
         m = re.search(r"\{([^{}]*,[^{}]*)\}", w)
-        if not m:
+        seq = _SEQUENCE.search(w)
+        if seq and (not m or seq.start() < m.start()):
+            todo += [w[: seq.start()] + v + w[seq.end() :] for v in _sequence(seq)]
+        elif not m:
             out.append(w)
         else:
             todo += [w[: m.start()] + alt + w[m.end() :] for alt in m[1].split(",")]
         if len(out) + len(todo) > _MAX_BRACES:
-            return [re.sub(r"\{[^{}]*\}", "*", word)]
+            flat = word
+            while re.search(r"\{[^{}]*\}", flat):  # every list, the outer ones too (G8)
+                flat = re.sub(r"\{[^{}]*\}", "*", flat)
+            return [flat]
     return out
+
+
+def _sequence(m: re.Match[str]) -> list[str]:
+    """The words of a sequence expression (``{o..q}``: o, p, q; ``{1..3}``), at most
+    :data:`_MAX_BRACES` + 1 (past that the caller reads the word with ``*``); one that bash
+    leaves as it is (``{a..7}``) is ``*``, a superset."""
+    lo, hi = m[1], m[2]
+    if re.fullmatch(r"-?\d+", lo) and re.fullmatch(r"-?\d+", hi):
+        a, b = int(lo), int(hi)
+        step = 1 if b >= a else -1
+        return [str(v) for v in range(a, b + step, step)][: _MAX_BRACES + 1]
+    if len(lo) == len(hi) == 1 and lo.isalpha() and hi.isalpha():
+        a, b = ord(lo), ord(hi)
+        step = 1 if b >= a else -1
+        return [chr(v) for v in range(a, b + step, step)][: _MAX_BRACES + 1]
+    return ["*"]
 
 
 def _group_end(word: str, start: int) -> int:
@@ -150,7 +174,7 @@ def glob_words(text: str) -> list[str]:
     for word in words:
         if not GLOB_CHARS.search(word):
             continue
-        braced = bool(re.search(r"\{[^{}]*,[^{}]*\}", word))
+        braced = bool(re.search(r"\{[^{}]*,[^{}]*\}", word) or _SEQUENCE.search(word))
         for expanded in _braces(word):
             # a brace list's words are paths even with no wildcard left (``{a,b}/x``)
             out += [t for t in _pieces(expanded) if braced or re.search(r"[*?\[]|[@!+]\(", t)]
@@ -170,7 +194,14 @@ def _translate(pat: str, star: str) -> str:
             if end < 0:
                 out.append(".*")
                 break
-            alts = "|".join(_translate(a, star) for a in _alternatives(pat[i + 2 : end - 1]))
+            body = pat[i + 2 : end - 1]
+            if c in "+*" and re.search(r"[*?]|[@!+]\(", body):
+                # a repeated group holding a wildcard or a group is any text in the part (a
+                # superset): as a regex it backtracks without end (``+(*|*)``: G12)
+                out.append(star)
+                i = end
+                continue
+            alts = "|".join(_translate(a, star) for a in _alternatives(body))
             if c == "!":
                 out.append(f"(?!(?:{alts})\\Z){star}" if end == n else star)
             else:
@@ -187,7 +218,9 @@ def _translate(pat: str, star: str) -> str:
             neg = body[:1] in ("!", "^")
             body = body[1:] if neg else body
             members = _members(body)
-            out.append(f"[{'^' if neg else ''}{members}]")
+            # a negated class keeps case (``[!R]`` matches ``r`` unless nocaseglob is on: the
+            # s22 red team's G1), so it stays a superset under the regex's IGNORECASE
+            out.append(f"(?-i:[^{members}])" if neg else f"[{members}]")
             i = end
             continue
         elif c == "\\" and i + 1 < n:
@@ -282,6 +315,32 @@ def part_match(name: str, pattern: str) -> bool:
     return glob_regex(pattern).fullmatch(name) is not None
 
 
+#: a folder part the shell computes: a parameter expansion (any operator), a variable or a
+#: command substitution, before a ``/`` (the s22 red team's G9)
+_COMPUTED_PART = re.compile(r"\$(?:\{[^}/]*\}|\w+|\([^()]*\))(?=/)")
+
+
+def _normal_path(word: str) -> str:
+    """``word`` as a path with its ``.`` and empty parts dropped and ``..`` resolved (the s22
+    red team's G4, G5: ``gansey/./x``, ``gansey//x``, ``config/../gansey/x``)."""
+    parts: list[str] = []
+    for part in word.strip().split("/"):
+        if part in ("", "."):
+            continue
+        if part == ".." and parts and parts[-1] != "..":
+            parts.pop()
+        else:
+            parts.append(part)
+    return "/".join(parts)
+
+
+def _globstar(token: str) -> str:
+    """The whole-path pattern of a word with a ``**`` part (``*`` then crosses ``/``: ``a/**/b``
+    reaches ``a/b`` too); a ``**`` inside a part (``fl**(c)``: a star, then a group) is kept
+    (the s22 red team's G2)."""
+    return re.sub(r"(?:(?<=/)|^)\*\*(?:/|$)", "*", token)
+
+
 def _spells_extension(part: str, name: str) -> bool:
     """Does the glob part spell a dot after its first character (``emb*.zarr``, ``*.zarr``,
     ``v1.?``; not ``*``, ``t*``, ``.e*``), or end in the name's whole extension after its last
@@ -292,7 +351,11 @@ def _spells_extension(part: str, name: str) -> bool:
     if re.search(r".\.", re.sub(r"\[[^\]]*\]", "x", part)):
         return True
     tail = re.split(r"[*?\])]", part)[-1]
-    return "." in name and len(tail) >= len(name.rsplit(".", 1)[1]) > 0
+    if "." in name and len(tail) >= len(name.rsplit(".", 1)[1]) > 0:
+        return True
+    # or most of the name spelled (``emb?zar?``, ``emb???rr``: the s22 red team's G3)
+    literal = re.sub(r"[@!+?*]\([^)]*\)|\[[^\]]*\]|[*?]", "", part)
+    return len(literal) * 2 >= len(name) > 0
 
 
 def _sample(pattern: str) -> str:
@@ -390,38 +453,42 @@ class RuleSet:
 
     def hidden_match(self, word: str) -> bool:
         """True when ``word`` names a hidden path (or a file under one), also through a glob
-        the shell expands (``.idea/shelf/*/shelved.patch``, ``culvert/*.rej``)."""
-        return any(p.search(word) for p in self._hidden_re) or (
-            bool(GLOB_CHARS.search(word)) and self._glob_match(word)
-        )
+        the shell expands (``.idea/shelf/*/shelved.patch``, ``culvert/*.rej``), with its
+        ``.`` and empty parts dropped (``gansey/./x.py``), and with a folder part the shell
+        computes (``${x:-gansey}/``, ``$G/``, ``$(pwd)/``) taken for any folder (``*``)."""
+        if any(p.search(word) for p in self._hidden_re):
+            return True
+        if "/" in word:
+            flat = re.sub(r"/(?:\.?/)+", "/", word)
+            if flat != word and any(p.search(flat) for p in self._hidden_re):
+                return True
+            computed = _COMPUTED_PART.sub("*", word)
+            if computed != word and self._glob_match(computed):
+                return True
+        return bool(GLOB_CHARS.search(word)) and self._glob_match(word)
 
     def _glob_match(self, text: str) -> bool:
-        """Does a glob word in ``text`` (a ``*``, ``?`` or ``[...]`` beside a name: ``*.rej``,
-        ``.idea/*/x``; brace expansion and extglob too, :func:`glob_words`) match a hidden path,
-        or a file below a hidden folder? Matched part by part (a ``*`` does not cross a ``/``),
-        ``**`` by the whole path."""
+        """Does a glob word in ``text`` (a ``*``, ``?`` or ``[...]``: ``*.rej``, ``.idea/*/x``,
+        ``*/*``; brace expansion and extglob too, :func:`glob_words`) match a hidden path, or a
+        file below a hidden folder? Matched part by part (a ``*`` does not cross a ``/``), a
+        ``**`` part by the whole path; the word's ``.`` and empty parts dropped and ``..``
+        resolved, and any folder before the hidden path's first part taken (an absolute path,
+        ``$PWD/``: as the literal rule finds the path after any ``/``)."""
         for token in glob_words(text):
-            if not re.search(r"[\w.#~-]", token) or (
-                "\\" in token and not re.search(r"[@!+?*]\(", token)
-            ):
-                # a glob with a name in it (not a bare ``*``), not an escaped one (a regex's
-                # ``\.``) unless in an extglob group (``@(a.py|\))``: the s21 red team's B4)
-                continue
-            while token.startswith("./"):
-                token = token[2:]
+            token = _normal_path(token)
+            if not re.search(r"[\w.#~-]", token):
+                continue  # a glob with a name in it, not a bare ``*`` (G6: ``*/*`` stays open)
             tparts = token.split("/")
             for path in self.hidden_paths:
-                hidden = path.strip().strip("/")
-                while hidden.startswith("./"):
-                    hidden = hidden[2:]
+                hidden = _normal_path(path.strip())
                 if not hidden:
                     continue
                 # a hidden path may be a folder though listed without its slash
                 # (``slides/_minted-regatta``, as the literal match takes it), unless its name
                 # reads as a file's (``func_code.py``): a glob reaching below a folder reads it
                 folder = path.endswith("/") or not _FILE_NAME.search(hidden.rsplit("/", 1)[-1])
-                if "**" in token:
-                    flat = glob_regex(token.replace("**/", "*").replace("**", "*"), True)
+                if "**" in tparts:  # globstar: a ``**`` part crosses folders
+                    flat = glob_regex(_globstar(token), True)
                     # below it: any name, or a name the glob's own last part matches
                     tails = ("x", _sample(tparts[-1]))
                     if flat.fullmatch(hidden) or (
@@ -430,14 +497,14 @@ class RuleSet:
                         return True
                     continue
                 hparts = hidden.split("/")
-                if len(tparts) < len(hparts):
-                    continue
-                if len(tparts) > len(hparts) and not (
-                    folder or _spells_extension(tparts[len(hparts) - 1], hparts[-1])
-                ):
-                    continue  # a file's name: no glob reaches below it, but one in its own name
-                if all(part_match(h, t) for h, t in zip(hparts, tparts)):
-                    return True
+                for at in range(len(tparts) - len(hparts) + 1):
+                    parts = tparts[at:]
+                    if len(parts) > len(hparts) and not (
+                        folder or _spells_extension(parts[len(hparts) - 1], hparts[-1])
+                    ):
+                        continue  # a file's name: no glob reaches below it, but one in its name
+                    if all(part_match(h, t) for h, t in zip(hparts, parts)):
+                        return True
         return False
 
     @property
