@@ -808,3 +808,186 @@ def test_a_task_with_a_commit_of_its_own_beside_a_mirror_past_the_fix_and_a_clon
         dst, refused = _judge(tmp_path, phase)
         assert not [s for s in _stores(dst) if _has(s, blob)], refused
         assert not [r for r in refused if r.startswith("t/")], refused
+
+
+# --- H4's recogniser: a linked worktree's git directory, wherever it lies ----------------------
+
+
+def _task_with_a_linked_worktree(phase: Path, moved: str) -> tuple[Path, Path, str, str]:
+    """(the task's checkout ``phase/t`` at its base — the fix on ``wip`` in its store —, its
+    linked worktree ``phase/w`` on a branch ``side`` at the base, the base, the fix's blob).
+    ``moved``: where the worktree's git directory lies — ``in-store`` (``t/.git/worktrees/w``,
+    as ``git worktree add`` leaves it), or moved to ``phase/wt.git`` with its ``commondir``
+    naming ``t/.git`` by a ``relative`` or an ``absolute`` path."""
+    t, base, fix = _task(phase / "t")
+    blob = _blob(t, fix)
+    _git(t, "worktree", "add", "-q", "-b", "side", str(phase / "w"), base)
+    if moved != "in-store":
+        wt = Path(shutil.move(str(t / ".git/worktrees/w"), str(phase / "wt.git")))
+        (wt / "commondir").write_text("../t/.git\n" if moved == "relative" else f"{t / '.git'}\n")
+        (phase / "w/.git").write_text("gitdir: ../wt.git\n")
+    assert _git(phase / "w", "rev-parse", "HEAD") == base
+    assert _git(phase / "w", "status", "--porcelain") == ""
+    return t, phase / "w", base, blob
+
+
+def _box_view(phase: Path, view: Path, sources: dict[Path, Path]) -> Path:
+    """``phase`` as the box shows it, in the new folder ``view``: its files, each bound git
+    directory's source in its place (a relative ``commondir`` resolves there as in the box)."""
+    shutil.copytree(phase, view, symlinks=True)
+    for dst, src in sources.items():
+        shutil.rmtree(view / dst.relative_to(phase))
+        shutil.copytree(src, view / dst.relative_to(phase), symlinks=True)
+    return view
+
+
+@pytest.mark.parametrize("moved", ["in-store", "relative", "absolute"])
+def test_an_honest_linked_worktree_of_the_task_keeps_its_base_in_the_box(
+    tmp_path: Path, moved: str
+) -> None:
+    """The honest side of H4's recogniser: the task's checkout with a linked worktree at its
+    base, no clone at the fix. Nothing is hidden; the task's copy is at its base; a moved
+    worktree's git directory is bound as its pointers (``HEAD``, ``commondir``, ``gitdir``, its
+    ``index``: nothing of the fix), and git reads the worktree through them and the task's
+    pruned copy — its branch at the base, its work tree clean."""
+    phase = tmp_path / "phase"
+    t, w, base, blob = _task_with_a_linked_worktree(phase, moved)
+    binds = git_guard.before_phase([phase], tmp_path / "raw.trace")
+    assert [d for _, s, d in binds if s.name.endswith(".hidden")] == [], binds
+    sources, _ = _box(tmp_path, [phase])
+    assert _holds(sources, blob) == [], sources
+    assert _git(t, "--git-dir", str(sources[t / ".git"]), "rev-parse", "HEAD") == base
+    if moved == "in-store":
+        assert sorted(sources) == [t / ".git"], sources
+        return
+    copy = sources[phase / "wt.git"]
+    assert sorted(sources) == [t / ".git", phase / "wt.git"], sources
+    assert sorted(os.listdir(copy)) == ["HEAD", "commondir", "gitdir", "index"]
+    assert (copy / "HEAD").read_text() == "ref: refs/heads/side\n"
+    if moved == "absolute":  # the path the task's copy is bound over in the box
+        assert (copy / "commondir").read_text() == f"{t / '.git'}\n"
+        return
+    w = _box_view(phase, tmp_path / "view", sources) / w.name
+    assert _git(w, "rev-parse", "HEAD") == base
+    assert _git(w, "status", "--porcelain") == ""
+    assert FUTURE not in _git(w, "log", "-p", "--all")
+
+
+@pytest.mark.parametrize("moved", ["in-store", "relative", "absolute"])
+def test_an_honest_linked_worktree_of_the_task_keeps_its_base_in_the_judge_copy(
+    tmp_path: Path, moved: str
+) -> None:
+    """The same in the judge's copy: nothing refused, the task's copy at its base, a moved
+    worktree's git directory copied as its pointers; with a relative ``commondir`` git in the
+    copied worktree reads the task's copy (an absolute one names the original, which the
+    judge's box masks: fixes29's R11)."""
+    phase = tmp_path / "phase"
+    _, _, base, blob = _task_with_a_linked_worktree(phase, moved)
+    dst, refused = _judge(tmp_path, phase)
+    assert refused == [], refused
+    assert not [s for s in _stores(dst) if _has(s, blob)]
+    assert _git(dst / "t", "rev-parse", "HEAD") == base
+    if moved == "in-store":
+        assert not (dst / "wt.git").exists()
+        return
+    assert sorted(os.listdir(dst / "wt.git")) == ["HEAD", "commondir", "gitdir", "index"]
+    if moved == "relative":
+        assert _git(dst / "w", "rev-parse", "HEAD") == base
+        assert _git(dst / "w", "status", "--porcelain") == ""
+        assert FUTURE not in _git(dst / "w", "log", "-p", "--all")
+
+
+@pytest.mark.parametrize("where", ["box", "judge"])
+def test_a_linked_worktree_of_a_store_outside_the_phase_is_hidden(
+    tmp_path: Path, where: str
+) -> None:
+    """Fail closed (H4's cost): a linked worktree's git directory whose ``commondir`` names a
+    store no phase folder holds — the reads of which cannot be pruned — is hidden in the box,
+    refused in the judge's copy; the task's checkout beside it is untouched."""
+    src, _, _ = _task(tmp_path / "src")
+    phase = tmp_path / "phase"
+    phase.mkdir()
+    _git(src, "worktree", "add", "-q", "--detach", str(phase / "w"), "main")
+    shutil.move(str(src / ".git/worktrees/w"), str(phase / "wt.git"))
+    (phase / "wt.git/commondir").write_text(f"{src / '.git'}\n")
+    (phase / "w/.git").write_text("gitdir: ../wt.git\n")
+    if where == "box":
+        binds = git_guard.before_phase([phase], tmp_path / "raw.trace")
+        assert [d for _, s, d in binds if s.name.endswith(".hidden")] == [phase / "wt.git"]
+        return
+    dst, refused = _judge(tmp_path, phase)
+    assert [r.split(":")[0] for r in refused] == ["wt.git"], refused
+    assert not (dst / "wt.git").exists()
+
+
+@pytest.mark.parametrize("where", ["box", "judge"])
+@pytest.mark.parametrize("layout", ["older-worktree", "bare-at-the-fix"])
+def test_a_moved_linked_worktree_prunes_its_store_below_its_head(
+    tmp_path: Path, where: str, layout: str
+) -> None:
+    """The s19 nested red team's M3 wherever the worktree's git directory lies: the store its
+    ``commondir`` names is pruned at the commit below its HEAD and theirs. ``older-worktree``:
+    the task's checkout one commit past its base, a moved worktree detached at the base — the
+    store pruned at the base (M3's over-pruning), nothing hidden, where the HEAD rule alone hid
+    the store (it holds commits past the worktree's HEAD). ``bare-at-the-fix``: the task a
+    worktree (at the base) of a bare clone whose HEAD is upstream's ``wip``, the fix — was
+    pruned at the fix, the fix in its copy, before the recogniser took the moved directory."""
+    phase = tmp_path / "phase"
+    phase.mkdir()
+    if layout == "older-worktree":
+        store, base, fix = _task(phase / "t")
+        (store / "README").write_text("tolls\n")
+        _git(store, "add", "README")
+        _git(store, "commit", "-qm", "docs: a readme")
+        store = store / ".git"
+    else:
+        src, base, fix = _task(tmp_path / "src")
+        store = phase / "task.git"
+        _git(tmp_path, "clone", "-q", "--bare", "--no-local", str(src), str(store))
+        _git(store, "symbolic-ref", "HEAD", "refs/heads/wip")
+    blob = _blob(store, fix)
+    _git(store, "worktree", "add", "-q", "--detach", str(phase / "w"), base)
+    wt = Path(shutil.move(str(store / "worktrees/w"), str(phase / "wt.git")))
+    (wt / "commondir").write_text(f"{os.path.relpath(store, wt)}\n")
+    (phase / "w/.git").write_text("gitdir: ../wt.git\n")
+    assert _git(phase / "w", "rev-parse", "HEAD") == base
+    if where == "box":
+        binds = git_guard.before_phase([phase], tmp_path / "raw.trace")
+        assert [d for _, s, d in binds if s.name.endswith(".hidden")] == [], binds
+        sources, _ = _box(tmp_path, [phase])
+        assert sorted(sources) == sorted([store, wt]), sources
+        assert _holds(sources, blob) == [], sources
+        assert _git(phase, "--git-dir", str(sources[store]), "rev-parse", "HEAD") == base
+        return
+    dst, refused = _judge(tmp_path, phase)
+    assert refused == [], refused
+    assert not [s for s in _stores(dst) if _has(s, blob)]
+    copy = dst / store.relative_to(phase)
+    assert _git(dst, "--git-dir", str(copy), "rev-parse", "HEAD") == base
+    assert _git(dst / "w", "rev-parse", "HEAD") == base
+
+
+def test_a_moved_linked_worktree_in_the_shared_cache_moves_no_base_outside_it(
+    tmp_path: Path,
+) -> None:
+    """The s21 relate red team's R9 for worktrees: a linked worktree's git directory that
+    another version's code writes in the shared cache (``written``), ``commondir`` naming the
+    task's store in the workspace by its path and ``HEAD`` the base's parent, prunes that
+    store at no older commit and hides nothing (it is tried by no HEAD either: H5's
+    exemption)."""
+    phase = tmp_path / "phase"
+    t, base, _ = _task(phase / "t")
+    (t / "README").write_text("tolls\n")
+    _git(t, "add", "README")
+    _git(t, "commit", "-qm", "docs: a readme")
+    head = _git(t, "rev-parse", "HEAD")
+    shared = tmp_path / "shared"
+    (shared / "wt.git").mkdir(parents=True)
+    (shared / "wt.git/HEAD").write_text(f"{base}\n")
+    (shared / "wt.git/commondir").write_text(f"{t / '.git'}\n")
+    trace = tmp_path / "raw.trace"
+    binds = git_guard.before_phase([phase], trace, read_only=[shared], written=[shared])
+    assert [d for _, s, d in binds if s.name.endswith(".hidden")] == [], binds
+    sources = {d: s for _, s, d in binds if s.parent.name.endswith(".git-copies")}
+    assert sorted(sources) == [t / ".git", shared / "wt.git"], sources
+    assert _git(t, "--git-dir", str(sources[t / ".git"]), "rev-parse", "HEAD") == head
