@@ -638,7 +638,7 @@ def _named_hidden(cmd: SimpleCommand, rules: RuleSet, joined: str) -> list[Hit] 
         (
             w
             for k, w in [*enumerate(argv), *((-1, t) for _, t in cmd.redirects)]
-            if k not in skip and rules.hidden_match(w)
+            if k not in skip and (rules.hidden_match(w) or rules.bare_glob_match(w))
         ),
         None,
     )
@@ -680,7 +680,7 @@ def hidden_hits(cmd: SimpleCommand, rules: RuleSet, joined: str, found: bool) ->
         return []
     argv = cmd.argv
     hits: list[Hit] = []
-    if rules.mentions_hidden(joined):
+    if rules.mentions_hidden(joined) or any(rules.bare_glob_match(w) for w in argv[1:]):
         named = _named_hidden(cmd, rules, joined)
         if named is None or named:
             return named or []
