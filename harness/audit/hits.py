@@ -318,8 +318,9 @@ def part_match(name: str, pattern: str) -> bool:
 #: a glob of wildcards alone (``*/*``, ``??????/*``, ``[!.]*/*``, ``**``)
 _BARE_GLOB = re.compile(r"(?:\./)?[*?/\[\]!^]+")
 #: a folder part the shell computes: a parameter expansion (any operator), a variable or a
-#: command substitution, before a ``/`` (the s22 red team's G9)
-_COMPUTED_PART = re.compile(r"\$(?:\{[^}/]*\}|\w+|\([^()]*\))(?=/)")
+#: command substitution, a whole part before a ``/`` (the s22 red team's G9; not a part's
+#: tail: ``localhost:${PORT}/ping``)
+_COMPUTED_PART = re.compile(r"(?:^|(?<=[\s'\"=/]))\$(?:\{[^}/]*\}|\w+|\([^()]*\))(?=/)")
 
 
 def _normal_path(word: str) -> str:
