@@ -58,9 +58,12 @@ HIDDEN = [COPY, LOG, WRAPPED, PAGE, API, WIDE]
 
 
 def _run(root: Path, command: str) -> str:
-    """The agent's command run for real in ``root``: what it printed."""
+    """The agent's command run for real in ``root``: what it printed. Under a shell of its own
+    (``$PPID`` is that shell, not the test's process): a step reaching ``/proc/$PPID/fd/9``
+    (the s14 replay red team's S16 control) opened the pytest worker's saved stdout with
+    ``O_TRUNC`` and cut CI's log to its last lines (session 22)."""
     proc = subprocess.run(
-        ["bash", "-c", command],
+        ["bash", "-c", 'bash -c "$0"; exit $?', command],
         cwd=root,
         capture_output=True,
         check=False,

@@ -380,11 +380,13 @@ def _find_matches_hidden_file(
     (``-newer X -type f``: every file), or a ``-name``/``-path`` pattern the file's name or path
     matches (``-name '*.rej'``). Patterns left out (``-not -name``, ``-prune``) do not count."""
     skip = _excluded(argv)
+    # ``-iname``/``-ipath`` ignore case: both sides folded (the s22 glob red team's G11)
     tests = [
-        (argv[k + 1], _NAME_TESTS[a])
+        (argv[k + 1].lower() if a in ("-iname", "-ipath") else argv[k + 1], _NAME_TESTS[a])
         for k, a in enumerate(argv[:-1])
         if a in _NAME_TESTS and k + 1 not in skip
     ]
+    folded = any(a in ("-iname", "-ipath") for a in argv)
     for root in roots or ["."]:
         clean = root.strip().rstrip("/")
         while clean.startswith("./"):
@@ -406,9 +408,12 @@ def _find_matches_hidden_file(
                 continue
             base = hidden.rsplit("/", 1)[-1]
             full = f"{clean or '.'}/{rest}"
+            whole = hidden.lower() if folded else hidden
+            if folded:
+                full, base = full.lower(), base.lower()
             if not tests or any(
                 fnmatch.fnmatch(full if is_path else base, pat)
-                or (is_path and fnmatch.fnmatch(hidden, pat))
+                or (is_path and fnmatch.fnmatch(whole, pat))
                 for pat, is_path in tests
             ):
                 return clean or ".", hidden
