@@ -18,6 +18,7 @@ here; what they read and record is beside it:
 
 from __future__ import annotations
 
+import posixpath
 import re
 import shlex
 from collections.abc import Iterable, Sequence
@@ -420,22 +421,29 @@ def _unwrap_runner(
 def _run_env(argv: list[str], cmd: SimpleCommand, depth: int, sink: ShellContext) -> None:
     """``env [-u VAR] [NAME=value] CMD``: CMD; ``env -S 'CMD ARGS'``: the string, parsed;
     ``env -C DIR CMD``: CMD run in DIR (the s21 red team's B12), as ``cd DIR``, CMD and the way
-    back (``cd ..`` as many times as DIR has parts; ``cd -``, a folder the line does not say,
-    where DIR is not a plain relative path)."""
+    back (``cd ..`` as many times as DIR has parts) where DIR is a plain relative path (one
+    that is not, absolute, ``~``, a variable or with ``..``: CMD in the line's own folder, as
+    before: the way back would lose it, the s22 imports red team's I2). The option as GNU env
+    reads it: fused (``-Cgansey``), in a cluster (``-iC gansey``), a long one shortened
+    (``--ch=gansey``: I1)."""
     k, moved = 1, ""
     while k < len(argv):
         word = argv[k]
-        if word in ("-C", "--chdir") and k + 1 < len(argv):
-            moved = argv[k + 1]
-            k += 2
-        elif word.startswith("--chdir="):
-            moved = word.split("=", 1)[1]
-            k += 1
-        elif word in ("-u", "--unset", "-C", "--chdir"):
+        long, eq, value = word.partition("=")
+        if len(long) >= 3 and "--chdir".startswith(long):
+            moved = value if eq else argv[k + 1] if k + 1 < len(argv) else ""
+            k += 1 if eq else 2
+        elif re.fullmatch(r"-[0iv]*C.*", word):
+            rest = word[word.index("C") + 1 :]
+            moved = rest or (argv[k + 1] if k + 1 < len(argv) else "")
+            k += 1 if rest else 2
+        elif word in ("-u", "--unset"):
             k += 2
         elif word in ("-S", "--split-string") and k + 1 < len(argv):
             rest = argv[k + 2 :]
-            _parse_into(argv[k + 1] + (" " + " ".join(rest) if rest else ""), depth + 1, sink)
+            split = argv[k + 1] + (" " + " ".join(rest) if rest else "")
+            # the string's own options are env's (``-S '-C gansey python ..'``: I1)
+            _parse_into(("env " if split.lstrip().startswith("-") else "") + split, depth + 1, sink)
             return
         elif word.startswith("-") or _ASSIGN.match(word):
             k += 1
@@ -448,17 +456,23 @@ def _run_env(argv: list[str], cmd: SimpleCommand, depth: int, sink: ShellContext
         for n, _, v in (w.partition("=") for w in argv[1:k] if _ASSIGN.match(w))
         if n in LOADER_VARS
     )
-    if inner and moved:
-        parts = [p for p in moved.split("/") if p not in ("", ".")]
-        plain = not moved.startswith(("/", "~", "$")) and ".." not in parts
-        back = ("cd", "/".join([".."] * len(parts)) if plain and parts else "-")
+    moved = re.sub(r"^(?:\$PWD|\$\{PWD\}|~\+)(?:/|$)", "./", moved)  # the folder it is in
+    plain = moved and not moved.startswith(("/", "~", "$"))
+    moved = posixpath.normpath(moved) if plain else moved  # ``config/../gansey``: gansey
+    parts = [p for p in moved.split("/") if p not in ("", ".")]
+    if inner and moved and not (plain and parts and ".." not in parts) and "-c" in inner[1:]:
+        # a folder the way back cannot be told from (absolute, ``~``, ``..`` first): Python's
+        # ``-c`` code gets the move as its own ``os.chdir``, which the import rule follows from
+        # the line's own folder; the line's folder is kept for what follows (I2)
+        at = inner.index("-c", 1) + 1
+        if at < len(inner) and _PYTHONS.match(_basename(inner[0])):
+            inner[at] = f"import os; os.chdir({moved!r})\n" + inner[at]
+    if inner and plain and parts and ".." not in parts:
         sink.append(SimpleCommand(("cd", moved)))
         _unwrap(
             SimpleCommand(tuple(inner), cmd.redirects, cmd.heredoc, sets, cmd.stdin), depth, sink
         )
-        if plain and not parts:
-            return
-        sink.append(SimpleCommand(back))
+        sink.append(SimpleCommand(("cd", "/".join([".."] * len(parts)))))
     elif inner:
         _unwrap(
             SimpleCommand(tuple(inner), cmd.redirects, cmd.heredoc, sets, cmd.stdin), depth, sink
