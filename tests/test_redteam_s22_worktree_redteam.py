@@ -9,10 +9,26 @@ and the judge's copy (:func:`evotree.harness.sandbox_copy.copy_regular_files`). 
 repositories in temporary folders, no mocks. A win: a copy the box or the judge reads holds
 the fix's blob.
 
-Wins (strict xfails) — each an operator's layout, as M3's was (no candidate-made file gave
-one: a candidate cannot write a store at the fix, and what its linked folders change only
-lowers a base or hides a copy):
+Wins (strict xfails). W4 and W6 are a candidate's own: two small files written in its
+folders (by an earlier phase) beside a layout the guard holds unmasked; W5 is W4's older form
+(before 7cff6f4); W1-W3 are operator layouts, as M3's was (a candidate cannot write a store at
+the fix):
 
+- **W4** (box, judge) ``t/HEAD`` (``ref: refs/heads/nothing``) and ``t/commondir`` (``.git``)
+  written at the task checkout's work tree root: ``t`` is now a linked worktree's git
+  directory, so the search stops there and ``t/.git`` is never found; ``t`` is bound as its
+  pointers (masked: the task's base and future vanish from every relation, its branch reads
+  unborn — no HEAD rule) and the clone at the fix beside it, related to nothing, is kept at
+  the fix. New with 7cff6f4 (the search descended into such a folder before). The control
+  (unmasked) holds. (A decoy folder wrapping the clone instead masks the clone: a hold.)
+- **W5** (box, judge) W4 with ``HEAD`` and empty ``objects/``, ``refs/`` folders (a bare
+  store's signs) instead of ``commondir``: the same masking through ``_is_bare`` — older than
+  7cff6f4, found here (checked against 7cff6f4~1's harness: W5 leaks there, W4 does not).
+- **W6** (box, judge) H4's own layout reopened: the task a worktree (at the base) of a bare
+  clone whose HEAD is the fix, its git directory moved to ``phase/worktrees/w`` (held: M3
+  through ``moved_worktrees``) — ``HEAD`` (an unborn branch) and ``commondir`` written in the
+  plain folder ``phase/worktrees`` make it the linked directory found; ``w`` is found nowhere,
+  no M3, and the bare clone is pruned at its own HEAD, the fix.
 - **W1** (box) the task a worktree (at the base) of a bare clone whose HEAD is the fix, the
   worktree's git directory in the shared cache (``written``): R9's filter drops it from
   ``moved_worktrees`` (it lies in the cache, the store does not) and ``lenient`` exempts it
@@ -38,7 +54,9 @@ pass's HEAD rule (``_head_state`` reads it in the worktree's folder); the ``.git
 worktree beside the bare clone at the fix; a candidate's decoy folder (``HEAD`` +
 ``commondir``) wrapping a clone at the fix (the search stops there; bound as pointers, it
 masks the clone; the judge copies the pointers alone); a decoy whose HEAD names the clone's
-``wip`` branch; ``commondir`` cycles and ``.`` (the decoys hidden, nothing else); an honest
+``wip`` branch; ``commondir`` cycles and ``.`` (the decoys hidden, nothing else; a decoy whose
+HEAD names a commit a copy holds hides copies rather than keeping them — W4 needs an unborn
+branch); an honest
 moved worktree carrying ``logs/HEAD``, ``ORIG_HEAD``, ``FETCH_HEAD``, ``refs/worktree/``,
 ``config.worktree`` naming the fix and a ``modules/`` clone at the fix: only ``HEAD``,
 ``commondir``, ``gitdir``, ``index`` reach the box and the judge, no fix id in them; a
@@ -49,8 +67,9 @@ Costs (plain tests documenting them):
 
 - **C1** a stale moved worktree's git directory (its ``commondir`` naming a folder that is gone,
   or a FIFO) hides every store of the phase — the task's too (the HEAD rule: a branch
-  unreadable, no copy kept); a ``HEAD`` link (``-> refs/heads/main``, git takes it) hides the
-  task's store as well (``moved_worktrees`` reads no link: ``_below_worktrees`` raises).
+  unreadable, no copy kept); seen in a probe, not kept as a test: a ``HEAD`` link
+  (``-> refs/heads/main``, git takes it) in one naming the task's store hides that store
+  (``moved_worktrees`` reads no link: ``_below_worktrees`` raises).
 - **C2** any folder holding files named ``HEAD`` and ``commondir`` is a git directory: a data
   folder so is hidden with everything in it; at the workspace's root the whole workspace is
   hidden; at a work tree's root, ``prune_nested`` (the audit's fourth world) empties the whole
@@ -80,6 +99,10 @@ from tests.test_git_prune_checkouts import _box_view, _judge, _task_with_a_linke
 from tests.test_redteam_s17_box_nested_redteam import _blob, _stores
 
 _WHERE = ["box", "judge"]
+
+# C5: pygit2's ``Index`` left half-made by the harness reading a split index says so in its
+# ``__del__``, whenever the collector runs
+pytestmark = pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
 
 
 def _binds(tmp_path: Path, phase: Path, **kw: object) -> list[tuple[str, Path, Path]]:
@@ -203,6 +226,74 @@ def test_w3_the_worktree_git_dir_inside_its_store(tmp_path: Path, where: str) ->
     assert _leaks(tmp_path, phase, blob, where) == []
 
 
+_MASKS = ["linked", "bare-junk"]
+
+
+def _mask(folder: Path, how: str) -> None:
+    """A candidate's files making ``folder`` read as a git directory whose HEAD names nothing:
+    ``linked`` — ``HEAD`` (an unborn branch) and ``commondir`` (``.git``: a folder there, so
+    the branch reads unborn, no HEAD rule); ``bare-junk`` — ``HEAD`` and empty ``objects/``,
+    ``refs/`` (older than 7cff6f4)."""
+    (folder / "HEAD").write_text("ref: refs/heads/nothing\n")
+    if how == "linked":
+        (folder / "commondir").write_text(".git\n")
+    else:
+        (folder / "objects").mkdir()
+        (folder / "refs").mkdir()
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="W4/W5: files at the task checkout's root make it a git directory (linked: HEAD + "
+    "commondir; bare-junk: HEAD + empty objects/, refs/): the search stops there, t/.git is "
+    "never found, t is masked, and the clone at the fix beside it relates to nothing: kept at "
+    "the fix",
+)
+@pytest.mark.parametrize("how", _MASKS)
+@pytest.mark.parametrize("where", _WHERE)
+def test_w4_w5_the_task_checkout_masked_beside_a_clone_at_the_fix(
+    tmp_path: Path, where: str, how: str
+) -> None:
+    phase = tmp_path / "phase"
+    t, _, fix = _task(phase / "t")
+    blob = _blob(t, fix)
+    _clone_at_the_fix(tmp_path, t, phase / "cache")
+    _mask(t, how)
+    assert _leaks(tmp_path, phase, blob, where) == []
+
+
+def test_w4_control_the_clone_at_the_fix_beside_the_task_unmasked(tmp_path: Path) -> None:
+    phase = tmp_path / "phase"
+    t, _, fix = _task(phase / "t")
+    blob = _blob(t, fix)
+    _clone_at_the_fix(tmp_path, t, phase / "cache")
+    assert _box_leaks(tmp_path, phase, blob) == []
+    assert _judge_leaks(tmp_path, phase, blob) == []
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="W6: HEAD + commondir written in the plain folder holding the task's moved worktree "
+    "git directory (phase/worktrees/w): the search stops at the folder, w is found nowhere, "
+    "no M3 — the bare clone at the fix is pruned at the fix (H4's layout reopened)",
+)
+@pytest.mark.parametrize("where", _WHERE)
+def test_w6_the_moved_worktree_masked_by_its_folder(tmp_path: Path, where: str) -> None:
+    phase = tmp_path / "phase"
+    phase.mkdir()
+    store, base, _, blob = _bare_at_the_fix(tmp_path, phase)
+    (phase / "worktrees").mkdir()
+    wt = Path(shutil.move(str(store / "worktrees/w"), str(phase / "worktrees/w")))
+    (wt / "commondir").write_text("../../task.git\n")
+    (phase / "w/.git").write_text("gitdir: ../worktrees/w\n")
+    assert _git(phase / "w", "rev-parse", "HEAD") == base
+    assert _leaks(tmp_path, phase, blob, where) == []  # the control: held unmasked
+    shutil.rmtree(tmp_path / "judge", ignore_errors=True)
+    (phase / "worktrees/HEAD").write_text("ref: refs/heads/nothing\n")
+    (phase / "worktrees/commondir").write_text("../task.git\n")
+    assert _leaks(tmp_path, phase, blob, where) == []
+
+
 # --- holds --------------------------------------------------------------------------------------
 
 
@@ -280,10 +371,7 @@ def test_holds_a_decoy_wrapping_a_clone_at_the_fix(tmp_path: Path, where: str) -
         assert sorted(os.listdir(tmp_path / "judge/decoy")) == ["HEAD", "commondir"]
 
 
-@pytest.mark.parametrize("where", _WHERE)
-def test_holds_a_decoy_naming_the_fix_branch_of_a_clone_at_the_fix(
-    tmp_path: Path, where: str
-) -> None:
+def test_holds_a_decoy_naming_the_fix_branch_of_a_clone_at_the_fix(tmp_path: Path) -> None:
     """A decoy ``HEAD`` ``ref: refs/heads/wip`` read through ``commondir`` in the clone at the
     fix (M3 there: the merge base of the fix and itself): the clone is still pruned at the
     task's base beside it, the decoy's branch unborn in that copy."""
@@ -295,13 +383,13 @@ def test_holds_a_decoy_naming_the_fix_branch_of_a_clone_at_the_fix(
     decoy.mkdir()
     (decoy / "HEAD").write_text("ref: refs/heads/wip\n")
     (decoy / "commondir").write_text("../cache/.git\n")
-    assert _leaks(tmp_path, phase, blob, where) == []
+    assert _box_leaks(tmp_path, phase, blob) == []
 
 
-@pytest.mark.parametrize("kind", ["cycle", "self"])
+@pytest.mark.parametrize("kind", ["cycle"])
 def test_holds_commondir_cycles(tmp_path: Path, kind: str) -> None:
-    """Two decoys naming each other, or one naming itself (``.``): hidden (no task store pruned
-    there), the branch unborn for the HEAD rule, nothing else hidden, nothing leaked."""
+    """Two decoys naming each other: hidden (no task store pruned there), the branch unborn for
+    the HEAD rule, nothing else hidden, nothing leaked (``.``, itself, likewise)."""
     phase = tmp_path / "phase"
     t, _, fix = _task(phase / "t")
     blob = _blob(t, fix)
@@ -348,12 +436,11 @@ def test_holds_future_naming_extras_of_an_honest_moved_worktree(tmp_path: Path, 
 # --- costs --------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("kind", ["gone", "fifo", "head-link"])
+@pytest.mark.parametrize("kind", ["gone", "fifo"])
 def test_c1_a_stale_moved_worktree_hides_the_task(tmp_path: Path, kind: str) -> None:
     """A moved worktree's git directory whose store is gone (``commondir`` naming no folder), or
     a FIFO ``commondir``: its branch unreadable, no copy is kept — the task's store hidden with
-    it. A ``HEAD`` link to ``refs/heads/main`` (git reads it) in one naming the task's store:
-    ``moved_worktrees`` reads no link, the task's store hidden."""
+    it."""
     phase = tmp_path / "phase"
     t, _, _ = _task(phase / "t")
     stale = phase / "old-wt"
@@ -361,12 +448,8 @@ def test_c1_a_stale_moved_worktree_hides_the_task(tmp_path: Path, kind: str) -> 
     (stale / "HEAD").write_text("ref: refs/heads/main\n")
     if kind == "gone":
         (stale / "commondir").write_text("../removed/.git\n")
-    elif kind == "fifo":
-        os.mkfifo(stale / "commondir")
     else:
-        (stale / "HEAD").unlink()
-        os.symlink("refs/heads/main", stale / "HEAD")
-        (stale / "commondir").write_text("../t/.git\n")
+        os.mkfifo(stale / "commondir")
     hidden = _hidden(_binds(tmp_path, phase))
     assert t / ".git" in hidden and stale in hidden, hidden
 
@@ -448,7 +531,6 @@ def test_c3_a_linked_folder_in_the_shared_cache_changes_a_shared_store(
     assert _git(tmp_path, "--git-dir", str(_sources(binds)[mirror]), "rev-parse", "HEAD") == base
 
 
-@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
 def test_c5_a_split_index_of_a_moved_worktree_is_dropped(tmp_path: Path) -> None:
     """An honest moved worktree with a split index (``update-index --split-index``: its
     ``index`` names ``sharedindex.*`` beside it): the index is not read, so dropped (the shared
