@@ -16,11 +16,14 @@ the fix):
 
 - **W4** (box, judge) ``t/HEAD`` (``ref: refs/heads/nothing``) and ``t/commondir`` (``.git``)
   written at the task checkout's work tree root: ``t`` is now a linked worktree's git
-  directory, so the search stops there and ``t/.git`` is never found; ``t`` is bound as its
-  pointers (masked: the task's base and future vanish from every relation, its branch reads
-  unborn — no HEAD rule) and the clone at the fix beside it, related to nothing, is kept at
-  the fix. New with 7cff6f4 (the search descended into such a folder before). The control
-  (unmasked) holds. (A decoy folder wrapping the clone instead masks the clone: a hold.)
+  directory, so the search stops there and ``t/.git`` is never found; ``t`` is hidden (its
+  ``commondir`` names no store pruned here) — the task's base and future vanish from every
+  relation, its branch reads unborn (no HEAD rule) — and the clone at the fix beside it,
+  related to nothing, is kept at the fix. New with 7cff6f4 (the search descended into such a
+  folder before). The control (unmasked) holds. The same where the workspace *is* the
+  checkout and the clone at the fix lies in a read-only root (the image's): the whole
+  workspace is hidden (the candidate's price), the clone kept at the fix. (A decoy folder
+  wrapping the clone instead masks the clone: a hold.)
 - **W5** (box, judge) W4 with ``HEAD`` and empty ``objects/``, ``refs/`` folders (a bare
   store's signs) instead of ``commondir``: the same masking through ``_is_bare`` — older than
   7cff6f4, found here (checked against 7cff6f4~1's harness: W5 leaks there, W4 does not).
@@ -260,6 +263,28 @@ def test_w4_w5_the_task_checkout_masked_beside_a_clone_at_the_fix(
     _clone_at_the_fix(tmp_path, t, phase / "cache")
     _mask(t, how)
     assert _leaks(tmp_path, phase, blob, where) == []
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="W4: the workspace is the task's checkout, a clone at the fix in a read-only root "
+    "(the image's): HEAD + commondir at the workspace's root hide it whole, t/.git unfound, "
+    "and the clone is kept at the fix",
+)
+def test_w4_the_workspace_root_masked_beside_a_read_only_clone_at_the_fix(
+    tmp_path: Path,
+) -> None:
+    t, _, fix = _task(tmp_path / "t")
+    blob = _blob(t, fix)
+    image = tmp_path / "image"
+    image.mkdir()
+    _clone_at_the_fix(tmp_path, t, image / "cache")
+    trace = tmp_path / "control.trace"
+    control = git_guard.before_phase([t], trace, read_only=[image])
+    assert not [d for _, s, d in control if any(_has(x, blob) for x in _stores(Path(s)))]
+    _mask(t, "linked")
+    binds = git_guard.before_phase([t], tmp_path / "raw.trace", read_only=[image])
+    assert not [d for _, s, d in binds if any(_has(x, blob) for x in _stores(Path(s)))]
 
 
 def test_w4_control_the_clone_at_the_fix_beside_the_task_unmasked(tmp_path: Path) -> None:
