@@ -50,6 +50,13 @@ _SYS_PATH_ADD = re.compile(
     r"""|\.append\(|\.extend\(\s*[\[(])|\bsite\.addsitedir\()"""
     r"""\s*[rb]?(?:'([^'\n]+)'|"([^"\n]+)")"""
 )
+#: a statement changing ``sys.path`` (its rest up to the statement's end)
+_SYS_PATH_LIST = re.compile(
+    r"(?:sys\.path(?:\.(?:extend|insert|append)\(|\s*\+=|\s*\[[^\]\n]*\]\s*=|\s*=)"
+    r"|(?<![\w.])path\.(?:extend|insert|append)\()([^\n;]*)"  # ``from sys import path``
+)
+#: a string literal's text, single or double quoted
+_LITERALS = re.compile(r"'([^'\n]+)'|\"([^\"\n]+)\"")
 #: code moving its own run to a literal folder (``os.chdir("gansey")``): ``-c`` code and code
 #: from stdin have ``''`` first on the path, the folder at import time (the s21 red team's B12)
 _CHDIR = re.compile(r"""\bchdir\(\s*[rb]?(?:'([^'\n]+)'|"([^"\n]+)")""")
@@ -194,6 +201,16 @@ def imports_from_hidden(cmd: SimpleCommand, rules: RuleSet, cwd: str | None = No
         if dotted:
             return dotted
     added = [m.group(1) or m.group(2) for m in _SYS_PATH_ADD.finditer(code)]
+    # every literal a path list takes, not its first alone (``extend(["x", "gansey"])``,
+    # ``sys.path += [..]``, ``insert(1, ..)``: the s22 imports red team's I5)
+    added += [
+        a or b
+        for m in _SYS_PATH_LIST.finditer(code)
+        for a, b in _LITERALS.findall(m.group(1))
+        if (a or b) not in added
+    ]
+    # ``gansey/x/..`` is ``gansey`` (the s22 imports red team's I12)
+    added = [posixpath.normpath(a) if not a.startswith(("$", "~")) else a for a in added]
     if cwd is not None:
         added = [located_word(a, cwd) for a in added]
         dirs = ([cwd] if _runs_from_cwd(cmd) else []) + added

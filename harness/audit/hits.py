@@ -340,7 +340,7 @@ _BARE_GLOB = re.compile(r"(?:\./)?[*?/\[\]!^]+")
 #: a folder part the shell computes: a parameter expansion (any operator), a variable or a
 #: command substitution, a whole part before a ``/`` (the s22 red team's G9; not a part's
 #: tail: ``localhost:${PORT}/ping``)
-_COMPUTED_PART = re.compile(r"(?:^|(?<=[\s'\"=/]))\$(?:\{[^}/]*\}|\w+|\([^()]*\))(?=/)")
+_COMPUTED_PART = re.compile(r"(?:^|(?<=[\s'\"=/]))\$(?:\{[^}]*\}|\w+|\([^()]*\))(?=/)")
 
 
 def _normal_path(word: str) -> str:
@@ -490,6 +490,8 @@ class RuleSet:
             return True
         if "/" in word:
             flat = re.sub(r"/(?:\.?/)+", "/", word)
+            if "/.." in flat:  # ``gansey/x/../flycheck_yarn.py``: resolved (I12)
+                flat = re.sub(r"[^\s'\"]*/\.\.(?:/[^\s'\"]*)?", lambda m: _normal_path(m[0]), flat)
             if flat != word and any(p.search(flat) for p in self._hidden_re):
                 return True
             computed = _COMPUTED_PART.sub("*", word)

@@ -231,13 +231,28 @@ def _python_code_elsewhere(argv: list[str], cmd: SimpleCommand, sink: ShellConte
     feeds it (``echo CODE | python``), or the body of a script the trajectory wrote (``python
     run.py``): kept as the command's here-document, so the rules on a run's code judge it (the
     s21 red team's B13)."""
-    args = argv[1:]
-    if any(a in ("-c", "-m") or re.match(r"-[^-]*[cm]", a) for a in args):
-        return None
-    words = [a for a in args if not a.startswith("-")]
-    if not words or words[:1] == ["-"]:
+    k, script = 1, None
+    while k < len(argv):
+        word = argv[k]
+        if word == "--":
+            script = argv[k + 1] if k + 1 < len(argv) else None
+            break
+        if word == "-" or not word.startswith("-"):
+            script = None if word == "-" else word
+            break
+        if word.startswith("--"):
+            k += 2 if word == "--check-hash-based-pycs" else 1
+            continue
+        for j, letter in enumerate(word[1:], 1):
+            if letter in "cm":
+                return None  # the code is on the command line, or a module runs
+            if letter in "XW":  # their value: the rest of the word or the next one (I7)
+                k += 0 if word[j + 1 :] else 1
+                break
+        k += 1
+    if script is None:
         return _stdin_text(cmd, sink)
-    key = _script_key(words[0], sink.scripts)
+    key = _script_key(script, sink.scripts)
     return sink.scripts[key] if key is not None else None
 
 
