@@ -54,7 +54,7 @@ from evotree.harness.git_snapshot import (
     snapshot,
     snapshot_path,
 )
-from evotree.harness.git_stores import is_git_dir, is_linked_git_dir, is_object_store
+from evotree.harness.git_stores import is_git_dir, is_object_store
 
 __all__ = [
     "ENV_NO_REPOS",
@@ -150,13 +150,7 @@ def before_phase(
     ways (:func:`~evotree.harness.git_prune.relate_checkouts`: a clone at the fix beside the
     task's checkout is pruned at the task's base); once all are pruned, every store's copy is
     tried so against every checkout's future, nested checkouts too
-    (:func:`~evotree.harness.git_prune.cross_checked`). A linked worktree's git directory
-    found elsewhere than its store's ``worktrees/``
-    (:func:`~evotree.harness.git_stores.is_linked_git_dir`) is never pruned: tried in that
-    last pass by its HEAD, the store it reads pruned below that HEAD too
-    (:func:`~evotree.harness.git_prune.moved_worktrees`), then bound as its pointers where that
-    store is a repository pruned here (:func:`~evotree.harness.git_prune.copy_linked`), else
-    hidden (the s20 HEAD red team's H4). A repository that cannot be
+    (:func:`~evotree.harness.git_prune.cross_checked`). A repository that cannot be
     pruned (a HEAD of garbage, a store git cannot read, a nested one sharing the history of one
     that could not be pruned) is hidden from the phase — an empty folder bound over
     it, said in the snapshot's ``hidden`` — which leaves nothing to reach, so it is no finding.
@@ -170,16 +164,10 @@ def before_phase(
     written = tuple(written)
     git_dirs, problems, said, frozen, operator, cut = _search(read_write, read_only, skip, written)
     git_dirs, cut = _lift_long(git_dirs, cut, [*read_write, *read_only], [*read_write, *skip])
-    # a linked worktree's git directory, wherever it lies, holds no store of its own: never
-    # pruned, tried by its HEAD, bound as its pointers beside the store it reads (H4)
-    linked = {gd for gd in git_dirs if is_linked_git_dir(gd)}
-    if not git_prune.pruning():
-        git_dirs = [gd for gd in git_dirs if gd not in linked]
     capped = [gd for gd in git_dirs if gd not in operator]
     git_prune.remove_copies(trace)
     sources = list(git_dirs)
     hidden: list[tuple[str, Path, Path]] = []
-    pointers: list[tuple[str, Path, Path]] = []
     notes: list[str] = []
     copies = git_prune.copies_path(trace)
     if (git_dirs and git_prune.pruning()) or cut:
@@ -194,15 +182,12 @@ def before_phase(
         over = set(capped[MAX_PRUNED:])
         deadline = time.monotonic() + PRUNE_SECONDS
         index = {gd: i for i, gd in enumerate(git_dirs)}
-        outer = git_prune.relations([gd for gd in git_dirs if gd not in linked])
-        outer.update({gd: [] for gd in linked})
+        outer = git_prune.relations(git_dirs)
         made: dict[Path, git_prune.PrunedCopy] = {}
         done: set[Path] = set()
-        gone: set[Path] = set()
         pending = list(git_dirs)
 
         def hide(gd: Path, exc: BaseException) -> None:
-            gone.add(gd)
             empty = copies / f"{index[gd]}.hidden"
             empty.mkdir(mode=0o700)
             hidden.append(("--ro-bind" if gd in frozen else "--bind", empty, gd))
@@ -213,11 +198,6 @@ def before_phase(
         # about a copy outside it: what one version writes there must not change another's task
         shared = [Path(w) for w in written]
         lenient = {gd for gd in git_dirs if any(w == gd or w in gd.parents for w in shared)}
-        # a worktree's HEAD written there moves no base of a store outside it either (R9)
-        moved = {
-            store: [(wt, head) for wt, head in heads if wt not in lenient or store in lenient]
-            for store, heads in git_prune.moved_worktrees(git_dirs, linked).items()
-        }
         first = True
         while pending:
             # an enclosing repository first: a store nested in its work tree is pruned at its base
@@ -237,15 +217,9 @@ def before_phase(
                         )
                     # a store in the shared cache decides no base of one outside it (R3)
                     mine = [o for o in outer[gd] if o not in lenient or gd in lenient]
-                    if gd not in linked:  # copied once every store is (below)
-                        made[gd] = git_prune.prune_related(
-                            gd,
-                            copies / str(i),
-                            mine,
-                            made,
-                            deadline=deadline,
-                            worktrees=moved.get(gd, ()),
-                        )
+                    made[gd] = git_prune.prune_related(
+                        gd, copies / str(i), mine, made, deadline=deadline
+                    )
                 # UnicodeError: a name the candidate wrote that is not UTF-8 - hidden, never a
                 # crash
                 except (
@@ -284,23 +258,6 @@ def before_phase(
                 else:
                     del made[gd]
                     hide(gd, change)
-        for gd in [gd for gd in git_dirs if gd in linked and gd not in gone]:
-            # tried by its HEAD above (unpruned: a clone at the fix beside it is not kept); its
-            # pointers bound where the store it reads is a task repository pruned here, which
-            # the box then reads in its place; else hidden (a store outside the phase)
-            common = git_prune.linked_common(gd, made)
-            try:
-                if common is None:
-                    raise git_prune.PruneError(
-                        "a linked worktree's git directory whose commondir names no task "
-                        "repository pruned here (a store outside the phase's folders, or hidden)"
-                    )
-                git_prune.copy_linked(gd, copies / str(index[gd]), made[common])
-                pointers.append(
-                    ("--ro-bind" if gd in frozen else "--bind", copies / str(index[gd]), gd)
-                )
-            except (git_prune.PruneError, OSError, UnicodeError) as exc:
-                hide(gd, exc)
         git_dirs = [gd for gd in git_dirs if gd in made]
         sources = [made[gd].path for gd in git_dirs]
     binds, more = guard_binds(list(zip(git_dirs, sources, strict=True)), frozen)
@@ -312,7 +269,7 @@ def before_phase(
     if notes:
         with _NOTES_LOCK:
             _NOTES[str(copies)] = notes
-    return [*hidden, *binds, *pointers]
+    return [*hidden, *binds]
 
 
 #: What each phase's start hid (a repository past the cap or not prunable, a folder beyond a

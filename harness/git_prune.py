@@ -51,7 +51,7 @@ import re
 import shutil
 import stat
 import subprocess
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 
 import pygit2
@@ -72,7 +72,6 @@ from evotree.harness.git_store_read import (
     PrunedCopy,
     PruneError,
     _check_self_contained,
-    _common_dir,
     _git,
     _head_text,
     _is_folder,
@@ -88,11 +87,8 @@ __all__ = [
     "PruneError",
     "PrunedCopy",
     "copies_path",
-    "copy_linked",
     "cross_checked",
     "enclosing",
-    "linked_common",
-    "moved_worktrees",
     "prune_copy",
     "prune_nested",
     "prune_related",
@@ -236,66 +232,6 @@ def _copy_index(git_dir: Path, copy: Path, base: str | None) -> str:
     if rc != 0:
         raise PruneError(f"the base's tree cannot be read into the copy's index: {err}")
     return "rebuilt"
-
-
-def linked_common(gd: Path, stores: Iterable[Path]) -> Path | None:
-    """The git directory of ``stores`` (those pruned here, say) whose store the linked
-    worktree's git directory ``gd`` reads (its ``commondir`` read as git reads it, links
-    resolved: :func:`~evotree.harness.git_store_read._common_dir`); ``None`` where it names none
-    of them (a store outside the phase, hidden or refused, no folder: the s20 HEAD red team's
-    H4)."""
-    common = _common_dir(gd)
-    if common is None or common == gd:
-        return None
-    return next((k for k in stores if os.path.realpath(k) == str(common)), None)
-
-
-def moved_worktrees(
-    git_dirs: Sequence[Path], linked: Collection[Path]
-) -> dict[Path, list[tuple[Path, bytes | None]]]:
-    """For each of ``git_dirs``, the linked worktrees' git directories of ``linked`` that lie
-    elsewhere than its ``worktrees/`` and read its store (:func:`linked_common`), each with its
-    ``HEAD`` (``None``: not a small regular file): its base lies below their HEADs too
-    (:func:`_below_worktrees`, the s19 nested red team's M3 wherever the worktree lies)."""
-    stores = [gd for gd in git_dirs if gd not in linked]
-    out: dict[Path, list[tuple[Path, bytes | None]]] = {}
-    for gd in sorted(linked):
-        common = linked_common(gd, stores)
-        if common is not None:
-            out.setdefault(common, []).append((gd, _read_regular(gd, "HEAD", 4096)))
-    return out
-
-
-def copy_linked(gd: Path, dest: Path, common: PrunedCopy) -> str:
-    """The linked worktree's git directory ``gd``
-    (:func:`~evotree.harness.git_stores.is_linked_git_dir`) copied into the new folder ``dest``
-    as its pointers alone — ``HEAD``, ``commondir`` and ``gitdir`` as they were (small regular
-    files, no link followed), its ``index`` where ``common``, the pruned copy of the store its
-    ``commondir`` names (:func:`linked_common`), holds every object it names —, nothing else: no
-    object, reflog, per-worktree reference, state pointer or config (git reads the common
-    store's, which is that pruned copy where the phase or the judge reads it). Returns how its
-    index was made (``copied`` or ``none``); :class:`PruneError` where ``HEAD`` or
-    ``commondir`` is not a regular file of at most 4 KiB (the caller hides or refuses it)."""
-    dest.mkdir(mode=0o700)
-    try:
-        for name in ("HEAD", "commondir", "gitdir"):
-            data = _read_regular(gd, name, 4096)
-            if data is None and name != "gitdir":
-                raise PruneError(f"{gd / name} is not a regular file of at most 4 KiB")
-            if data is not None:
-                (dest / name).write_bytes(data)
-        raw = _read_regular(gd, "index", _INDEX_LIMIT)
-        if raw is None:
-            return "none"
-        (dest / "index").write_bytes(raw)  # read back from this copy, never from ``gd``
-        ids = _index_ids(dest / "index")
-        if ids is None or _missing(common.path, ids):
-            (dest / "index").unlink()
-            return "none"
-        return "copied"
-    except BaseException:
-        shutil.rmtree(dest, ignore_errors=True)
-        raise
 
 
 #: Pruned packs kept for the next phase over the same store: the newest this many.
@@ -485,10 +421,8 @@ def prune_related(
     *,
     deadline: float,
     budget: tuple[int, int] | None = None,
-    worktrees: Sequence[tuple[Path, bytes | None]] = (),
 ) -> PrunedCopy:
-    """``gd`` pruned into ``dest``: at its own base (below ``worktrees``' HEADs too:
-    :func:`prune_copy`), or — where it is related to a repository of
+    """``gd`` pruned into ``dest``: at its own base, or — where it is related to a repository of
     ``outer`` (:func:`relations`, nearest first; their copies in ``made``) it shares history with
     (:func:`_relate`) — at that repository's base, from its pruned copy (:func:`prune_copy`'s
     ``at``), so that a vendored or sibling mirror whose HEAD is the fix holds nothing that base
@@ -498,7 +432,7 @@ def prune_related(
     (:func:`evotree.harness.git_guard.before_phase`) and the judge's copy
     (:func:`evotree.harness.sandbox_copy.copy_regular_files`) both prune so."""
     chain = [(o, made[o]) for o in outer if o in made]
-    own = prune_copy(gd, dest, budget=budget, deadline=deadline, outer=chain, worktrees=worktrees)
+    own = prune_copy(gd, dest, budget=budget, deadline=deadline, outer=chain)
     if not outer:
         return own
     token = _DEADLINE.set(deadline)
@@ -605,11 +539,9 @@ def prune_copy(
     deadline: float | None = None,
     at: tuple[str, Path] | None = None,
     outer: Sequence[tuple[Path, PrunedCopy]] = (),
-    worktrees: Sequence[tuple[Path, bytes | None]] = (),
 ) -> PrunedCopy:
     """Copy the git directory ``git_dir`` into the new folder ``dest`` with only what its base
-    (HEAD's commit, or the commit below it and its linked worktrees' HEADs:
-    :func:`_below_worktrees`) reaches (module doc); :class:`PruneError` says why it could not.
+    (HEAD's commit) reaches (module doc); :class:`PruneError` says why it could not.
 
     ``budget``: (files, bytes) the copy may hold, checked after its pack and before each
     submodule (:class:`OverLimit`: nothing kept, not even in the cache of packs);
@@ -620,14 +552,11 @@ def prune_copy(
     both stores, HEAD's branch (or a detached HEAD) is set to it, references past it dropped,
     its submodules pruned at it too; no cache. ``outer``: the repositories whose work trees hold
     it (nearest first, each with its pruned copy): its submodules are related to them too
-    (:func:`_copy_modules`). ``worktrees``: linked worktrees' git directories that read it from
-    elsewhere than its ``worktrees/`` (:func:`moved_worktrees`), each with its ``HEAD``."""
+    (:func:`_copy_modules`)."""
     token = _DEADLINE.set(deadline) if deadline is not None else None
     kept: list[tuple[str, Path, dict[str, str]]] = []
     try:
-        copy = _prune(
-            Path(git_dir), Path(dest), Path(dest), budget, kept, at, tuple(outer), tuple(worktrees)
-        )
+        copy = _prune(Path(git_dir), Path(dest), Path(dest), budget, kept, at, tuple(outer))
     finally:
         if token is not None:
             _DEADLINE.reset(token)
@@ -644,12 +573,11 @@ def _prune(
     kept: list[tuple[str, Path, dict[str, str]]] | None = None,
     at: tuple[str, Path] | None = None,
     outer: tuple[tuple[Path, PrunedCopy], ...] = (),
-    worktrees: tuple[tuple[Path, bytes | None], ...] = (),
 ) -> PrunedCopy:
     """:func:`prune_copy` of ``git_dir`` into ``dest`` (``top``: the whole copy, for its
     budget; ``at``: the base it is pruned at and the pruned copy holding it; ``outer``: the
-    repositories holding it, for its submodules; ``worktrees``: its moved linked worktrees);
-    the packs made are listed in ``kept`` for the cache."""
+    repositories holding it, for its submodules); the packs made are listed in ``kept`` for
+    the cache."""
     kept = [] if kept is None else kept
     branch, detached = _head_text(git_dir)
     _check_self_contained(git_dir)
@@ -699,7 +627,7 @@ def _prune(
         else:
             raise PruneError(f"HEAD of {git_dir} names no commit: {err or 'git rev-parse failed'}")
         if at is None and base is not None:
-            base = _below_worktrees(git_dir, view, base, objects, primary, worktrees)
+            base = _below_worktrees(git_dir, view, base, objects, primary)
         (dest / "config").write_text(config)  # the box's comes last
         refs: dict[str, str] = {}
         if base is not None:
@@ -758,32 +686,22 @@ def _prune(
 
 
 def _below_worktrees(
-    git_dir: Path,
-    view: Path,
-    base: str,
-    objects: Path | tuple[Path, ...],
-    primary: Path,
-    moved: tuple[tuple[Path, bytes | None], ...] = (),
+    git_dir: Path, view: Path, base: str, objects: Path | tuple[Path, ...], primary: Path
 ) -> str:
     """``base`` (the store's HEAD) or, when the store has linked worktrees
-    (``worktrees/NAME/HEAD``, or ``moved``: their git directories elsewhere, each with its
-    ``HEAD``), the commit below every one of them and HEAD (``merge-base --octopus``): a task
-    checked out as a linked worktree of a bare clone whose own HEAD moved on to the fix is
-    pruned at the worktree's commit, not the fix (the s19 nested red team's M3); an honest
-    worktree at a newer commit loses its newer history (over-pruning). A worktree's HEAD that
-    cannot be read or names no commit here: :class:`PruneError`."""
+    (``worktrees/NAME/HEAD``), the commit below every one of them and HEAD (``merge-base
+    --octopus``): a task checked out as a linked worktree of a bare clone whose own HEAD moved
+    on to the fix is pruned at the worktree's commit, not the fix (the s19 nested red team's
+    M3); an honest worktree at a newer commit loses its newer history (over-pruning). A
+    worktree's HEAD that cannot be read or names no commit here: :class:`PruneError`."""
     folder = git_dir / "worktrees"
-    entries: list[tuple[str, bytes | None]] = []
-    if os.path.lexists(folder):
-        if not _is_folder(folder):
-            raise PruneError(f"{folder} is not a folder")
-        entries = [
-            (name, _read_regular(git_dir, f"worktrees/{name}/HEAD", 4096))
-            for name in sorted(os.listdir(folder))
-        ]
-    entries += [(str(path), raw) for path, raw in moved]
+    if not os.path.lexists(folder):
+        return base
+    if not _is_folder(folder):
+        raise PruneError(f"{folder} is not a folder")
     heads: list[str] = []
-    for name, raw in entries:
+    for name in sorted(os.listdir(folder)):
+        raw = _read_regular(git_dir, f"worktrees/{name}/HEAD", 4096)
         if raw is None:
             raise PruneError(f"the HEAD of the linked worktree {name} of {git_dir} is unreadable")
         text = raw.decode("utf-8", "replace").strip()
@@ -870,8 +788,7 @@ def prune_nested(
     bare repository or separate git directory — what a ``.git`` file names inside the tree —
     at any depth, links never followed, ``tree/.git`` itself left out); one git would not open
     (a bare object store, a ``.git`` folder without ``HEAD``, ``objects`` and ``refs``) is
-    emptied, as is a linked worktree's git directory (no store of its own: git there reads
-    nothing in this world) and one that cannot be pruned. ``scratch``: a new folder for the copies (removed
+    emptied, as is one that cannot be pruned. ``scratch``: a new folder for the copies (removed
     after). Returns "" or why not every store could be pruned (a search cut short, a store that
     is not self-contained, more than :data:`MAX_NESTED`, ``max_bytes`` of copies or the
     ``deadline`` passed): the caller then fails closed; what was replaced stays replaced."""

@@ -13,13 +13,7 @@ import stat
 from collections.abc import Iterable
 from pathlib import Path
 
-from evotree.harness.git_stores import (
-    _STORE_DIRS,
-    _is_bare,
-    _is_fanout,
-    _is_linked,
-    is_object_store,
-)
+from evotree.harness.git_stores import _STORE_DIRS, _is_bare, _is_fanout, is_object_store
 
 __all__ = ["MAX_DEPTH", "MAX_ENTRIES", "find_git_dirs"]
 
@@ -49,8 +43,7 @@ def find_git_dirs(
     would not be guarded), as is one that cannot be listed (:func:`_unreachable` aside). A ``.git``
     that is a link cannot be locked (the link itself can be swapped): it is a problem, as is a git
     directory reached through a link. A ``.git`` file (a linked worktree's pointer) is left alone:
-    the folder it names is guarded only where it is itself found (``HEAD`` and ``commondir``:
-    a linked worktree's git directory, found wherever it lies). ``cuts``: where given, the
+    the folder it names is guarded only where it is itself found. ``cuts``: where given, the
     problems of folders left unsearched at a bound are added to it too (a caller may refuse what it
     cannot search whole). ``cut_paths``: where given, every folder left unsearched is added to it (a
     caller may hide them).
@@ -69,7 +62,7 @@ def find_git_dirs(
         queue = collections.deque([(start, 0)])
         while queue:
             folder, depth = queue.popleft()
-            if _is_bare(folder) or _is_linked(folder):
+            if _is_bare(folder):
                 found.append(folder)
                 continue
             try:

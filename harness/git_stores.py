@@ -13,7 +13,7 @@ import os
 import stat
 from pathlib import Path
 
-__all__ = ["MAX_LINKED_NAMES", "is_git_dir", "is_linked_git_dir", "is_object_store"]
+__all__ = ["MAX_LINKED_NAMES", "is_git_dir", "is_object_store"]
 
 
 def _is_bare(path: Path) -> bool:
@@ -33,34 +33,6 @@ def _is_bare(path: Path) -> bool:
         (stat.S_ISREG(head) or stat.S_ISLNK(head))
         and (stat.S_ISDIR(objects) or stat.S_ISLNK(objects))
         and (stat.S_ISDIR(refs) or stat.S_ISLNK(refs))
-    )
-
-
-def _is_linked(path: Path) -> bool:
-    """``HEAD`` (a regular file or a link) and ``commondir`` (whatever it is: git reads it) there:
-    a linked worktree's git directory as git takes one (``git worktree add`` writes it in
-    ``.git/worktrees/NAME``, whence it can be moved anywhere) — git reads its objects and
-    branches from the store ``commondir`` names, its ``HEAD`` from itself."""
-    try:
-        head = os.lstat(path / "HEAD").st_mode
-        os.lstat(path / "commondir")
-    except OSError:
-        return False
-    return stat.S_ISREG(head) or stat.S_ISLNK(head)
-
-
-def is_linked_git_dir(path: Path) -> bool:
-    """Whether ``path`` is recognised only as a linked worktree's git directory (:func:`_is_linked`)
-    — no ``.git`` folder, bare repository or object store of its own, which are pruned or hidden
-    as they were: it holds no object git reads, so it is copied as its pointers alone
-    (:func:`evotree.harness.git_prune.copy_linked`) where the store its ``commondir`` names is a
-    task repository pruned beside it, else hidden or refused; either way it is tried by its HEAD
-    (the s20 HEAD red team's H4)."""
-    return (
-        path.name != ".git"
-        and _is_linked(path)
-        and not _is_bare(path)
-        and not is_object_store(path)
     )
 
 
@@ -218,9 +190,8 @@ def _reads_pack(folder: Path, names: list[str]) -> bool:
 def is_git_dir(path: Path) -> bool:
     """Whether the folder ``path`` is a git directory: a folder named ``.git`` (not a link; one
     that cannot be looked at for another reason than its absence counts), or one holding ``HEAD`` (a regular file or a link), ``objects`` and ``refs`` (folders or
-    links) — a bare repository or a separate git directory —, or ``HEAD`` and ``commondir`` —
-    a linked worktree's git directory, wherever it was moved (:func:`is_linked_git_dir`) —, or
-    a bare object store (:func:`is_object_store`). The one recogniser of task repositories: the phases' search
+    links) — a bare repository or a separate git directory — or a bare object store
+    (:func:`is_object_store`). The one recogniser of task repositories: the phases' search
     (:func:`find_git_dirs`) and the judge's copy of the candidate
     (:func:`evotree.harness.sandbox_copy.copy_regular_files`) both use it; what it takes is
     pruned, or hidden/refused where it cannot be."""
@@ -231,7 +202,7 @@ def is_git_dir(path: Path) -> bool:
             return False  # absent (or its folder is a file)
         except OSError:  # past PATH_MAX, say: taken for one, never for absent (M6, round 2)
             return True
-    return _is_bare(path) or _is_linked(path) or is_object_store(path)
+    return _is_bare(path) or is_object_store(path)
 
 
 def _is_fanout(name: str) -> bool:

@@ -44,11 +44,8 @@ def copy_regular_files(src: Path, dst: Path, *, max_files: int, max_bytes: int) 
     checkout, that shares its history is pruned at that repository's base, and the checkouts
     are tried against one another both ways (:func:`~evotree.harness.git_prune.relate_checkouts`),
     and once all are pruned every store's copy against every checkout's future, nested
-    checkouts too (:func:`~evotree.harness.git_prune.cross_checked`). A linked worktree's git
-    directory lying elsewhere than its store's ``worktrees/`` is copied as its pointers where
-    the store it reads is copied here, else refused; tried by its HEAD either way (as the box:
-    :func:`~evotree.harness.git_guard.before_phase`). The walk is a loop (no folder depth makes
-    it recurse).
+    checkouts too (:func:`~evotree.harness.git_prune.cross_checked`). The walk is a loop
+    (no folder depth makes it recurse).
     """
     from evotree.harness import git_prune, git_stores, git_untraced
 
@@ -138,13 +135,7 @@ def copy_regular_files(src: Path, dst: Path, *, max_files: int, max_bytes: int) 
             return
         try:
             made[source] = git_prune.prune_related(
-                source,
-                target,
-                outer,
-                made,
-                deadline=deadline,
-                budget=budget,
-                worktrees=moved.get(source, ()),
+                source, target, outer, made, deadline=deadline, budget=budget
             )
         except git_prune.OverLimit:
             over_limit(name)
@@ -231,23 +222,18 @@ def copy_regular_files(src: Path, dst: Path, *, max_files: int, max_bytes: int) 
         sub = entry(Path(item.path).parent, target, rel, item)
         if sub is not None:
             enter(sub, target / item.name, f"{rel}/{item.name}" if rel else item.name)
-    # a linked worktree's git directory holds no store of its own: never pruned, tried by its
-    # HEAD, copied as its pointers once the store it reads is (H4: below)
-    linked = {source for source, _, _ in stores if git_stores.is_linked_git_dir(source)}
     # the git directories, an enclosing (or checked-out) repository before those related to it
-    outer = git_prune.relations([source for source, _, _ in stores if source not in linked])
-    outer.update({source: [] for source in linked})
-    moved = git_prune.moved_worktrees([source for source, _, _ in stores], linked)
+    outer = git_prune.relations([source for source, _, _ in stores])
     done: set[Path] = set()
     pending = stores
     first = True
     while pending:
         ready = [s for s in pending if all(o in done for o in outer[s[0]])]
         for source, target, name in ready or pending:
-            if not ready:
-                refuse(name, "its enclosing repositories name one another (not copied)")
-            elif source not in linked:  # a linked one is copied once every store is (below)
+            if ready:
                 git_dir(source, target, name, outer[source])
+            else:
+                refuse(name, "its enclosing repositories name one another (not copied)")
             done.add(source)
         if first and ready:
             relate(ready)
@@ -258,23 +244,6 @@ def copy_regular_files(src: Path, dst: Path, *, max_files: int, max_bytes: int) 
         # file or folder above the task's checkout makes it nested: N1), refused ones at their
         # own HEADs (a bare task store whose pruning passed the deadline)
         relate(stores, *git_prune.cross_checked([source for source, _, _ in stores]))
-    for source, target, name in stores:
-        if source not in linked or over:
-            continue
-        common = git_prune.linked_common(source, made)
-        if common is None:
-            refuse(
-                name,
-                "a linked worktree's git directory whose commondir names no task repository "
-                "copied here (not copied)",
-            )
-            continue
-        try:
-            git_prune.copy_linked(source, target, made[common])
-        except (git_prune.PruneError, OSError, UnicodeError) as exc:
-            refuse(name, f"a linked worktree's git directory that cannot be copied: {exc}")
-            continue
-        count(source, target, name)
     # every git directory in it was pruned here: the judge's start need not prune it again
     git_untraced.note_pruned_copy(Path(dst))
     return report

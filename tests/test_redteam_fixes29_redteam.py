@@ -690,10 +690,9 @@ def test_a_fresh_cache_under_umask_002_still_lets_the_judge_run(
 def test_a_worktree_pointer_left_in_the_candidate_reads_nothing_in_the_judges_box(
     tmp_path: Path, seccomp: None
 ) -> None:
-    """Stopped: the train phase leaves linked-worktree git directories (``HEAD`` and
-    ``commondir``, no ``objects/`` or ``refs/``; taken since session 21 by the recogniser,
-    ``is_linked_git_dir``, and copied as their pointers alone beside the task's pruned copy,
-    the store they read — no host git run on them), each named by a ``.git``
+    """Stopped: the train phase leaves linked-worktree git directories the recogniser does not
+    take (``HEAD`` and ``commondir``, no ``objects/`` or ``refs/``: no git directory to
+    ``is_git_dir``, so copied as plain files, no host git run on them), each named by a ``.git``
     file: ``rel`` with ``commondir`` ``../.git`` and ``abs`` with the original task store's host
     path, both HEADs on ``refs/heads/fix`` (or main, the control). In the judge's box the
     relative one names the copy's pruned ``.git`` (no ``fix`` there: only the base) and the

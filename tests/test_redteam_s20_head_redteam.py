@@ -13,9 +13,7 @@ Wins (strict xfails while open; H1 and H3 closed the same session — the HEAD r
 copy's commits and the parents they name, and HEAD is read as git reads it (a loose ref's
 first word of either case, a symbolic loose ref followed, two packed lines of one branch or
 a name git refuses unreadable) — and H6 (a store in the shared cache decides nothing about a
-copy outside it) — plain tests since; H4 closed in session 21: the recogniser takes a linked
-worktree's git directory wherever it lies, ``HEAD`` and ``commondir``, and it is tried by its
-HEAD):
+copy outside it) — plain tests since):
 
 - **H1** a shallow clone of the fix (``git clone --depth 1 --branch wip``, as CI clones) beside
   the task's store left unpruned (U3's FIFO ``objects/info/packs``, U3's config over 1 MiB, U1's
@@ -41,10 +39,7 @@ HEAD):
   moved into the phase (``HEAD``, ``commondir`` naming the main store outside the phase, no
   ``objects`` folder): it is not found as a store at all (no hidden entry either), so no HEAD
   rule runs and the clone at the fix beside it is kept — branch and detached HEAD alike (the
-  latter an id ``_own_base`` could read). Box and judge. Closed (session 21): such a folder is
-  a git directory (``git_stores.is_linked_git_dir``), never pruned, tried by its HEAD as git
-  reads it through ``commondir`` (0cc11ba) — the clone holding that base and commits past it is
-  not kept —, and hidden (refused) itself: its ``commondir`` names no store pruned here.
+  latter an id ``_own_base`` could read). Box and judge.
 - **H5** ``lenient`` (the documented exemption's cost): the task's store, unlistable, in the
   shared cache (``written``) beside a clone at the fix in the workspace: not tried by its HEAD,
   its future unlisted — the clone kept. A candidate cannot put the fix there (it never sees it);
@@ -372,6 +367,12 @@ def test_h8_the_listable_mirror_follows_a_clone_at_the_fix_named_first(
 # --- H4: a linked worktree's git directory in the phase ----------------------------------------
 
 
+@pytest.mark.xfail(
+    strict=True,
+    reason="H4: a linked worktree's git directory (HEAD, commondir naming the store outside the "
+    "phase, no objects folder) is not found as a store, so no HEAD rule runs and the clone at "
+    "the fix beside it is kept",
+)
 @pytest.mark.parametrize("detached", [False, True], ids=["branch", "detached"])
 @pytest.mark.parametrize("where", _WHERE)
 def test_h4_a_clone_at_the_fix_beside_a_linked_worktree(
