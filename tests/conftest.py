@@ -72,6 +72,38 @@ def commit_base_with_unreachable_fix(root: Path, fixed: dict[str, str], subject:
     return base
 
 
+def gansey_checkout(
+    root: Path, old: str, fixed: str, *, tracked: dict[str, str] | None = None, ignored: str = ""
+) -> str:
+    """The leak-audit red teams' checkout (sessions 21-22): ``gansey/yarn.py`` at ``old`` in
+    the base, the fix (``fixed``) in the store with no ref, and hidden beside it Flycheck's
+    copy of the fixed module (``gansey/flycheck_yarn.py``), a dotfile (``config/.env``), a Zarr
+    folder (``cache/emb.zarr``), a vendored package (``vendor/knit/``) and a data folder named
+    like a standard-library package (``json/``). ``tracked``: more files of the base;
+    ``ignored``: more lines of its ``.gitignore``. The base's id."""
+    make_repo(root)
+    (root / "gansey").mkdir()
+    (root / "gansey/__init__.py").write_text("")
+    (root / "gansey/yarn.py").write_text(old)
+    (root / "config").mkdir()
+    (root / "config/app.yaml").write_text("name: gansey\n")
+    for rel, text in (tracked or {}).items():
+        (root / rel).write_text(text)
+    (root / ".gitignore").write_text("flycheck_*\n.env\ncache/\nvendor/\njson/\n" + ignored)
+    base = commit_base_with_unreachable_fix(root, {"gansey/yarn.py": fixed}, "round skeins up")
+    (root / "gansey/flycheck_yarn.py").write_text(fixed)
+    (root / "config/.env").write_text(fixed)
+    (root / "cache/emb.zarr/0").mkdir(parents=True)
+    (root / "cache/emb.zarr/0/0.0").write_text(fixed)
+    (root / "vendor/knit").mkdir(parents=True)
+    (root / "vendor/knit/__init__.py").write_text(fixed)
+    (root / "vendor/knit/x.py").write_text("")
+    (root / "json").mkdir()
+    (root / "json/fixtures.json").write_text('{"fixed": true}\n')
+    assert git(root, "status", "--porcelain") == ""
+    return base
+
+
 def make_repo(path: Path, *, identity: bool = True, commit: bool = True) -> Path:
     """A fresh git repository with a small recipe committed."""
     path.mkdir(parents=True, exist_ok=True)

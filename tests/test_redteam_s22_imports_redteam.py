@@ -116,7 +116,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import commit_base_with_unreachable_fix, git, make_repo
+from conftest import gansey_checkout
 from evotree.harness.audit.steps import Step, Trajectory
 from evotree.harness.audit.trajectories import audit_trajectories
 
@@ -143,25 +143,8 @@ MARK = "__step__"
 def gansey(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The checkout: the fix in the store with no ref; hidden beside it Flycheck's copy of the
     fixed module, a dotfile, a Zarr folder, a vendored package and a data folder."""
-    root = make_repo(tmp_path_factory.mktemp("s22imports") / "gansey")
-    (root / "gansey").mkdir()
-    (root / "gansey/__init__.py").write_text("")
-    (root / "gansey/yarn.py").write_text(OLD)
-    (root / "config").mkdir()
-    (root / "config/app.yaml").write_text("name: gansey\n")
-    (root / ".gitignore").write_text(
-        "flycheck_*\n.env\ncache/\nvendor/\njson/\n__pycache__/\nrun.py\n"
-    )
-    commit_base_with_unreachable_fix(root, {"gansey/yarn.py": FIXED}, "round skeins up")
-    (root / COPY).write_text(FIXED)
-    (root / "config/.env").write_text(FIXED)
-    (root / "cache/emb.zarr/0").mkdir(parents=True)
-    (root / "cache/emb.zarr/0/0.0").write_text(FIXED)
-    (root / "vendor/knit").mkdir(parents=True)
-    (root / "vendor/knit/__init__.py").write_text(FIXED)
-    (root / "json").mkdir()
-    (root / "json/fixtures.json").write_text('{"fixed": true}\n')
-    assert git(root, "status", "--porcelain") == ""
+    root = tmp_path_factory.mktemp("s22imports") / "gansey"
+    gansey_checkout(root, OLD, FIXED, ignored="__pycache__/\nrun.py\n")
     return root
 
 
