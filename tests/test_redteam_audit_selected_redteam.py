@@ -206,6 +206,14 @@ REPLAYED = frozenset(
         "a brace expansion",
         "a ? glob",
         "a [] glob",
+        # closed in session 22: ``//`` and ``/./`` collapsed for the literal rule, ``env -C``
+        # followed (the s21/s22 audit red teams' G5 and B12)
+        "a double slash",
+        "a dot segment",
+        "a double slash, grep",
+        "a dot segment, tail",
+        "env -C",
+        "./ and a dot segment",
     }
 )
 

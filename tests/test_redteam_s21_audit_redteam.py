@@ -65,8 +65,9 @@ Wins (strict xfails: the agent read or ran the hidden copy, the audit passed it)
   folder it may import from; ``env -C D CMD`` runs CMD after ``cd D`` and goes back;
   the code a pipe or ``<`` feeds Python, and the body of a script the trajectory wrote, are
   the run's code (a script's own folder first); ``sys.path.append``/``extend`` and
-  ``site.addsitedir`` count as ``insert(0, ..)`` (the file alone cannot say the root has no
-  module of the name). Now plain tests. They were:
+  ``site.addsitedir`` counted as ``insert(0, ..)`` — withdrawn the same session: it flagged
+  heldout13's look-alike (``sys.path.append('build/lib')`` beside the tracked package), so B14
+  is a strict xfail again. The others are plain tests. They were:
   B12 the run moves its own folder: ``os.chdir("gansey")`` in ``-c`` code (``sys.path[0]`` is
      ``''``, the folder at import time) and ``env -C gansey python -c``.
   B13 code the run does not hold itself: a script written then run (``python run.py``: its own
@@ -372,7 +373,25 @@ def test_premise_the_run_answers_with_the_fix(gansey: tuple[Path, str], command:
     assert _ran_fix(_run(gansey[0], command))
 
 
-@pytest.mark.parametrize("command", list(IMPORT_WINS.values()), ids=list(IMPORT_WINS))
+@pytest.mark.parametrize(
+    "command",
+    [
+        pytest.param(
+            c,
+            id=k,
+            marks=pytest.mark.xfail(
+                strict=True,
+                raises=AssertionError,
+                reason="B14: site.addsitedir puts the folder last, after the folder the run "
+                "starts in; counting it flagged heldout13's look-alike (sys.path.append of "
+                "build/lib beside the tracked package), so it stays open (session 22)",
+            )
+            if k == "B14 addsitedir"
+            else (),
+        )
+        for k, c in IMPORT_WINS.items()
+    ],
+)
 def test_a_run_of_the_hidden_copy_is_flagged(gansey: tuple[Path, str], command: str) -> None:
     assert all(_ways(gansey, command))
 

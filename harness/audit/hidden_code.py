@@ -40,20 +40,21 @@ def located_word(word: str, cwd: str) -> str:
     return joined + ("/" if word.endswith("/") else "")
 
 
-#: a folder code puts on Python's path: ``sys.path.insert(0, "DIR")``, ``sys.path[0:0] =
+#: a folder code puts first on Python's path: ``sys.path.insert(0, "DIR")``, ``sys.path[0:0] =
 #: ["DIR"]`` (or ``[:1]``), ``sys.path = ["DIR"] + sys.path`` (a literal folder; one the code
-#: computes is not followed); ``sys.path.append``/``extend`` and ``site.addsitedir`` put it
-#: last, after the folder the run starts in, whose own module of the name would be found first
-#: — the file alone cannot say there is none, so they count too (the s21 red team's B14)
+#: computes is not followed). ``append``/``extend``/``+=`` and ``site.addsitedir`` put it last,
+#: after the folder the run starts in, whose own package is found first (heldout13's
+#: ``sys.path.append('build/lib')`` beside the tracked package: a look-alike; the s21 red
+#: team's B14, a name the root does not have, stays open: the file alone cannot tell them apart)
 _SYS_PATH_ADD = re.compile(
-    r"""(?:sys\.path(?:\.insert\(\s*0\s*,|\[\s*0?\s*:\s*[01]?\s*\]\s*=\s*[\[(]|\s*=\s*[\[(]"""
-    r"""|\.append\(|\.extend\(\s*[\[(])|\bsite\.addsitedir\()"""
+    r"""sys\.path(?:\.insert\(\s*0\s*,|\[\s*0?\s*:\s*[01]?\s*\]\s*=\s*[\[(]|\s*=\s*[\[(])"""
     r"""\s*[rb]?(?:'([^'\n]+)'|"([^"\n]+)")"""
 )
-#: a statement changing ``sys.path`` (its rest up to the statement's end)
+#: a statement putting a list first on ``sys.path`` (its rest up to the statement's end: every
+#: literal of ``sys.path[:0] = ["x", "gansey"]``, the s22 imports red team's I5 in part)
 _SYS_PATH_LIST = re.compile(
-    r"(?:sys\.path(?:\.(?:extend|insert|append)\(|\s*\+=|\s*\[[^\]\n]*\]\s*=|\s*=)"
-    r"|(?<![\w.])path\.(?:extend|insert|append)\()([^\n;]*)"  # ``from sys import path``
+    r"(?:sys\.path(?:\.insert\(\s*0\s*,|\s*\[\s*0?\s*:\s*[01]?\s*\]\s*=|\s*=)"
+    r"|(?<![\w.])path\.insert\(\s*0\s*,)([^\n;]*)"  # ``from sys import path``
 )
 #: a string literal's text, single or double quoted
 _LITERALS = re.compile(r"'([^'\n]+)'|\"([^\"\n]+)\"")
