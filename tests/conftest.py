@@ -72,6 +72,12 @@ def commit_base_with_unreachable_fix(root: Path, fixed: dict[str, str], subject:
     return base
 
 
+#: the gansey checkout's editor copy of the fixed module, its hidden paths and the base's module
+GANSEY_COPY = "gansey/flycheck_yarn.py"
+GANSEY_HIDDEN = (GANSEY_COPY, "config/.env", "cache/emb.zarr", "vendor/knit/", "json/")
+GANSEY_OLD = "def skeins(metres):\n    return metres // 180\n"
+
+
 def gansey_checkout(
     root: Path, old: str, fixed: str, *, tracked: dict[str, str] | None = None, ignored: str = ""
 ) -> str:

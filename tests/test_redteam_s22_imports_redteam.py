@@ -115,15 +115,14 @@ from pathlib import Path
 
 import pytest
 
+from conftest import GANSEY_HIDDEN as HIDDEN
+from conftest import GANSEY_OLD as OLD
 from conftest import gansey_checkout
 from evotree.harness.audit.steps import Step, Trajectory
 from evotree.harness.audit.trajectories import audit_trajectories
 
 pytestmark = pytest.mark.heavy
 
-COPY = "gansey/flycheck_yarn.py"
-HIDDEN = (COPY, "config/.env", "cache/emb.zarr", "vendor/knit/", "json/")
-OLD = "def skeins(metres):\n    return metres // 180\n"
 FIXED = (
     "def skeins(metres):\n"
     "    if not metres > 0:\n"
