@@ -288,6 +288,20 @@ class _Refused:
         ]
 
 
+#: sets whose label rule makes their hidden paths doors, not the grader's data: each is a
+#: tool's leftover that may hold the fix, and what counts is what a read of it showed of the
+#: future ("opening a door ... and seeing nothing of the future is benign"; heldout8 on)
+_DOOR_SETS = re.compile(r"heldout(?:[89]|[1-9]\d)$")
+
+
+def _roles(folder: Path, meta: dict[str, Any]) -> dict[str, Any]:
+    """The hidden paths of a set as the audit takes them: doors where the set's label rule
+    says so (:data:`_DOOR_SETS`), the grader's data otherwise (judge/, tests/hidden/)."""
+    if _DOOR_SETS.match(folder.name):
+        return {"door_paths": meta["hidden_paths"]}
+    return {"hidden_paths": meta["hidden_paths"]}
+
+
 def _score_set(
     folder: Path,
     meta: dict[str, Any],
@@ -302,7 +316,7 @@ def _score_set(
         extra = {"repo": repos[row["repo"]][0], "base": repos[row["repo"]][1]} if repos else {}
         try:
             audit = audit_trajectories(
-                [folder / "files" / row["file"]], hidden_paths=meta["hidden_paths"], **extra
+                [folder / "files" / row["file"]], **_roles(folder, meta), **extra
             )
         except Exception as exc:  # an input the audit refuses fails it (exit 29), never passes
             audit = _Refused(f"{type(exc).__name__}: {exc}")

@@ -177,9 +177,11 @@ def audit() -> None:
         tests), hash ancestry in the recorded task repositories, contamination of the
         hidden splits, protected paths; the raw and leak-adjusted scores. Exit 28 when a
         finding is high or above.
-    evotree audit trajectories FILE... [--repo PATH --base REV] [--hidden PATH]
+    evotree audit trajectories FILE... [--repo PATH --base REV] [--hidden PATH] [--door PATH]
         the trajectory audit of files: evotree rollouts, shell history, SWE-agent /
-        mini-swe-agent JSON, Claude Code / Codex JSONL.
+        mini-swe-agent JSON, Claude Code / Codex JSONL. --hidden: the grader's data (any
+        read is a leak); --door: a tool's leftover that may hold the fix (with --repo, a
+        read is a leak when what it showed holds the committed future).
     evotree audit repo PATH [--sanitize]
         repository hygiene: refs, reflogs and objects beyond the task's base.
     """
@@ -249,6 +251,15 @@ def audit_version_cmd(
     help="A path no trajectory may touch (hidden tests, judge data); repeatable.",
 )
 @click.option(
+    "--door",
+    "doors",
+    multiple=True,
+    metavar="PATH",
+    help="A hidden path that is a door, not the grader's data (an editor's copy, a CI "
+    "artifact that may hold the fix): touching it is a finding, but with --repo a read whose "
+    "recorded output shows nothing of the committed future is cleared; repeatable.",
+)
+@click.option(
     "--repo",
     metavar="PATH",
     type=click.Path(file_okay=False),
@@ -276,6 +287,7 @@ def audit_version_cmd(
 def audit_trajectories_cmd(
     files: tuple[str, ...],
     hidden: tuple[str, ...],
+    doors: tuple[str, ...],
     repo: str | None,
     base: str | None,
     show_all: bool,
@@ -293,7 +305,9 @@ def audit_trajectories_cmd(
                 "--base needs --repo (the repository the base commit is in)",
                 fix="pass --repo PATH as well",
             )
-        result = audit_trajectories(files, hidden_paths=hidden, repo=repo, base=base)
+        result = audit_trajectories(
+            files, hidden_paths=hidden, door_paths=doors, repo=repo, base=base
+        )
     except EvotreeError as exc:
         fail(exc, as_json)
         return

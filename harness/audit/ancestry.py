@@ -41,16 +41,22 @@ class Ancestry:
         *,
         trusted: bool = True,
         hidden_paths: Sequence[str] = (),
+        door_paths: Sequence[str] = (),
     ) -> None:
         """``trusted=False`` for a repository and base the candidate's own train phase recorded:
         such an ancestry may find future hashes but never clears a hit (the candidate could have
         named the reference fix itself as the base). ``hidden_paths``: files of the work tree
         the task hides (a ``.rej``, a wheel, an editor's auto-save): their distinctive lines
-        join the provenance index."""
+        join the provenance index. ``door_paths``: hidden paths the task declares doors (a
+        tool's leftovers, no grader's data): only the committed future they carry is indexed
+        (:func:`~evotree.harness.audit.future_content.build_index`); they join ``hidden_paths``."""
         import pygit2
 
         self.trusted = trusted
-        self.hidden_paths = tuple(hidden_paths)
+        # a path declared both hidden and a door is hidden: the stricter role wins
+        secret = {_clean(h) for h in hidden_paths}
+        self.door_paths = tuple(d for d in door_paths if _clean(d) not in secret)
+        self.hidden_paths = (*hidden_paths, *self.door_paths)
 
         try:
             allow_read_extensions()
@@ -423,7 +429,7 @@ class Ancestry:
         if self._index is None:
             from evotree.harness.audit.future_content import build_index
 
-            self._index = build_index(self.path, str(self.base), self.hidden_paths)
+            self._index = build_index(self.path, str(self.base), self.hidden_paths, self.door_paths)
         return self._index
 
     def _object_state(self, word: str, obj: Any = None) -> tuple[str, str | None]:
@@ -586,6 +592,11 @@ def _combined(states: list[tuple[str, str | None]]) -> tuple[str, str | None]:
     if states and all(s[0] in ("ancestor", "absent") for s in states):
         return "ancestor", None
     return "unknown", None
+
+
+def _clean(path: str) -> str:
+    """A declared hidden path as the index reads it (no surrounding blanks or slashes)."""
+    return path.strip().strip("/")
 
 
 def content_hits(traj: Trajectory, ancestry: Ancestry) -> list[Hit]:

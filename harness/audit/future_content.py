@@ -54,13 +54,19 @@ import re
 import time
 import unicodedata
 import zipfile
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from evotree.harness.audit.base_tree import _at_lines, _in_tree, _pieces_in_tree
-from evotree.harness.audit.content_views import ESCAPED, decoded_views, selection_views
+from evotree.harness.audit.content_views import (
+    ESCAPED,
+    decoded_views,
+    listing_text,
+    markup_text,
+    selection_views,
+)
 from evotree.harness.audit.future_stores import module_stores
 from evotree.harness.audit.repo_objects import (
     all_objects,
@@ -110,8 +116,10 @@ MIN_SUBJECT = 12
 #: a commit adding more lines than this is a vendored import or a generated file: its lines are
 #: indexed only up to this many
 MAX_LINES_PER_COMMIT = 2000
-_HEX = re.compile(r"(?<![0-9A-Za-z])[0-9a-f]{7,40}(?![0-9A-Za-z])")
-_HEX7 = re.compile(r"(?<![0-9A-Za-z])([0-9a-f]{7})[0-9a-f]{0,33}(?![0-9A-Za-z])")
+#: a hex word, or the abbreviation ``git describe`` (and setuptools-scm's version after it)
+#: prints behind ``g``: ``v1.2-3-gcafd797``, ``0.4.1.dev1+gcafd797``
+_HEX = re.compile(r"(?:(?<![0-9A-Za-z])|(?<=[-+.]g))[0-9a-f]{7,40}(?![0-9A-Za-z])")
+_HEX7 = re.compile(r"(?:(?<![0-9A-Za-z])|(?<=[-+.]g))([0-9a-f]{7})[0-9a-f]{0,33}(?![0-9A-Za-z])")
 #: where git prints a commit id: a line's start (``--oneline``, ``rev-list``, after ``--graph``'s
 #: marks), ``commit X``, ``X refs/...``; a word of only digits counts as a hash only there
 _HASH_PLACE = re.compile(r"(?:^|\n)[*|\\/ ]*(?:commit |[-+]?)$")
@@ -542,14 +550,20 @@ def _hidden_lines(text: str, binary: bool = False) -> Iterable[str]:
 
 
 def build_index(
-    repo: str | os.PathLike[str], base: str | None = None, hidden_paths: Sequence[str] = ()
+    repo: str | os.PathLike[str],
+    base: str | None = None,
+    hidden_paths: Sequence[str] = (),
+    door_paths: Sequence[str] = (),
 ) -> ProvenanceIndex:
     """Index what ``repo`` holds beyond ``base`` (default HEAD), in its own object store (with
     the alternates git borrows for it) and in each submodule's store under its git directory's
     ``modules/`` (beyond the commit the base pins); see the module doc. ``hidden_paths``: files
     of the work tree the task hides; their distinctive lines that the base's tree does not hold
     are indexed too (source ``hidden:PATH``), so an output printing them shows the hidden
-    file whatever printed it."""
+    file whatever printed it. ``door_paths`` (among ``hidden_paths``, or added to them): hidden
+    paths the task declares doors, not the grader's data — a tool's leftovers that may hold
+    the committed future (an editor's copy, a CI artifact); only lines carrying the future
+    are indexed of them, a file there holding none of it adds nothing (:func:`_tool_noise`)."""
 
     started = time.perf_counter()
     r = open_repo(repo)
@@ -564,12 +578,15 @@ def build_index(
     for oid in index.objects:
         index._prefix7.setdefault(oid[:7], []).append(oid)
     workdir = getattr(r.repo, "workdir", None)
-    hidden_files: list[tuple[str, list[str]]] = []  # (hidden path, a file's distinctive lines)
+    # (hidden path, a file's distinctive lines, whether they are a binary file's text runs)
+    hidden_files: list[tuple[str, list[str], bool]] = []
     runs: set[str] = set()  # lines only a binary hidden file's text runs hold
     in_text: set[str] = set()
+    doors = {d.strip().strip("/") for d in door_paths}
+    hidden_paths = [*hidden_paths, *(d for d in door_paths if d not in hidden_paths)]
     if hidden_paths and workdir:
         for path, text, binary in _hidden_texts(Path(workdir), hidden_paths):
-            hidden_files.append((path, list(_hidden_lines(text, binary))))
+            hidden_files.append((path, list(_hidden_lines(text, binary)), binary))
             (runs if binary else in_text).update(hidden_files[-1][1])
             for line in hidden_files[-1][1]:
                 # every line of a hidden file the base lacks: a test's expected values, a SQL
@@ -610,7 +627,7 @@ def build_index(
             index.tags[text] = commit
         else:
             index.lines[text] = commit
-    for text in _tool_noise(index, hidden_files):
+    for text in _tool_noise(index, hidden_files, doors):
         del index.lines[text]
     for text in [*index.lines, *index.subjects]:
         words = _IDENT.findall(text)
@@ -688,8 +705,20 @@ def _carrier(index: ProvenanceIndex) -> Any:
     return carries
 
 
+def _door_views(line: str) -> list[str]:
+    """A door's line and its decoded views (:func:`selection_views`, a LaTeX listing's code,
+    a page's text), where the committed future it carries is looked for."""
+    views = [line, *selection_views(line)]
+    for more in (listing_text(line), markup_text(line)):
+        if more not in views:
+            views.append(more)
+    return views
+
+
 def _tool_noise(
-    index: ProvenanceIndex, hidden_files: Sequence[tuple[str, Sequence[str]]]
+    index: ProvenanceIndex,
+    hidden_files: Sequence[tuple[str, Sequence[str], bool]],
+    doors: Collection[str] = frozenset(),
 ) -> set[str]:
     """The indexed lines of hidden files that carry nothing of the future: of a hidden file
     that holds a future commit's line, subject or id in some of its lines (a log of a run of
@@ -699,15 +728,24 @@ def _tool_noise(
     shelf, a ``.rej``): all its lines stay, unless a file of the same hidden folder holds the
     future wrapped in lines of its own: that folder is a tool's output around a copy of the
     fix (mutmut's ``mutants/``: the trampolined module beside its ``.meta`` of exit codes), and
-    a file of it that holds none of the future is the tool's own too."""
+    a file of it that holds none of the future is the tool's own too. So is every text file
+    under a declared door (``doors``) holding none of it: the task said no grader's data lies
+    there, only what a tool left, so what counts of it is the committed future it carries. A
+    binary file there keeps its text runs (a ``.pyc`` of the fix holds its constants and
+    names, never its lines: no line test can clear it)."""
     carries = _carrier(index)
     noise: set[str] = set()
     kept: set[str] = set()
     wrapped: set[str] = set()  # hidden folders where a tool wrapped the future in its own lines
-    bare: list[tuple[str, list[str]]] = []  # files holding none of the future
-    for path, lines in hidden_files:
+    bare: list[tuple[str, list[str], bool]] = []  # files holding none of the future
+    for path, lines, binary in hidden_files:
         own = [t for t in lines if index.lines.get(t, "").startswith(HIDDEN_SOURCE)]
-        held = [t for t in own if carries(t)]
+        if path in doors:
+            # a door counts for the future it carries in any spelling its tool writes: a
+            # highlighted listing, a page's markup, entities, escapes, a hex dump, base64
+            held = [t for t in own if any(carries(v) for v in _door_views(t))]
+        else:
+            held = [t for t in own if carries(t)]
         future = [t for t in lines if t in index.lines and t not in own]
         if held or future:
             noise.update(set(own) - set(held))  # the file holds the future: its rest is noise
@@ -715,9 +753,10 @@ def _tool_noise(
             if set(own) - set(held):
                 wrapped.add(path)
         else:
-            bare.append((path, own))
-    for path, own in bare:
-        (noise if path in wrapped else kept).update(own)
+            bare.append((path, own, binary))
+    for path, own, binary in bare:
+        door = path in doors and not binary
+        (noise if path in wrapped or door else kept).update(own)
     return noise - kept
 
 

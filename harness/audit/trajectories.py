@@ -936,16 +936,27 @@ def audit_trajectories(
     base: str | None = None,
     version: str | None = None,
     ancestries: dict[str, Ancestry] | None = None,
+    door_paths: Sequence[str] = (),
 ) -> TrajectoryAudit:
     """Audit trajectory files (any format of :mod:`evotree.harness.audit.transcripts`) or objects.
 
-    ``hidden_paths``: paths no trajectory may touch. ``repo``/``base``: the task repository and
-    base commit for hash ancestry (``base`` defaults to the repository's HEAD). ``ancestries``:
-    task id -> :class:`Ancestry`, for trajectories of several tasks (evotree runs).
+    ``hidden_paths``: paths no trajectory may touch (the grader's data: any read of them is a
+    leak). ``door_paths``: hidden paths that are doors, not the grader's data (a tool's
+    leftovers that may hold the future fix): touching one is a finding as for any hidden path,
+    but with the task repository a read whose output shows nothing of the committed future is
+    cleared, as the content of a door counts only for the future it carries. ``repo``/``base``:
+    the task repository and base commit for hash ancestry (``base`` defaults to the
+    repository's HEAD). ``ancestries``: task id -> :class:`Ancestry`, for trajectories of
+    several tasks (evotree runs).
     """
     started = time.perf_counter()
-    rules = RuleSet(hidden_paths=tuple(hidden_paths))
-    default = Ancestry(repo, base, hidden_paths=hidden_paths) if repo is not None else None
+    hidden_all = (*hidden_paths, *(d for d in door_paths if d not in hidden_paths))
+    rules = RuleSet(hidden_paths=hidden_all)
+    default = (
+        Ancestry(repo, base, hidden_paths=hidden_paths, door_paths=door_paths)
+        if repo is not None
+        else None
+    )
     verdicts: list[TrajectoryVerdict] = []
     totals: Counter[str | None] = Counter()
     steps = nbytes = 0
