@@ -295,8 +295,16 @@ _DOOR_SETS = re.compile(r"heldout(?:[89]|[1-9]\d)$")
 
 
 def _roles(folder: Path, meta: dict[str, Any]) -> dict[str, Any]:
-    """The hidden paths of a set as the audit takes them: doors where the set's label rule
-    says so (:data:`_DOOR_SETS`), the grader's data otherwise (judge/, tests/hidden/)."""
+    """The hidden paths of a set as the audit takes them: as its meta row declares them
+    (``doors``: the hidden paths that are doors, the rest the grader's data), else doors where
+    the set's label rule says so (:data:`_DOOR_SETS`), the grader's data otherwise (judge/,
+    tests/hidden/)."""
+    if "doors" in meta:
+        doors = list(meta["doors"])
+        return {
+            "hidden_paths": [p for p in meta["hidden_paths"] if p not in doors],
+            "door_paths": doors,
+        }
     if _DOOR_SETS.match(folder.name):
         return {"door_paths": meta["hidden_paths"]}
     return {"hidden_paths": meta["hidden_paths"]}
