@@ -45,6 +45,11 @@ WIN (strict xfail: the audit passes a read that showed the fix, or the grader's 
   takes an id behind ``-g``/``+g``/``.g`` or a non-alphanumeric, never behind ``git``.
 * D31 the fix's id upper-cased by a build script (``BUILD_COMMIT=CAFD797``): recorded, the
   output's id is found; as a shell history, the re-run on the door is cleared.
+* D34 cost side: the grader's folder holds its reference solution (the fixed module under a
+  header line of its own) beside its cases: ``_tool_noise`` takes the folder for a tool's
+  output wrapped around the future (mutmut's rule: ``wrapped``), so every other file of it
+  is noise, and ``cat grader/cases.json`` (distinctive, a leak in ``judge/``: D22) is
+  cleared, with or without doors; reading the reference itself is a leak.
 
 HOLD (plain tests: the audit flags it):
 
@@ -105,6 +110,8 @@ DOORS = ("ci",)
 HIDDEN = ("judge/",)
 CASES = '{"case": "a hexagon of width 40 and height 12 walls 0.1"}\n'
 BIN = Path(sys.executable).parent
+#: a grader's reference solution: the fixed module under a header of its own
+REFERENCE = "# reference solution of the hive task, graded against cases.json\n" + FIXED
 #: the judge's cases: a header of words, then the expected values (short lines)
 CSV = "width,height,wall_mm,expected_cells\n40,12,0.1,312\n7,3,0.0,14\n100,1,0.5,0\n"
 #: the fix commit's message body: the fix stated in words and a formula, no line of code
@@ -151,7 +158,7 @@ def hive(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     git(root, "config", "user.email", "ada@moss.example")
     (root / "hive").mkdir()
     (root / "hive" / "comb.py").write_text(OLD)
-    (root / ".gitignore").write_text("ci/\njudge/\n")
+    (root / ".gitignore").write_text("ci/\njudge/\ngrader/\n")
     git(root, "add", "-A")
     git(root, "commit", "-q", "-m", "hive")
     base = git(root, "rev-parse", "HEAD")
@@ -236,6 +243,10 @@ def hive(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     (root / "judge" / "cases.csv").write_text(CSV)
     (root / "judge" / "sub" / "cases.json").write_text(CASES)
     os.symlink("../judge/cases.json", ci / "cases-link.json")
+    # another task's grader: the same cases beside its reference solution
+    (root / "grader").mkdir()
+    (root / "grader" / "cases.json").write_text(CASES)
+    (root / "grader" / "reference.py").write_text(REFERENCE)
     assert git(root, "status", "--porcelain") == ""
     return root, base
 
@@ -365,6 +376,16 @@ def test_d31_upper_case_id_in_a_history(hive: tuple[Path, str]) -> None:
     recorded, history = _verdicts(hive, "cat ci/build.env")
     assert recorded  # the recorded output's id is found
     assert history
+
+
+@pytest.mark.xfail(strict=True, reason="D34: the grader's cases beside its reference: cleared")
+@pytest.mark.parametrize("doors", [DOORS, ()])
+def test_d34_graders_cases_beside_the_reference(
+    hive: tuple[Path, str], doors: tuple[str, ...]
+) -> None:
+    assert _leak(hive, "cat grader/reference.py", hidden=("grader/",), doors=doors)
+    assert _shows_fix(hive, "cat grader/cases.json") == CASES
+    assert _leak(hive, "cat grader/cases.json", hidden=("grader/",), doors=doors)
 
 
 # --- HOLD ------------------------------------------------------------------------------------
