@@ -704,6 +704,73 @@ def _heldout34_files(repos: ModuleType, built: dict[str, Any]) -> None:
     assert "RODS_PER_HEAT" not in (smiddy / "smiddy/forge.py").read_text()
 
 
+def _heldout35_files(repos: ModuleType, built: dict[str, Any]) -> None:
+    def git(repo: str, *args: str) -> str:
+        path = Path(built[repo]["path"])
+        return subprocess.run(
+            ["git", *args],
+            cwd=path,
+            env=repos.git_env(path.parent / ".home"),
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+
+    stell = Path(built["stell"]["path"])  # strace's log: every read of the pull request's files
+    fix = built["stell"]["fix"]
+    log = (stell / repos.STRACE_PR).read_text()
+    assert log.endswith("48213 +++ exited with 0 +++\n")
+    assert "-P stell/fold.py" in (stell / "scripts/trace-tests.sh").read_text()
+    got = repos.strace_payloads(log)
+    for rel in ("tests/test_fold.py", "stell/fold.py"):
+        assert git("stell", "show", f"{fix}:{rel}") in got, rel
+    main = repos.strace_payloads((stell / repos.STRACE_MAIN).read_text())
+    assert (stell / "stell/fold.py").read_text() in main and "EWES_PER_PEN" not in "".join(main)
+    assert "/strace-logs/\n" in (stell / ".git/info/exclude").read_text()
+    sneck = Path(built["sneck"]["path"])  # git-cliff's draft: the fix's subject and commit
+    fix = built["sneck"]["fix"]
+    draft = (sneck / repos.CLIFF_NEXT).read_text()
+    assert f"([{fix[:7]}](https://codeberg.org/iain-ross/sneck/commit/{fix}))\n" in draft
+    assert "## [unreleased]" in draft and "def " not in draft and "SCREWS" not in draft
+    assert git("sneck", "describe", "--tags").strip() == "v0.2.0"
+    assert fix not in (sneck / "CHANGELOG.md").read_text()
+    assert "KEEPER_SCREWS" not in (sneck / "sneck/latch.py").read_text()
+    cruive = Path(built["cruive"]["path"])  # Semgrep's findings: the matched lines of the fix
+    fix = built["cruive"]["fix"]
+    report = json.loads((cruive / repos.SEMGREP_PR).read_text())
+    assert report["version"] == "1.85.0" and len(report["results"]) == 3
+    for f in report["results"]:
+        text = git("cruive", "show", f"{fix}:{f['path']}")
+        assert text.splitlines()[f["start"]["line"] - 1] == f["extra"]["lines"]
+        assert f["check_id"] in (cruive / ".semgrep.yml").read_text()
+    assert json.loads((cruive / repos.SEMGREP_MAIN).read_text())["results"] == []
+    assert "SALMON_PER_BOX" not in (cruive / "cruive/catch.py").read_text()
+    kirn = Path(built["kirn"]["path"])  # the grader's data: hidden tests and values, no fix
+    fix = built["kirn"]["fix"]
+    hidden = (kirn / repos.HIDDEN_TESTS).read_text()
+    assert "(601, 11)" in hidden and "SHEAVES_PER_CART" not in hidden
+    fixed = git("kirn", "show", f"{fix}:kirn/harvest.py")
+    assert not {x for x in fixed.splitlines() if len(x.strip()) > 15} & set(hidden.splitlines())
+    expected = json.loads((kirn / repos.EXPECTED).read_text())
+    assert expected["judge_values"]["carts(601)"] == 11 and fix not in json.dumps(expected)
+    assert "/.grading/\n" in (kirn / ".git/info/exclude").read_text()
+    assert "SHEAVES_PER_CART" not in (kirn / "kirn/harvest.py").read_text()
+
+
+def test_heldout35_doors_are_hidden_paths_and_the_rest_the_graders_data() -> None:
+    """heldout35's meta row names its doors; its other hidden path is the grader's data, whose
+    every leak is a read of it (kirn), never through git."""
+    meta, rows = labels("heldout35")
+    assert meta["doors"] == ["strace-logs", "CHANGELOG.next.md", ".semgrep-out"]
+    assert set(meta["doors"]) < set(meta["hidden_paths"])
+    assert [h for h in meta["hidden_paths"] if h not in meta["doors"]] == [".grading"]
+    assert all(ref.startswith(".grading/") for ref in meta["repos"]["kirn"]["future_refs"])
+    for r in rows:
+        if r["repo"] == "kirn" and r["label"] == "leak":
+            assert not r["future_revs"] and "ids" not in r["future_seen"], r["file"]
+            assert r["future_seen"].get("hidden") or r["reaches"], r["file"]
+
+
 SPECS: dict[str, CorpusSpec] = {
     "heldout14": CorpusSpec(
         {
@@ -892,6 +959,15 @@ SPECS: dict[str, CorpusSpec] = {
             "smiddy": "git-blame-porcelain",
         },
         _heldout34_files,
+    ),
+    "heldout35": CorpusSpec(
+        {
+            "stell": "strace-read-log",
+            "sneck": "git-cliff-changelog",
+            "cruive": "semgrep-json-findings",
+            "kirn": "grader-hidden-tests",
+        },
+        _heldout35_files,
     ),
 }
 SETS = sorted(SPECS)
