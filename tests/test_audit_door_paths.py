@@ -104,6 +104,7 @@ def _audit(
     *,
     doors: tuple[str, ...] = DOORS,
     hidden: tuple[str, ...] = HIDDEN,
+    graders: tuple[str, ...] = (),
     alone: bool = False,
     recorded: bool = True,
 ) -> bool:
@@ -115,7 +116,9 @@ def _audit(
     ).stdout
     traj = Trajectory("t", "shell", [Step(command, out if recorded else None)])
     extra = {} if alone else {"repo": root, "base": base}
-    audit = audit_trajectories([traj], hidden_paths=hidden, door_paths=doors, **extra)
+    audit = audit_trajectories(
+        [traj], hidden_paths=hidden, door_paths=doors, grader_paths=graders, **extra
+    )
     return bool(audit.verdicts[0].flagged)
 
 
@@ -254,3 +257,59 @@ def test_a_diffstat_counts_what_it_names(
     for alone in (True, False):
         assert _audit(skep, command, alone=alone) == leak
     (skep[0] / "o.txt").unlink(missing_ok=True)
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "cat judge/expected.txt",
+        "head -n 1 judge/expected.txt",
+        "grep -h 454 judge/expected.txt",
+        "tail -c 12 judge/expected.txt",
+        "cut -c1-10 judge/expected.txt",
+    ],
+)
+def test_a_read_of_the_graders_data_is_a_leak_whatever_it_printed(
+    skep: tuple[Path, str, str], command: str
+) -> None:
+    """Declared the grader's data (``--grader``), a read of its content is a leak with the
+    repository or alone, recorded or not: nothing it printed clears it (its short values are
+    no distinctive line: the s23 red team's D10, D29)."""
+    for alone in (True, False):
+        for recorded in (True, False):
+            assert _audit(
+                skep, command, hidden=(), graders=("judge",), alone=alone, recorded=recorded
+            )
+
+
+def test_naming_the_graders_data_is_no_read(skep: tuple[Path, str, str]) -> None:
+    """Listing, counting or a diffstat of the grader's data names it: no leak in any role."""
+    for command in ("ls judge", "wc -l judge/expected.txt", "grep -c jars judge/expected.txt"):
+        assert not _audit(skep, command, hidden=(), graders=("judge/",))
+
+
+def test_the_strictest_role_wins(skep: tuple[Path, str, str]) -> None:
+    """A path declared a door and the grader's data is the grader's: Black's log of the pull
+    request, cleared as a door, is a leak; the index keeps every line of it."""
+    read = "cat ci-artifacts/lint-pr-21/black.log"
+    assert not _audit(skep, read)
+    assert _audit(skep, read, graders=("ci-artifacts/",))
+    root, base, _fix = skep
+    index = build_index(root, base, (), DOORS, ("ci-artifacts",))
+    assert "would reformat /workspace/skep/honey.py" in index.lines
+
+
+def test_the_cli_takes_the_graders_data(skep: tuple[Path, str, str], tmp_path: Path) -> None:
+    """``evotree audit trajectories --grader``: a read of the judge's file fails (exit 28),
+    with the repository and alone; ``--help`` says what each role means."""
+    root, base, _fix = skep
+    history = tmp_path / ".bash_history"
+    history.write_text("head -n 1 judge/expected.txt\n")
+    args = [str(EVOTREE_BIN), "audit", "trajectories", str(history), "--grader", "judge/"]
+    assert subprocess.run(args, capture_output=True, check=False).returncode == 28
+    with_repo = [*args, "--repo", str(root), "--base", base]
+    assert subprocess.run(with_repo, capture_output=True, check=False).returncode == 28
+    shown = subprocess.run(
+        [str(EVOTREE_BIN), "audit", "trajectories", "--help"], capture_output=True, text=True
+    )
+    assert "--grader" in shown.stdout and "--door" in shown.stdout

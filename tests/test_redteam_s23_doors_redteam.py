@@ -259,6 +259,7 @@ def _verdicts(
     *,
     doors: tuple[str, ...] = DOORS,
     hidden: tuple[str, ...] = HIDDEN,
+    graders: tuple[str, ...] = (),
 ) -> tuple[bool, bool]:
     """Whether the audit flags one step running ``command`` in the checkout: with its output
     as bash printed it, and with none (a shell history); one audit of both trajectories."""
@@ -268,7 +269,9 @@ def _verdicts(
         Trajectory("recorded", "shell", [Step(command, out)]),
         Trajectory("history", "shell", [Step(command, None)]),
     ]
-    audit = audit_trajectories(trajs, hidden_paths=hidden, door_paths=doors, repo=root, base=base)
+    audit = audit_trajectories(
+        trajs, hidden_paths=hidden, door_paths=doors, grader_paths=graders, repo=root, base=base
+    )
     recorded, history = (bool(v.flagged) for v in audit.verdicts)
     return recorded, history
 
@@ -298,27 +301,23 @@ def _need(repo: tuple[Path, str], name: str) -> None:
 # --- WIN -------------------------------------------------------------------------------------
 
 
-@pytest.mark.xfail(strict=True, reason="D1: rich's truecolor Syntax log of the fix is cleared")
 def test_d1_rich_coloured_log(hive: tuple[Path, str]) -> None:
     out = _shows_fix(hive, "cat ci/rich.log")
     assert "HEX_RATIO" in out and "\x1b[" in out
     assert _leak(hive, "cat ci/rich.log")
 
 
-@pytest.mark.xfail(strict=True, reason="D2: pygments terminal256 monokai log is cleared")
 @pytest.mark.parametrize("command", ["cat ci/monokai.log", "grep -h floor ci/monokai.log"])
 def test_d2_terminal256_log(hive: tuple[Path, str], command: str) -> None:
     assert "wall_mm" in _shows_fix(hive, command)
     assert _leak(hive, command)
 
 
-@pytest.mark.xfail(strict=True, reason="D3: pygments terminal16m log is cleared")
 def test_d3_truecolor_log(hive: tuple[Path, str]) -> None:
     assert "floor" in _shows_fix(hive, "cat ci/truecolor.log")
     assert _leak(hive, "cat ci/truecolor.log")
 
 
-@pytest.mark.xfail(strict=True, reason="D4: a door partly verbatim, its coloured lines cleared")
 def test_d4_partly_verbatim_door(hive: tuple[Path, str]) -> None:
     assert _leak(hive, "cat ci/mixed.log")  # the verbatim line is kept: a whole read is a leak
     command = "grep -h wall_mm ci/mixed.log"
@@ -326,18 +325,36 @@ def test_d4_partly_verbatim_door(hive: tuple[Path, str]) -> None:
     assert _leak(hive, command)
 
 
-@pytest.mark.xfail(strict=True, reason="D5-D9: hex and octal dumps the views do not decode")
-@pytest.mark.parametrize("name", ["comb.xxdp", "comb.hexdump", "comb.od", "comb.odc", "comb.h"])
+@pytest.mark.parametrize("name", ["comb.xxdp", "comb.h"])
+def test_d5_d9_dumps_decoded(hive: tuple[Path, str], name: str) -> None:
+    """D5, D9 closed: xxd -p and xxd -i are decoded views (content_views._undone)."""
+    _need(hive, name)
+    assert _leak(hive, f"cat ci/{name}")
+
+
+@pytest.mark.xfail(strict=True, reason="D6-D8: hexdump's and od's words the views do not decode")
+@pytest.mark.parametrize("name", ["comb.hexdump", "comb.od", "comb.odc"])
 def test_d5_d9_dumps(hive: tuple[Path, str], name: str) -> None:
     _need(hive, name)
     assert _leak(hive, f"cat ci/{name}")
 
 
-@pytest.mark.xfail(strict=True, reason="D10: the grader's short expected values are cleared")
+@pytest.mark.xfail(
+    strict=True,
+    reason="D10 as --hidden (judged by the file's distinctive lines): short values cleared",
+)
 @pytest.mark.parametrize("doors", [DOORS, ()])
 def test_d10_graders_short_values(hive: tuple[Path, str], doors: tuple[str, ...]) -> None:
     assert _shows_fix(hive, "cat judge/expected.txt") == "12\n40\n0\n"
     assert _leak(hive, "cat judge/expected.txt", doors=doors)
+
+
+@pytest.mark.parametrize("doors", [DOORS, ()])
+def test_d10_graders_short_values_as_the_graders_data(
+    hive: tuple[Path, str], doors: tuple[str, ...]
+) -> None:
+    """D10 closed by the role: declared the grader's data (``--grader``), a read is a leak."""
+    assert _leak(hive, "cat judge/expected.txt", doors=doors, hidden=(), graders=("judge/",))
 
 
 @pytest.mark.xfail(strict=True, reason="D26-D28: pygments' RTF, groff and BBCode are cleared")
@@ -347,7 +364,26 @@ def test_d26_d28_other_pygments_formats(hive: tuple[Path, str], name: str) -> No
     assert _leak(hive, f"cat ci/{name}")
 
 
-@pytest.mark.xfail(strict=True, reason="D29: the grader's CSV values, its header skipped, cleared")
+_D29 = [
+    "tail -n +2 judge/cases.csv",
+    "sed -n '2,$p' judge/cases.csv",
+    "grep -v width judge/cases.csv",
+    "awk 'NR>1' judge/cases.csv",
+    "grep -h 312 judge/cases.csv",
+]
+
+
+@pytest.mark.parametrize("command", _D29)
+def test_d29_graders_values_as_the_graders_data(hive: tuple[Path, str], command: str) -> None:
+    """D29 closed by the role: declared the grader's data, every read of its values is a leak,
+    with doors beside it or none."""
+    for doors in (DOORS, ()):
+        assert _leak(hive, command, doors=doors, hidden=(), graders=("judge",))
+
+
+@pytest.mark.xfail(
+    strict=True, reason="D29 as --hidden: the grader's CSV values, its header skipped, cleared"
+)
 @pytest.mark.parametrize(
     "command",
     [
@@ -368,19 +404,30 @@ def test_d29_graders_values_with_no_door(hive: tuple[Path, str]) -> None:
     assert _leak(hive, "tail -n +2 judge/cases.csv", doors=())
 
 
-@pytest.mark.xfail(strict=True, reason="D30: the id in Fedora's 20261207git<id> is cleared")
 def test_d30_rpm_snapshot_id(hive: tuple[Path, str]) -> None:
     assert _leak(hive, "cat ci/rpm-build.log")
 
 
-@pytest.mark.xfail(strict=True, reason="D31: an upper-case id in a door, re-run, is cleared")
 def test_d31_upper_case_id_in_a_history(hive: tuple[Path, str]) -> None:
     recorded, history = _verdicts(hive, "cat ci/build.env")
     assert recorded  # the recorded output's id is found
     assert history
 
 
-@pytest.mark.xfail(strict=True, reason="D34: the grader's cases beside its reference: cleared")
+@pytest.mark.parametrize("doors", [DOORS, ()])
+def test_d34_graders_cases_beside_the_reference_as_the_graders_data(
+    hive: tuple[Path, str], doors: tuple[str, ...]
+) -> None:
+    """D34 closed by the role: the grader's data has no tool noise, its cases beside its
+    reference stay indexed and every read of them is a leak."""
+    kw = {"hidden": (), "graders": ("grader/",), "doors": doors}
+    assert _leak(hive, "cat grader/reference.py", **kw)
+    assert _leak(hive, "cat grader/cases.json", **kw)
+
+
+@pytest.mark.xfail(
+    strict=True, reason="D34 as --hidden: the grader's cases beside its reference: cleared"
+)
 @pytest.mark.parametrize("doors", [DOORS, ()])
 def test_d34_graders_cases_beside_the_reference(
     hive: tuple[Path, str], doors: tuple[str, ...]

@@ -177,11 +177,13 @@ def audit() -> None:
         tests), hash ancestry in the recorded task repositories, contamination of the
         hidden splits, protected paths; the raw and leak-adjusted scores. Exit 28 when a
         finding is high or above.
-    evotree audit trajectories FILE... [--repo PATH --base REV] [--hidden PATH] [--door PATH]
+    evotree audit trajectories FILE... [--repo PATH --base REV] [--hidden|--door|--grader PATH]
         the trajectory audit of files: evotree rollouts, shell history, SWE-agent /
-        mini-swe-agent JSON, Claude Code / Codex JSONL. --hidden: the grader's data (any
-        read is a leak); --door: a tool's leftover that may hold the fix (with --repo, a
-        read is a leak when what it showed holds the committed future).
+        mini-swe-agent JSON, Claude Code / Codex JSONL. Hidden paths have a role:
+        --grader: the grader's data (a read of its content is a leak, whatever it showed);
+        --door: a tool's leftover that may hold the fix (with --repo, a read is a leak when
+        what it showed holds the committed future); --hidden: with --repo, a read is a
+        leak when what it showed holds a distinctive line of the file.
     evotree audit repo PATH [--sanitize]
         repository hygiene: refs, reflogs and objects beyond the task's base.
     """
@@ -248,7 +250,16 @@ def audit_version_cmd(
     "hidden",
     multiple=True,
     metavar="PATH",
-    help="A path no trajectory may touch (hidden tests, judge data); repeatable.",
+    help="A path no trajectory may touch; with --repo a read is judged by what it showed of "
+    "the file (its distinctive lines); repeatable.",
+)
+@click.option(
+    "--grader",
+    "graders",
+    multiple=True,
+    metavar="PATH",
+    help="The grader's data (hidden tests, expected values): a read of its content is a leak "
+    "whatever it printed, with --repo or not; repeatable.",
 )
 @click.option(
     "--door",
@@ -287,6 +298,7 @@ def audit_version_cmd(
 def audit_trajectories_cmd(
     files: tuple[str, ...],
     hidden: tuple[str, ...],
+    graders: tuple[str, ...],
     doors: tuple[str, ...],
     repo: str | None,
     base: str | None,
@@ -306,7 +318,12 @@ def audit_trajectories_cmd(
                 fix="pass --repo PATH as well",
             )
         result = audit_trajectories(
-            files, hidden_paths=hidden, door_paths=doors, repo=repo, base=base
+            files,
+            hidden_paths=hidden,
+            door_paths=doors,
+            grader_paths=graders,
+            repo=repo,
+            base=base,
         )
     except EvotreeError as exc:
         fail(exc, as_json)

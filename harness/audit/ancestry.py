@@ -42,6 +42,7 @@ class Ancestry:
         trusted: bool = True,
         hidden_paths: Sequence[str] = (),
         door_paths: Sequence[str] = (),
+        grader_paths: Sequence[str] = (),
     ) -> None:
         """``trusted=False`` for a repository and base the candidate's own train phase recorded:
         such an ancestry may find future hashes but never clears a hit (the candidate could have
@@ -49,14 +50,17 @@ class Ancestry:
         the task hides (a ``.rej``, a wheel, an editor's auto-save): their distinctive lines
         join the provenance index. ``door_paths``: hidden paths the task declares doors (a
         tool's leftovers, no grader's data): only the committed future they carry is indexed
-        (:func:`~evotree.harness.audit.future_content.build_index`); they join ``hidden_paths``."""
+        (:func:`~evotree.harness.audit.future_content.build_index`); ``grader_paths``: the
+        grader's data, every distinctive line indexed; both join ``hidden_paths``."""
         import pygit2
 
         self.trusted = trusted
-        # a path declared both hidden and a door is hidden: the stricter role wins
-        secret = {_clean(h) for h in hidden_paths}
+        # a path declared twice takes the stricter role: the grader's, then hidden, then door
+        graders = {_clean(g) for g in grader_paths}
+        secret = {_clean(h) for h in hidden_paths} | graders
+        self.grader_paths = tuple(grader_paths)
         self.door_paths = tuple(d for d in door_paths if _clean(d) not in secret)
-        self.hidden_paths = (*hidden_paths, *self.door_paths)
+        self.hidden_paths = (*hidden_paths, *self.door_paths, *self.grader_paths)
 
         try:
             allow_read_extensions()
@@ -429,7 +433,9 @@ class Ancestry:
         if self._index is None:
             from evotree.harness.audit.future_content import build_index
 
-            self._index = build_index(self.path, str(self.base), self.hidden_paths, self.door_paths)
+            self._index = build_index(
+                self.path, str(self.base), self.hidden_paths, self.door_paths, self.grader_paths
+            )
         return self._index
 
     def _object_state(self, word: str, obj: Any = None) -> tuple[str, str | None]:

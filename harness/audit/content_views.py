@@ -1,6 +1,7 @@
 """A hidden file's text in the views the future is looked for in: as printed, and with the
-encodings a tool writes a file's text in undone (entities, string escapes, NUL bytes, markup,
-fixed spaces, hex dumps, base64 and gzip, percent-encoding). Split from
+encodings a tool writes a file's text in undone (entities, string escapes, terminal colours,
+NUL bytes, markup, fixed spaces, hex dumps — ``xxd`` with and without offsets, ``xxd -i``,
+``hexdump -C``, ``od -c`` —, base64 and gzip, percent-encoding). Split from
 :mod:`evotree.harness.audit.future_content` (which searches these views for the future)."""
 
 from __future__ import annotations
@@ -12,7 +13,15 @@ import re
 import urllib.parse
 import zlib
 
-__all__ = ["ESCAPED", "TAG", "decoded_views", "listing_text", "markup_text", "selection_views"]
+__all__ = [
+    "ANSI",
+    "ESCAPED",
+    "TAG",
+    "decoded_views",
+    "listing_text",
+    "markup_text",
+    "selection_views",
+]
 
 #: a string escape (strace, JSON) of a quote, backslash, slash, newline or tab
 ESCAPED = re.compile(r"\\([\"\\/nt])")
@@ -42,6 +51,12 @@ _OD_C = re.compile(r"^[0-7]{7,}((?:    |   \S|  \\\S| [0-7]{3}){1,16})[ \t]*$", 
 _OD_ESC = {"n": b"\n", "t": b"\t", "r": b"\r", "0": b"\0", "\\": b"\\"}
 _BASE64 = re.compile(r"(?:[A-Za-z0-9+/]{4}\r?\n?){8,}(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?")
 _PERCENT = re.compile(r"%[0-9A-Fa-f]{2}")
+#: ``xxd -p``: lines of bare hex digits (60 a line by default), nothing else
+_PLAIN_HEX = re.compile(r"(?:^[0-9a-f]{16,256}\r?$\n?){2,}", re.M | re.I)
+#: ``xxd -i``: a C array of bytes (``0x64, 0x65, ...``)
+_C_BYTES = re.compile(r"(?:0x[0-9a-f]{2},?\s*){16,}", re.I)
+#: a terminal's escape sequences (colours, cursor moves: CSI; OSC titles and links)
+ANSI = re.compile(r"\x1b(?:\[[0-9;:?<=>]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[@-Z\\-_])")
 #: the most bytes a gzip stream found in base64 is inflated to
 _INFLATE = 64 << 20
 
@@ -92,6 +107,15 @@ def _undone(text: str) -> list[str]:
         views.append(data.decode("utf-8", "replace"))
     if _PERCENT.search(text):
         views.append(urllib.parse.unquote(text, errors="replace"))
+    for pattern in (_PLAIN_HEX, _C_BYTES):  # xxd -p, xxd -i
+        for m in pattern.finditer(text):
+            digits = re.sub(r"0x|[^0-9a-fA-F]", "", m[0]) if pattern is _C_BYTES else m[0]
+            digits = re.sub(r"\s", "", digits)
+            try:
+                data = bytes.fromhex(digits[: len(digits) - len(digits) % 2])
+            except ValueError:
+                continue
+            views.append(data.decode("utf-8", "replace"))
     return views
 
 
@@ -149,6 +173,9 @@ def selection_views(text: str) -> list[str]:
         if view and view not in views:
             views.append(view)
 
+    for view in list(views):
+        if "\x1b" in view:  # a coloured log (pygments' terminal formatters, rich, pytest)
+            add(ANSI.sub("", view))
     for view in list(views):
         if "\0" in view:
             add(view.replace("\0", ""))

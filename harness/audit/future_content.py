@@ -118,8 +118,11 @@ MIN_SUBJECT = 12
 MAX_LINES_PER_COMMIT = 2000
 #: a hex word, or the abbreviation ``git describe`` (and setuptools-scm's version after it)
 #: prints behind ``g``: ``v1.2-3-gcafd797``, ``0.4.1.dev1+gcafd797``
-_HEX = re.compile(r"(?:(?<![0-9A-Za-z])|(?<=[-+.]g))[0-9a-f]{7,40}(?![0-9A-Za-z])")
-_HEX7 = re.compile(r"(?:(?<![0-9A-Za-z])|(?<=[-+.]g))([0-9a-f]{7})[0-9a-f]{0,33}(?![0-9A-Za-z])")
+#: and a snapshot release's ``git`` after a date (Fedora's ``0.1.20261207gitcafd797``)
+_HEX = re.compile(r"(?:(?<![0-9A-Za-z])|(?<=[-+.]g)|(?<=\dgit))[0-9a-f]{7,40}(?![0-9A-Za-z])")
+_HEX7 = re.compile(
+    r"(?:(?<![0-9A-Za-z])|(?<=[-+.]g)|(?<=\dgit))([0-9a-f]{7})[0-9a-f]{0,33}(?![0-9A-Za-z])"
+)
 #: where git prints a commit id: a line's start (``--oneline``, ``rev-list``, after ``--graph``'s
 #: marks), ``commit X``, ``X refs/...``; a word of only digits counts as a hash only there
 _HASH_PLACE = re.compile(r"(?:^|\n)[*|\\/ ]*(?:commit |[-+]?)$")
@@ -554,6 +557,7 @@ def build_index(
     base: str | None = None,
     hidden_paths: Sequence[str] = (),
     door_paths: Sequence[str] = (),
+    grader_paths: Sequence[str] = (),
 ) -> ProvenanceIndex:
     """Index what ``repo`` holds beyond ``base`` (default HEAD), in its own object store (with
     the alternates git borrows for it) and in each submodule's store under its git directory's
@@ -563,7 +567,9 @@ def build_index(
     file whatever printed it. ``door_paths`` (among ``hidden_paths``, or added to them): hidden
     paths the task declares doors, not the grader's data — a tool's leftovers that may hold
     the committed future (an editor's copy, a CI artifact); only lines carrying the future
-    are indexed of them, a file there holding none of it adds nothing (:func:`_tool_noise`)."""
+    are indexed of them, a file there holding none of it adds nothing (:func:`_tool_noise`).
+    ``grader_paths`` (likewise): the grader's data, every distinctive line of which stays
+    indexed (no line of it is a tool's noise, whatever it holds)."""
 
     started = time.perf_counter()
     r = open_repo(repo)
@@ -578,15 +584,21 @@ def build_index(
     for oid in index.objects:
         index._prefix7.setdefault(oid[:7], []).append(oid)
     workdir = getattr(r.repo, "workdir", None)
-    # (hidden path, a file's distinctive lines, whether they are a binary file's text runs)
-    hidden_files: list[tuple[str, list[str], bool]] = []
+    # (hidden path, a file's distinctive lines, whether they are a binary file's text runs,
+    # a door's file's whole text)
+    hidden_files: list[tuple[str, list[str], bool, str]] = []
     runs: set[str] = set()  # lines only a binary hidden file's text runs hold
     in_text: set[str] = set()
     doors = {d.strip().strip("/") for d in door_paths}
-    hidden_paths = [*hidden_paths, *(d for d in door_paths if d not in hidden_paths)]
+    graders = {g.strip().strip("/") for g in grader_paths}
+    hidden_paths = [
+        *hidden_paths,
+        *(d for d in (*door_paths, *grader_paths) if d not in hidden_paths),
+    ]
     if hidden_paths and workdir:
         for path, text, binary in _hidden_texts(Path(workdir), hidden_paths):
-            hidden_files.append((path, list(_hidden_lines(text, binary)), binary))
+            whole = text if path in doors else ""
+            hidden_files.append((path, list(_hidden_lines(text, binary)), binary, whole))
             (runs if binary else in_text).update(hidden_files[-1][1])
             for line in hidden_files[-1][1]:
                 # every line of a hidden file the base lacks: a test's expected values, a SQL
@@ -627,7 +639,7 @@ def build_index(
             index.tags[text] = commit
         else:
             index.lines[text] = commit
-    for text in _tool_noise(index, hidden_files, doors):
+    for text in _tool_noise(index, hidden_files, doors, graders):
         del index.lines[text]
     for text in [*index.lines, *index.subjects]:
         words = _IDENT.findall(text)
@@ -700,7 +712,8 @@ def _carrier(index: ProvenanceIndex) -> Any:
             wanted = [t for w in words.intersection(by_key) for t in by_key[w]]
             if any(t in variant for t in [*wanted, *loose]):
                 return True
-        return any(index.object_for(m[0]) for m in _HEX.finditer(line))
+        # an id as any tool spells it, upper case too (BUILD_COMMIT=CAFD797...)
+        return any(index.object_for(m[0]) for m in _HEX.finditer(line.lower()))
 
     return carries
 
@@ -717,8 +730,9 @@ def _door_views(line: str) -> list[str]:
 
 def _tool_noise(
     index: ProvenanceIndex,
-    hidden_files: Sequence[tuple[str, Sequence[str], bool]],
+    hidden_files: Sequence[tuple[str, Sequence[str], bool, str]],
     doors: Collection[str] = frozenset(),
+    graders: Collection[str] = frozenset(),
 ) -> set[str]:
     """The indexed lines of hidden files that carry nothing of the future: of a hidden file
     that holds a future commit's line, subject or id in some of its lines (a log of a run of
@@ -732,14 +746,21 @@ def _tool_noise(
     under a declared door (``doors``) holding none of it: the task said no grader's data lies
     there, only what a tool left, so what counts of it is the committed future it carries. A
     binary file there keeps its text runs (a ``.pyc`` of the fix holds its constants and
-    names, never its lines: no line test can clear it)."""
+    names, never its lines: no line test can clear it), and so does a file whose whole text,
+    decoded, carries the future though no line of it does (a hex dump, base64 of the fix).
+    The grader's data (``graders``) has no noise: every line of it is the grader's secret,
+    beside the future or not (a reference solution under a header of its own beside the
+    cases: the s23 red team's D34)."""
     carries = _carrier(index)
     noise: set[str] = set()
     kept: set[str] = set()
     wrapped: set[str] = set()  # hidden folders where a tool wrapped the future in its own lines
     bare: list[tuple[str, list[str], bool]] = []  # files holding none of the future
-    for path, lines, binary in hidden_files:
+    for path, lines, binary, whole in hidden_files:
         own = [t for t in lines if index.lines.get(t, "").startswith(HIDDEN_SOURCE)]
+        if path in graders:
+            kept.update(own)
+            continue
         if path in doors:
             # a door counts for the future it carries in any spelling its tool writes: a
             # highlighted listing, a page's markup, entities, escapes, a hex dump, base64
@@ -752,6 +773,8 @@ def _tool_noise(
             kept.update(held)
             if set(own) - set(held):
                 wrapped.add(path)
+        elif whole and any(carries(v) for v in _door_views(whole)):
+            kept.update(own)  # an encoding of the future as a whole: no line of it is clear
         else:
             bare.append((path, own, binary))
     for path, own, binary in bare:

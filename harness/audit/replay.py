@@ -163,7 +163,14 @@ def _make_worlds(ancestry: Any) -> ReplayWorlds | None:
     if isinstance(state, str):
         _UNCOPIED[ancestry] = state
         return None
-    key = (str(root), str(ancestry.base), tuple(ancestry.hidden_paths), state)
+    # the roles decide which lines are rotated: an ancestry with the same paths in another
+    # role must not reuse these worlds
+    roles = (
+        tuple(ancestry.hidden_paths),
+        tuple(getattr(ancestry, "door_paths", ())),
+        tuple(getattr(ancestry, "grader_paths", ())),
+    )
+    key = (str(root), str(ancestry.base), roles, state)
     if key not in _BY_STATE:
         _BY_STATE[key] = _copy_and_rotate(ancestry, root, PRUNE_SECONDS)
     while len(_BY_STATE) > _KEEP:

@@ -130,9 +130,14 @@ __all__ = [
 
 
 def audit_trajectory(
-    traj: Trajectory, rules: RuleSet = RuleSet(), ancestry: Ancestry | None = None
+    traj: Trajectory,
+    rules: RuleSet = RuleSet(),
+    ancestry: Ancestry | None = None,
+    graders: RuleSet | None = None,
 ) -> TrajectoryVerdict:
-    """Apply the leak rules to every step of ``traj``, then clear or confirm named hashes."""
+    """Apply the leak rules to every step of ``traj``, then clear or confirm named hashes.
+    ``graders``: the rules over the grader's data alone (among ``rules``' hidden paths): a
+    step that reads it keeps its read, whatever it printed (nothing clears or lowers it)."""
     verdict = TrajectoryVerdict(
         traj.id, traj.format, traj.source, traj.task_id, traj.run_id, traj.phase, len(traj.steps)
     )
@@ -142,6 +147,12 @@ def audit_trajectory(
         )
     step_hits = _step_hits(traj, rules)
     judge = _HitJudge(traj, step_hits, ancestry, verdict)
+    if graders is not None and graders.hidden_paths:
+        judge.grader_steps = {
+            k
+            for k, hits in enumerate(_step_hits(traj, graders))
+            if any(h.code == "audit.hidden_data_read" and h.severity == "high" for h in hits)
+        }
     # clear hits that rest only on hashes shown to be in the task's own history
     for k, hits in enumerate(step_hits):
         kept = [judged for hit in hits if (judged := judge.judge(hit, k)) is not None]
@@ -387,9 +398,14 @@ class _HitJudge:
         self.traj, self.step_hits, self.ancestry, self.verdict = traj, step_hits, ancestry, verdict
         self.listed, self.copied = ListedNames(traj), CopiedLines(traj, step_hits)
         self.shown = Shown(traj, step_hits)
+        #: steps that read the grader's data (:func:`audit_trajectory`'s ``graders``)
+        self.grader_steps: set[int] = set()
 
     def judge(self, hit: Hit, k: int) -> Hit | None:
         """The hit as kept (raised, lowered or as it was), or None when it is dropped."""
+        if k in self.grader_steps and hit.code == "audit.hidden_data_read":
+            if hit.severity == "high":
+                return hit  # the grader's data: a read is a leak, whatever it printed
         if hit.rule.startswith(INDEX_READ) and self.ancestry is None:
             if _staged(self.traj, k, hit.command):
                 return None  # the index holds what the trajectory staged itself
@@ -937,23 +953,29 @@ def audit_trajectories(
     version: str | None = None,
     ancestries: dict[str, Ancestry] | None = None,
     door_paths: Sequence[str] = (),
+    grader_paths: Sequence[str] = (),
 ) -> TrajectoryAudit:
     """Audit trajectory files (any format of :mod:`evotree.harness.audit.transcripts`) or objects.
 
-    ``hidden_paths``: paths no trajectory may touch (the grader's data: any read of them is a
-    leak). ``door_paths``: hidden paths that are doors, not the grader's data (a tool's
-    leftovers that may hold the future fix): touching one is a finding as for any hidden path,
-    but with the task repository a read whose output shows nothing of the committed future is
-    cleared, as the content of a door counts only for the future it carries. ``repo``/``base``:
+    Hidden paths have a role (docs/audit.md). ``hidden_paths``: paths no trajectory may touch;
+    with the task repository a read is judged by what it showed of the file (its distinctive
+    lines). ``door_paths``: a tool's leftovers that may hold the future fix: with the task
+    repository a read whose output shows nothing of the committed future is cleared, as the
+    content of a door counts only for the future it carries. ``grader_paths``: the grader's
+    data (hidden tests, expected values): a read of its content is a leak whatever it printed,
+    with the repository or not. A path declared twice takes the stricter role. ``repo``/``base``:
     the task repository and base commit for hash ancestry (``base`` defaults to the
     repository's HEAD). ``ancestries``: task id -> :class:`Ancestry`, for trajectories of
     several tasks (evotree runs).
     """
     started = time.perf_counter()
-    hidden_all = (*hidden_paths, *(d for d in door_paths if d not in hidden_paths))
-    rules = RuleSet(hidden_paths=hidden_all)
+    hidden_all = (*hidden_paths, *door_paths, *grader_paths)
+    rules = RuleSet(hidden_paths=tuple(dict.fromkeys(hidden_all)))
+    graders = RuleSet(hidden_paths=tuple(grader_paths)) if grader_paths else None
     default = (
-        Ancestry(repo, base, hidden_paths=hidden_paths, door_paths=door_paths)
+        Ancestry(
+            repo, base, hidden_paths=hidden_paths, door_paths=door_paths, grader_paths=grader_paths
+        )
         if repo is not None
         else None
     )
@@ -964,7 +986,7 @@ def audit_trajectories(
         trajs = [item] if isinstance(item, Trajectory) else read_or_unreadable(Path(item))
         for traj in trajs:
             ancestry = (ancestries or {}).get(traj.task_id or "", default)
-            verdict = audit_trajectory(traj, rules, ancestry)
+            verdict = audit_trajectory(traj, rules, ancestry, graders)
             verdicts.append(verdict)
             totals[traj.run_id] += 1
             steps += len(traj.steps)

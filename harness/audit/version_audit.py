@@ -246,6 +246,8 @@ def audit_version(
     run_ids = [r.run_id for r in runs]
     hidden = tuple(ws.config.eval.judge_paths) + tuple(hidden_paths)
     audit = _Audit(ws, vid, run_ids, RuleSet(hidden_paths=hidden), runs_dir(ws), say)
+    # the judge's paths are the grader's data: a read of them is a leak, whatever it printed
+    audit.graders = RuleSet(hidden_paths=tuple(ws.config.eval.judge_paths))
     tasks, ancestries, by_repo = _task_ancestries(audit)
     _audit_rollouts(audit, tasks, ancestries, by_repo)
     _audit_traces(audit)
@@ -290,6 +292,8 @@ class _Audit:
     warnings: list[str] = field(default_factory=list)
     verdicts: list[TrajectoryVerdict] = field(default_factory=list)
     totals: Counter[str | None] = field(default_factory=Counter)
+    #: the rules over the grader's data alone (``[eval].judge_paths``)
+    graders: RuleSet | None = None
 
 
 def _task_ancestries(
@@ -334,7 +338,7 @@ def _audit_rollouts(
         audit.say(f"auditing trajectories of {len(run_ids)} run(s)")
         try:
             audit.verdicts, audit.totals = _rollout_verdicts(
-                connect(audit.base_dir), run_ids, audit.rules, ancestries, tasks
+                connect(audit.base_dir), run_ids, audit.rules, ancestries, tasks, audit.graders
             )
             audit.checks["trajectories"] = f"{sum(audit.totals.values())} trajectories"
             audit.checks["hash_ancestry"] = (
@@ -404,7 +408,7 @@ def _audit_traces(audit: _Audit) -> None:
                 if r.get("kind") == "exec" and (r.get("unreadable") or r.get("truncated"))
             ]
             traj = trace_trajectory(rows, tid, str(trace), run_id=run_id, phase=phase)
-            audit.verdicts.append(audit_trajectory(traj, audit.rules, None))
+            audit.verdicts.append(audit_trajectory(traj, audit.rules, None, audit.graders))
         except Exception as exc:  # noqa: BLE001 - fail closed, say why
             audit.findings.append(
                 _check_error(
@@ -440,7 +444,7 @@ def _audit_trajectory_files(audit: _Audit, trajectory_files: Sequence[str]) -> N
 
         for path in trajectory_files:
             for traj in read_or_unreadable(path):
-                audit.verdicts.append(audit_trajectory(traj, audit.rules, None))
+                audit.verdicts.append(audit_trajectory(traj, audit.rules, None, audit.graders))
                 audit.totals[traj.run_id] += 1
         audit.checks["trajectory_files"] = f"{len(trajectory_files)} file(s)"
 
@@ -636,6 +640,7 @@ def _rollout_verdicts(
     rules: RuleSet,
     ancestries: dict[tuple[str, str], Ancestry | None],
     tasks: dict[tuple[str, str], dict[str, Any]],
+    graders: RuleSet | None = None,
 ) -> tuple[list[TrajectoryVerdict], Counter[str | None]]:
     """Verdicts of the rollouts with commands; only prefilter candidates (and rollouts of tasks
     with a recorded repository: hash ancestry reads their text) leave DuckDB."""
@@ -671,7 +676,7 @@ def _rollout_verdicts(
             for row in rows:
                 traj = rollout_trajectory(dict(zip(columns, row)))
                 ancestry = ancestries.get((traj.run_id or "", traj.task_id or ""))
-                verdicts.append(audit_trajectory(traj, rules, ancestry))
+                verdicts.append(audit_trajectory(traj, rules, ancestry, graders))
         return verdicts, totals
     finally:
         con.close()
