@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import EVOTREE_BIN, git
+from conftest import EVOTREE_BIN, git, make_repo
 from evotree.harness.audit.future_content import build_index
 from evotree.harness.audit.steps import Step, Trajectory
 from evotree.harness.audit.trajectories import audit_trajectories
@@ -48,11 +48,7 @@ def skep(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str, str]:
     checkout: CI's artifacts of main and of the pull request (Black's logs and diff), a
     setuptools-scm version file naming the fix's abbreviated id, a shelf of an uncommitted
     idea, a compiled copy of the fixed module and the judge's expected values."""
-    root = tmp_path_factory.mktemp("doors") / "skep"
-    root.mkdir()
-    git(root, "init", "--quiet", "-b", "main")
-    git(root, "config", "user.name", "Ada Moss")
-    git(root, "config", "user.email", "ada@moss.example")
+    root = make_repo(tmp_path_factory.mktemp("doors") / "skep", commit=False)
     (root / "skep").mkdir()
     (root / "skep" / "honey.py").write_text(OLD)
     (root / ".gitignore").write_text("ci-artifacts/\njudge/\n_version.py\n")
