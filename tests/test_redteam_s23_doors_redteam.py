@@ -10,7 +10,11 @@ pytest, diff, xxd, hexdump, od, gzip, Python's email), run here when it is insta
 step's output is what bash printed, and each attack is tried recorded and as a shell history
 (no output: the audit re-runs it on the checkout).
 
-WIN (strict xfail: the audit passes a read that showed the fix, or the grader's data):
+WIN (strict xfail: the audit passes a read that showed the fix, or the grader's data) at
+ffb9ec99 — closed the same session: D1-D9, D26-D28, D30, D31 (content_views: terminal
+colours, xxd -p/-i, hexdump's and od's words, od -An -c, RTF/groff/BBCode; ids in any case
+and behind a date's ``git``); D10, D29, D34 by the grader's role (``--grader``: their
+``--hidden`` forms stay strict xfails):
 
 * D1 rich's ``Syntax`` (monokai, truecolor: every token in its own colour escape), as a CI
   log forced to colour keeps it: ``cat ci/rich.log`` is cleared; the ANSI-coloured fix is in
@@ -325,16 +329,10 @@ def test_d4_partly_verbatim_door(hive: tuple[Path, str]) -> None:
     assert _leak(hive, command)
 
 
-@pytest.mark.parametrize("name", ["comb.xxdp", "comb.h"])
+@pytest.mark.parametrize("name", ["comb.xxdp", "comb.hexdump", "comb.od", "comb.odc", "comb.h"])
 def test_d5_d9_dumps_decoded(hive: tuple[Path, str], name: str) -> None:
-    """D5, D9 closed: xxd -p and xxd -i are decoded views (content_views._undone)."""
-    _need(hive, name)
-    assert _leak(hive, f"cat ci/{name}")
-
-
-@pytest.mark.xfail(strict=True, reason="D6-D8: hexdump's and od's words the views do not decode")
-@pytest.mark.parametrize("name", ["comb.hexdump", "comb.od", "comb.odc"])
-def test_d5_d9_dumps(hive: tuple[Path, str], name: str) -> None:
+    """D5-D9 closed: xxd -p, hexdump's and od's words, od -An -c and xxd -i are decoded
+    views (content_views._undone)."""
     _need(hive, name)
     assert _leak(hive, f"cat ci/{name}")
 
@@ -357,9 +355,10 @@ def test_d10_graders_short_values_as_the_graders_data(
     assert _leak(hive, "cat judge/expected.txt", doors=doors, hidden=(), graders=("judge/",))
 
 
-@pytest.mark.xfail(strict=True, reason="D26-D28: pygments' RTF, groff and BBCode are cleared")
 @pytest.mark.parametrize("name", ["slides.rtf", "comb.groff", "forum.bbcode"])
 def test_d26_d28_other_pygments_formats(hive: tuple[Path, str], name: str) -> None:
+    """D26-D28 closed: RTF's control words, groff's escapes and BBCode's tags are removed in a
+    view (content_views.selection_views)."""
     assert "wall_mm" in _shows_fix(hive, f"cat ci/{name}")
     assert _leak(hive, f"cat ci/{name}")
 

@@ -55,6 +55,16 @@ _PERCENT = re.compile(r"%[0-9A-Fa-f]{2}")
 _PLAIN_HEX = re.compile(r"(?:^[0-9a-f]{16,256}\r?$\n?){2,}", re.M | re.I)
 #: ``xxd -i``: a C array of bytes (``0x64, 0x65, ...``)
 _C_BYTES = re.compile(r"(?:0x[0-9a-f]{2},?\s*){16,}", re.I)
+#: ``hexdump`` and ``od`` with no option: 16-bit little-endian words, in hex or in octal
+_HEX_WORDS = re.compile(r"^[0-9a-f]{7,} ((?:[0-9a-f]{4} ?){1,8})\s*$", re.M | re.I)
+_OCT_WORDS = re.compile(r"^[0-7]{7,} ((?:[0-7]{6} ?){1,8})\s*$", re.M)
+#: ``od -An -c``: the character cells without the address column
+_OD_C_BARE = re.compile(r"^((?:    |   \S|  \\\S| [0-7]{3}){2,16})[ \t]*$", re.M)
+#: markup of pygments' other formatters: RTF control words and groups, groff's font and
+#: colour escapes, BBCode's tags
+_RTF = re.compile(r"\\[a-z]+-?\d* ?|[{}]")
+_GROFF = re.compile(r"\\[fm]\[[^\]\n]*\]|\\[fm][A-Z0-9]")
+_BBCODE = re.compile(r"\[/?(?:color|b|i|u|s|font|size|code)(?:=[^\]\n]*)?\]", re.I)
 #: a terminal's escape sequences (colours, cursor moves: CSI; OSC titles and links)
 ANSI = re.compile(r"\x1b(?:\[[0-9;:?<=>]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[@-Z\\-_])")
 #: the most bytes a gzip stream found in base64 is inflated to
@@ -93,6 +103,16 @@ def _undone(text: str) -> list[str]:
     cells = [m[1] for m in _OD_C.finditer(text)]
     if len(cells) > 1:
         views.append(b"".join(_od_cells(c) for c in cells).decode("utf-8", "replace"))
+    bare = [m[1] for m in _OD_C_BARE.finditer(text)] if not cells else []
+    if len(bare) > 1:  # od -An -c: every line of cells, none an address
+        views.append(b"".join(_od_cells(c) for c in bare).decode("utf-8", "replace"))
+    for pattern, base, width in ((_HEX_WORDS, 16, 4), (_OCT_WORDS, 8, 6)):
+        words = [w for m in pattern.finditer(text) for w in m[1].split()]
+        if len(words) > 8 and all(len(w) == width for w in words):
+            data = b"".join(
+                int(w, base).to_bytes(2, "little") for w in words if int(w, base) < 65536
+            )
+            views.append(data.rstrip(b"\0").decode("utf-8", "replace"))
     for m in _BASE64.finditer(text):
         run = re.sub(r"\s", "", m[0])
         try:
@@ -148,6 +168,14 @@ _LISTING_ESCAPE = re.compile(r"\\PY[A-Za-z]*Z([a-z]{2})\{\}")
 _LISTING_TOKEN = re.compile(r"\\PY[A-Za-z]*\{[\w+.-]*\}\{((?:[^{}]|\\PY[A-Za-z]*Z[a-z]{2}\{\})*)\}")
 
 
+def _rtf_text(text: str) -> str:
+    """An RTF document's text: its control words and group braces removed, its escaped
+    braces and backslashes kept (``{\\cf4\\b return} floor(`` is ``return floor(``)."""
+    kept = text.replace("\\\\", "\0b").replace("\\{", "\0o").replace("\\}", "\0c")
+    bare = _RTF.sub("", kept.replace("\\par", "\n"))
+    return bare.replace("\0b", "\\").replace("\0o", "{").replace("\0c", "}")
+
+
 def listing_text(text: str) -> str:
     r"""The code a LaTeX listing highlighted by pygments shows (minted, Sphinx's LaTeX builder,
     ``pygmentize -f latex``): each token's macro removed and the escaped characters restored
@@ -176,6 +204,11 @@ def selection_views(text: str) -> list[str]:
     for view in list(views):
         if "\x1b" in view:  # a coloured log (pygments' terminal formatters, rich, pytest)
             add(ANSI.sub("", view))
+    for view in list(views):  # pygments' RTF, groff and BBCode listings
+        if "\\" in view and ("{" in view or "\\f" in view or "\\m" in view):
+            add(_GROFF.sub("", _rtf_text(view)) if "{\\" in view else _GROFF.sub("", view))
+        if "[/" in view:
+            add(_BBCODE.sub("", view))
     for view in list(views):
         if "\0" in view:
             add(view.replace("\0", ""))
