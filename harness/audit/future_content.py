@@ -773,8 +773,11 @@ def _tool_noise(
             kept.update(held)
             if set(own) - set(held):
                 wrapped.add(path)
-        elif whole and any(carries(v) for v in _door_views(whole)):
-            kept.update(own)  # an encoding of the future as a whole: no line of it is clear
+        elif whole and not carries(whole) and any(carries(v) for v in _door_views(whole)[1:]):
+            # an encoding of the future as a whole (a hex dump, base64): no line of it is
+            # clear; a text that carries it as written (a patch's context lines, which its
+            # distinctive lines leave out) was judged line by line above
+            kept.update(own)
         else:
             bare.append((path, own, binary))
     for path, own, binary in bare:
