@@ -413,3 +413,52 @@ def test_an_agent_session_trace_with_calls_the_tracer_could_not_read_is_a_findin
         import shutil
 
         shutil.rmtree(sessions)
+
+
+def test_a_read_of_the_judges_paths_is_the_graders_data(
+    env: dict[str, Any], tmp_path: Path
+) -> None:
+    """``[eval].judge_paths`` are the grader's data: a read of them is a leak whatever it
+    printed — the hidden prompts shown whole, no line of a program among them, is not lowered
+    the way a plain hidden path's read is on the file alone."""
+    # what the workspace's judge/prompts.jsonl holds (kept in the judge store since init)
+    shown = [json.dumps({"id": f"v{i}", "prompt": p}) for i, p in enumerate(HIDDEN[:3])]
+    rows = [
+        {"type": "user", "sessionId": "s", "message": {"role": "user", "content": "fix it"}},
+        {
+            "type": "assistant",
+            "sessionId": "s",
+            "message": {
+                "role": "assistant",
+                "content": [
+                    {
+                        "type": "tool_use",
+                        "id": "t1",
+                        "name": "Bash",
+                        "input": {"command": "head -n 3 judge/prompts.jsonl"},
+                    }
+                ],
+            },
+        },
+        {
+            "type": "user",
+            "sessionId": "s",
+            "message": {
+                "role": "user",
+                "content": [
+                    {"type": "tool_result", "tool_use_id": "t1", "content": "\n".join(shown)}
+                ],
+            },
+        },
+    ]
+    session = tmp_path / "session.jsonl"
+    session.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    report = audit_version(env["ws"], env["clean"], record=False, trajectory_files=[str(session)])
+    reads = [f for f in report.findings if f.code == "audit.hidden_data_read"]
+    assert reads and all(f.severity == "high" for f in reads) and not report.passed
+    # the same read with judge/ as a plain hidden path is lowered on the file alone
+    from evotree.harness.audit.trajectories import audit_trajectories
+
+    plain = audit_trajectories([session], hidden_paths=["judge/"])
+    assert not plain.flagged
+    assert audit_trajectories([session], grader_paths=["judge/"]).flagged == 1
