@@ -4,7 +4,7 @@ The hidden-path rule (``audit.hidden_data_read``) judges what a command does wit
 file it names. Listing it (``ls``, ``tree``, ``find`` without a reader, ``unzip -l``,
 ``tar -t``, ``python -m zipfile -l``), asking git about it (``git check-ignore``,
 ``git status``, ``git ls-files``; ``git apply --stat`` of a patch: names and counts, not
-applied; ``git diff --stat``/``--numstat``/``--name-only`` of two files: names and counts; ``patch --dry-run -pN``: the files it would patch, see ``patch_tools``), measuring it (``du``, ``stat``, ``file``), hashing it
+applied; ``patch --dry-run -pN``: the files it would patch, see ``patch_tools``), measuring it (``du``, ``stat``, ``file``), hashing it
 (``sha256sum``), testing it (``test -f``) or deleting it (``rm``, ``find -delete``) shows its
 name, size or digest, never its content. So does counting it or checking it: ``wc -l`` (a
 count option only), ``grep -c`` (a count of matching lines), ``gzip -t``/``-l`` (an integrity
@@ -230,43 +230,6 @@ def _apply_reports_only(argv: Sequence[str]) -> bool:
     )
 
 
-#: ``git diff`` options that print names and counts instead of the patch (``--check`` is left
-#: out: it prints the line that breaks a whitespace rule)
-_DIFF_REPORTS = re.compile(
-    r"^(?:--stat(?:=\d+(?:,\d+){0,2})?|--numstat|--shortstat|--name-only|--name-status"
-    r"|--dirstat(?:=[\w,.]+)?|--summary|--compact-summary)$"
-)
-#: ``git diff`` options that change what is compared or how counts are printed, none of which
-#: prints a line of the files (``-p``, ``--patch-with-stat``, ``--word-diff``, ``--raw``,
-#: ``--output``, ``--ext-diff``, ``--textconv`` and every option not known here are left out)
-_DIFF_QUIET = re.compile(
-    r"^(?:--no-index|--no-color|--color=never|--no-ext-diff|--no-textconv|--no-renames"
-    r"|-[MCBR]|-[MC]\d+%?|--find-renames(?:=\d+%?)?|--find-copies(?:=\d+%?)?|-w|-b"
-    r"|--ignore-(?:all-space|space-change|space-at-eol|blank-lines|cr-at-eol)|-z|-a|--text"
-    r"|--relative(?:=[^=]+)?|--exit-code|--quiet|--stat-(?:width|name-width|count|graph-width)=\d+)$"
-)
-
-
-def _diff_reports_only(argv: Sequence[str]) -> bool:
-    """``git diff --stat|--numstat|--shortstat|--name-only|--name-status|--summary ...`` (with
-    ``--no-index``: two files of the work tree) prints file names and counts of changed lines,
-    never a line. Any option that prints the patch, runs another program (``--ext-diff``,
-    ``--textconv``), writes it elsewhere (``--output``) or is not known here, and git's own
-    ``-c``/``--config-env``, make it a read."""
-    k = 1
-    while k < len(argv) and argv[k].startswith("-"):
-        if argv[k] in ("-c", "--config-env") or argv[k].startswith(("--config-env=", "-c")):
-            return False
-        k += 2 if argv[k] in ("-C", "--git-dir", "--work-tree") else 1
-    rest = argv[k + 1 :]
-    if "--" in rest:
-        rest = rest[: rest.index("--")]
-    opts = [a for a in rest if a.startswith("-") and a != "-"]
-    return any(_DIFF_REPORTS.match(o) for o in opts) and all(
-        _DIFF_REPORTS.match(o) or _DIFF_QUIET.match(o) for o in opts
-    )
-
-
 def _unzip_names_only(argv: Sequence[str]) -> bool:
     """``unzip -l/-v/-t/-Z`` lists or tests; ``unzip -p/-c ARCHIVE MEMBER...`` prints only the
     members named, so it is no read of code when every member named is metadata."""
@@ -316,11 +279,7 @@ def names_only(cmd: SimpleCommand) -> bool:
         )
     if name == "git":
         sub = _git_subcommand(argv)
-        return (
-            sub in _GIT_NAMERS
-            or (sub == "apply" and _apply_reports_only(argv))
-            or (sub == "diff" and _diff_reports_only(argv))
-        )
+        return sub in _GIT_NAMERS or (sub == "apply" and _apply_reports_only(argv))
     if name == "unzip":
         return _unzip_names_only(argv)
     if name in ("tar", "bsdtar"):
