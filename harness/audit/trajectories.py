@@ -47,7 +47,7 @@ from evotree.harness.audit.bytecode_provenance import (
     future_bytecode,
     named_future_bytecode,
 )
-from evotree.harness.audit.bytecode_rules import BYTECODE_READ, CACHE_TAG, builds_bytecode
+from evotree.harness.audit.bytecode_rules import BYTECODE_READ, CACHE_TAG
 from evotree.harness.audit.commands import (
     _MOVES_CWD,
     Hit,
@@ -88,6 +88,7 @@ from evotree.harness.audit.hidden_rules import (
     unseen_search,
 )
 from evotree.harness.audit.history_rules import BUNDLE_READ, INDEX_READ
+from evotree.harness.audit.own_steps import built, made_bundle, staged, started_merge
 from evotree.harness.audit.internals_rules import LEFT_MESSAGE
 from evotree.harness.audit.patch_tools import printed_patch_header
 from evotree.harness.audit.lexer import SimpleCommand, _basename
@@ -284,61 +285,6 @@ _EVALUATED = re.compile(
     r"(?:\S*/)?(?:sqlite3|jq|head|tail|e?grep|fgrep|strings|tar|g?zcat|bzcat|xzcat|gunzip|gzip|cat|sed|awk|diff)\s"
 )
 
-#: git commands that leave a merge message (.git/MERGE_MSG, SQUASH_MSG) of the trajectory's own
-_MERGES = re.compile(r"\bgit\b.*\b(?:merge|cherry-pick|revert|pull|rebase|am|stash)\b")
-
-
-def _started_merge(traj: Trajectory, k: int) -> bool:
-    """Whether a step before step ``k`` ran a git command that leaves a merge message."""
-    return any(_MERGES.search(step.command or "") for step in traj.steps[:k])
-
-
-#: git commands that put the trajectory's own content in the index
-_STAGES = re.compile(
-    r"\bgit\b.*\b(?:add|stage|rm|mv|commit|reset|read-tree|apply\s+--(?:cached|index)|"
-    r"update-index\s+--add|restore\s+--staged|merge|cherry-pick|revert|stash|checkout)\b"
-)
-
-
-def _staged(traj: Trajectory, k: int, command: str = "") -> bool:
-    """Whether the trajectory staged content of its own before ``command`` of step ``k``: in an
-    earlier step, or earlier on step ``k``'s own line (``git add -A && git diff --cached``, the
-    way mini-swe-agent submits)."""
-    if any(_STAGES.search(step.command or "") for step in traj.steps[:k]):
-        return True
-    line = (traj.steps[k].command or "") if k < len(traj.steps) else ""
-    at = line.find(command) if command else -1
-    return at > 0 and bool(_STAGES.search(line[:at]))
-
-
-def _built(traj: Trajectory, k: int, command: str) -> bool:
-    """Whether the trajectory (re)wrote the project's bytecode itself before ``command`` of
-    step ``k``: in an earlier step, or earlier on step ``k``'s own line (``python -m compileall
-    pkg && strings pkg/__pycache__/m.pyc``)."""
-    if any(builds_bytecode(step.command or "") for step in traj.steps[:k]):
-        return True
-    line = (traj.steps[k].command or "") if k < len(traj.steps) else ""
-    at = line.find(command) if command else -1
-    if at < 0:  # re-joined words: the first word naming a cache
-        cache = re.search(r"\S*(?:__pycache__|\.pyc\b)", line)
-        at = cache.start() if cache else -1
-    return at > 0 and builds_bytecode(line[:at])
-
-
-def _made_bundle(traj: Trajectory, k: int, hit: Hit) -> bool:
-    """Whether the trajectory ran ``git bundle create FILE`` (for the FILE a bundle read names)
-    before the read of step ``k``: in an earlier step, or earlier on step ``k``'s own line. The
-    create was judged on its own by the history it packs."""
-    name = hit.rule[len(BUNDLE_READ) + 2 :].strip()
-    if not name:
-        return False
-    made = re.compile(r"\bbundle\s+create\s+(?:-\S+\s+)*" + re.escape(name) + r"(?=\s|$)")
-    if any(made.search(step.command or "") for step in traj.steps[:k]):
-        return True
-    line = (traj.steps[k].command or "") if k < len(traj.steps) else ""
-    at = line.find(hit.command) if hit.command else -1
-    return at > 0 and bool(made.search(line[:at]))
-
 
 def _reads_cache(hit: Hit) -> bool:
     """A read of a ``.pyc`` or of a hidden path that is a bytecode cache."""
@@ -407,22 +353,22 @@ class _HitJudge:
             if hit.severity == "high":
                 return hit  # the grader's data: a read is a leak, whatever it printed
         if hit.rule.startswith(INDEX_READ) and self.ancestry is None:
-            if _staged(self.traj, k, hit.command):
+            if staged(self.traj, k, hit.command):
                 return None  # the index holds what the trajectory staged itself
             held = index_held_changes(self.traj.steps, k, self.traj.steps[k].command or "")
             if held is not None:
                 return Hit(hit.code, "high", f"{hit.rule}: {held}", hit.command, refs=hit.refs)
-        if _reads_cache(hit) and _built(self.traj, k, hit.command):
+        if _reads_cache(hit) and built(self.traj, k, hit.command):
             self.verdict.cleared.append(
                 {**hit.to_dict(), "why": "the trajectory built that bytecode itself before"}
             )
             return None
-        if hit.rule.startswith(BUNDLE_READ) and _made_bundle(self.traj, k, hit):
+        if hit.rule.startswith(BUNDLE_READ) and made_bundle(self.traj, k, hit):
             self.verdict.cleared.append(
                 {**hit.to_dict(), "why": "the trajectory created that bundle itself before"}
             )
             return None
-        if hit.rule.startswith(LEFT_MESSAGE) and _started_merge(self.traj, k):
+        if hit.rule.startswith(LEFT_MESSAGE) and started_merge(self.traj, k):
             self.verdict.cleared.append(
                 {**hit.to_dict(), "why": "the trajectory started the merge or squash itself"}
             )
